@@ -1,0 +1,59 @@
+// Triton unified attention (vLLM TRITON_ATTN), SPEC.md 4: the builder's 3D-path buffers and what
+// the segmented decode kernel writes into them with the layer's real head count.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/backends/batch.hpp"
+#include "core/backends/buffers.hpp"
+#include "core/model/geometry.hpp"
+
+namespace headroom {
+
+inline constexpr int64_t triton_segments = 16;  // softmax segments per sequence (NUM_SEGMENTS)
+inline constexpr int64_t triton_tile = 16;      // TILE_SIZE for 16-bit KV in 3D decode
+inline constexpr int64_t triton_thr_numerator = 128;  // thr = 128 // KV
+
+struct triton_options {
+  bool kv_from_group_spec = true;  // false: the model-wide KV (the version of the bug)
+  bool cap_max_num_seqs = true;    // cap thr at max_num_seqs (at least 1)
+  bool snap_to_capture = true;     // full decode CUDA graphs: snap thr to the nearest capture size
+  int64_t max_num_seqs = 256;
+  int64_t max_capture_size = 512;
+  bool operator==(const triton_options&) const = default;
+};
+
+// Default capture sizes: 1, 2, 4, then 8..248 step 8, then 256.. step 16 up to max_capture_size.
+std::vector<int64_t> capture_sizes(int64_t max_capture_size);
+int64_t triton_threshold(int64_t kv_heads_b, const triton_options& o);
+
+struct triton_plan {
+  int64_t thr = 0;
+  int64_t builder_heads = 0;     // H_b
+  int64_t builder_kv_heads = 0;  // KV_b used for thr
+  int64_t head_size_padded = 0;  // Dp_b
+  std::vector<buffer_plan> buffers;  // segm_output, segm_max, segm_expsum (fp32)
+};
+
+triton_plan plan_triton(int64_t builder_heads, int64_t builder_kv_heads, int64_t head_size,
+                        const triton_options& o);
+
+// 3D path: pure decode with num_seqs <= thr. Otherwise the 2D path touches no buffer.
+bool triton_uses_3d(const triton_plan& p, const batch& b);
+// Segment s of a sequence of length L is active iff s * ceil(L / (16*TILE)) * TILE < L.
+bool triton_segment_active(int64_t s, int64_t seq_len);
+
+// Launch shape for the layer (BLOCK_M, BLOCK_Q, grids).
+struct triton_shape {
+  int64_t block_m = 0, block_q = 0;
+  int64_t grid_x = 0, grid_y = 0, grid_z = 0;  // (T / BLOCK_Q + num_seqs, KV, 16)
+  int64_t reduce_x = 0, reduce_y = 0;          // (T, H)
+};
+triton_shape triton_launch_shape(const rank_layer& l, const batch& b);
+
+// Largest element index + 1 the 3D kernel writes into each buffer for this layer and batch,
+// computed with checked 64-bit arithmetic. Empty when the batch takes the 2D path.
+std::vector<buffer_need> triton_needs(const triton_plan& p, const rank_layer& l, const batch& b);
+
+}  // namespace headroom

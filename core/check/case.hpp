@@ -1,0 +1,38 @@
+// A case (DESIGN.md): everything one verdict depends on. It serialises to JSON and back losslessly,
+// so a counterexample file is a case and `headroom replay` runs it again.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "core/backends/batch.hpp"
+#include "core/backends/flashinfer.hpp"
+#include "core/backends/triton.hpp"
+#include "core/engine/engine.hpp"
+#include "core/model/geometry.hpp"
+
+namespace headroom {
+
+struct check_case {
+  model_geometry model;
+  int64_t tp = 1;
+  backend be = backend::triton;
+  policy pol = policy::per_layer;
+  grouping grp = grouping::heads;
+  bool hybrid = true;         // hybrid KV-cache manager
+  int64_t block_size = 16;    // KV-cache block size (tokens)
+  batch b;
+  uint64_t seed = 0;
+  triton_options triton;      // carries max_num_seqs
+  flashinfer_options flashinfer;
+  bool operator==(const check_case&) const = default;
+};
+
+nlohmann::json to_json(const check_case& c);
+// Throws input_error naming file and field on anything missing, mistyped or out of range.
+check_case case_from_json(const nlohmann::json& j, const std::string& file);
+check_case load_case(const std::string& path);
+
+}  // namespace headroom

@@ -1,0 +1,72 @@
+// Targets: who runs a planned kernel and reports what it touched. The model executor answers from
+// the sizing formulas; the simulator (kernels/sim) runs the kernel bodies with checked views; the
+// GPU executor runs them on a device with guard bands. The checker turns observations into verdicts.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "core/backends/batch.hpp"
+#include "core/backends/buffers.hpp"
+#include "core/backends/flashinfer.hpp"
+#include "core/backends/triton.hpp"
+#include "core/model/geometry.hpp"
+
+namespace headroom {
+
+using any_plan = std::variant<triton_plan, fi_decode_plan, fi_prefill_plan>;
+
+// One kernel run of one layer on one plan.
+struct run_request {
+  const rank_layer* layer = nullptr;
+  dtype kv_dtype = dtype::bf16;  // KV cache, query and output dtype
+  int64_t block_size = 16;       // KV-cache block (page) size in tokens
+  const any_plan* plan = nullptr;
+  const batch* b = nullptr;
+  uint64_t seed = 0;             // input data
+};
+
+// One out-of-bounds access, attributed (Kokkos style: buffer, index, extent).
+struct access_record {
+  std::string buffer;
+  bool write = true;
+  int64_t index = 0;   // element index
+  int64_t extent = 0;  // elements in the buffer
+  int64_t block[3] = {0, 0, 0};
+  int64_t thread[3] = {0, 0, 0};
+};
+
+struct observation {
+  std::vector<buffer_need> touched;       // per buffer: largest index accessed + 1 (may exceed extent)
+  std::vector<access_record> oob;         // first few out-of-bounds accesses
+  int64_t oob_count = 0;                  // all of them
+  int64_t uninitialized_reads = 0;
+  bool output_checked = false;            // the executor compared the output with a reference
+  bool output_mismatch = false;
+  std::string mismatch_detail;            // first few mismatches with indices
+  int64_t rows_never_computed = 0;        // prefill: (token, head) pairs no tile covers
+  bool guard_corrupted = false;           // gpu: canary bytes changed
+  std::string guard_detail;
+  bool faulted = false;                   // gpu: the launch faulted (illegal address, ...)
+  std::string fault_detail;
+};
+
+class executor {
+ public:
+  virtual ~executor() = default;
+  virtual const char* name() const = 0;    // "model", "sim", "gpu"
+  virtual bool exhaustive() const = 0;     // cheap enough to run every batch of a sweep
+  virtual observation run(const run_request& r) = 0;
+};
+
+// The formulas as an executor: touched = what the sizing model says the run needs.
+class model_executor final : public executor {
+ public:
+  const char* name() const override { return "model"; }
+  bool exhaustive() const override { return true; }
+  observation run(const run_request& r) override;
+};
+
+}  // namespace headroom

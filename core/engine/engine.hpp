@@ -1,0 +1,93 @@
+// The engine's view of a model (SPEC.md 1 and 3, mirroring vLLM v1): the registry of attention
+// layers, KV-cache groups keyed by KV spec, attention groups (one metadata builder each), and the
+// head resolution that sizes each builder.
+#pragma once
+
+#include <compare>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/model/geometry.hpp"
+
+namespace headroom {
+
+enum class backend { triton, flashinfer };
+enum class grouping { heads, legacy, proposer };
+enum class policy { per_layer, model_wide, max };
+
+const char* to_string(backend b);
+const char* to_string(grouping g);
+const char* to_string(policy p);
+backend parse_backend(const std::string& s, const std::string& file, const std::string& field);
+grouping parse_grouping(const std::string& s, const std::string& file, const std::string& field);
+policy parse_policy(const std::string& s, const std::string& file, const std::string& field);
+
+// The KV-cache spec: what KV-cache groups are keyed by. Query heads are NOT part of it.
+struct kv_spec {
+  int64_t num_kv_heads = 0;
+  int64_t head_size = 0;
+  int64_t head_size_v = 0;
+  dtype kv_dtype = dtype::bf16;
+  int64_t block_size = 16;
+  int64_t sliding_window = 0;  // 0: full attention
+  auto operator<=>(const kv_spec&) const = default;
+};
+
+// Every attention layer, by prefix. Adding a duplicate prefix throws; lookups of unknown names
+// return nullptr (the engine silently drops them).
+class registry {
+ public:
+  void add(const rank_layer& layer);
+  const rank_layer* find(const std::string& name) const;
+  const std::vector<std::string>& names() const { return order_; }  // registration order
+  std::size_t size() const { return order_.size(); }
+
+ private:
+  std::map<std::string, rank_layer> layers_;
+  std::vector<std::string> order_;
+};
+
+registry make_registry(const rank_geometry& g);
+kv_spec spec_of(const rank_layer& l, dtype kv_dtype, int64_t block_size);
+
+struct kv_cache_group {
+  kv_spec spec;
+  std::vector<std::string> layers;
+};
+
+// Hybrid manager on: bucket by spec, balance bucket sizes; off: promote sliding to full first.
+std::vector<kv_cache_group> make_kv_cache_groups(const registry& reg, dtype kv_dtype,
+                                                 int64_t block_size, bool hybrid);
+
+struct attention_group {
+  int index = 0;        // global index over all attention groups of one backend
+  int kv_group = 0;     // the KV-cache group it splits
+  backend be = backend::triton;
+  kv_spec spec;
+  std::vector<std::string> layers;          // layers whose forward uses this builder
+  std::vector<std::string> builder_layers;  // names the builder resolves its heads from
+};
+
+// heads: key (backend, spec, heads); legacy: key (backend, spec); proposer: key (backend), the
+// builder resolved from the first layer before the rest are appended.
+std::vector<attention_group> make_attention_groups(const std::vector<kv_cache_group>& kv_groups,
+                                                   const registry& reg, backend be, grouping g);
+
+// What a builder was told, and how it got there.
+struct head_resolution {
+  int64_t builder_heads = 0;
+  bool fell_back = false;               // no registered layer found: model-wide count used
+  bool disagreement = false;            // per-layer policy saw more than one head count
+  std::vector<int64_t> distinct_heads;  // the distinct per-rank head counts of the found layers
+  std::string message;                  // the assertion's text when disagreement
+};
+
+// SPEC.md 1: per_layer is get_num_attention_heads_from_layers(...) or model_wide;
+// model_wide is the regression; max takes the largest count found.
+head_resolution resolve_heads(const registry& reg, const std::vector<std::string>& names, policy p,
+                              int64_t model_wide_heads);
+
+}  // namespace headroom

@@ -1,0 +1,82 @@
+// Per-layer model geometry (SPEC.md 2): what a config says about every layer, before and after
+// tensor parallelism. Both config forms (Hugging Face and headroom's explicit list) produce this.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace headroom {
+
+enum class attn_kind { full, sliding, none };  // none: no attention (mamba, linear, no-op)
+enum class dtype { bf16, fp16, fp32 };
+
+int dtype_bytes(dtype d);
+const char* to_string(dtype d);
+const char* to_string(attn_kind k);
+dtype parse_dtype(const std::string& s, const std::string& file, const std::string& field);
+attn_kind parse_attn_kind(const std::string& s, const std::string& file, const std::string& field);
+
+// One layer as the config describes it (totals across all ranks).
+struct layer_geometry {
+  std::string name;  // registry prefix, e.g. model.layers.7.self_attn.attn
+  attn_kind kind = attn_kind::full;
+  int64_t num_heads = 0;      // query heads (total)
+  int64_t num_kv_heads = 0;   // kv heads (total)
+  int64_t head_size = 0;
+  int64_t head_size_v = 0;
+  int64_t sliding_window = 0; // 0: none
+  bool operator==(const layer_geometry&) const = default;
+};
+
+// The whole model: the model-wide values the engine's builders read, plus every layer.
+struct model_geometry {
+  std::string source;               // file it was loaded from (for messages); not serialised
+  std::string name;                 // model name (architecture or file stem)
+  int64_t num_attention_heads = 0;  // model-wide query heads (total)
+  int64_t num_kv_heads = 0;         // model-wide kv heads (total)
+  int64_t head_size = 0;            // model-wide head size
+  dtype kv_dtype = dtype::bf16;     // KV cache / activations dtype
+  std::vector<layer_geometry> layers;
+  bool operator==(const model_geometry& o) const {
+    return name == o.name && num_attention_heads == o.num_attention_heads &&
+           num_kv_heads == o.num_kv_heads && head_size == o.head_size && kv_dtype == o.kv_dtype &&
+           layers == o.layers;
+  }
+};
+
+// One layer as one tensor-parallel rank sees it.
+struct rank_layer {
+  std::string name;
+  attn_kind kind = attn_kind::full;
+  int64_t num_heads = 0;
+  int64_t num_kv_heads = 0;
+  int64_t head_size = 0;
+  int64_t head_size_v = 0;
+  int64_t sliding_window = 0;
+};
+
+struct rank_geometry {
+  int64_t tp = 1;
+  int64_t model_wide_heads = 0;     // num_attention_heads // tp
+  int64_t model_wide_kv_heads = 0;  // max(1, total_kv // tp)
+  int64_t head_size = 0;
+  dtype kv_dtype = dtype::bf16;
+  std::vector<rank_layer> layers;   // attention layers only (kind != none)
+};
+
+// Limits checked before anything is allocated (DESIGN.md exit code 2: absurd sizes).
+inline constexpr int64_t max_layers = 1'000'000;
+inline constexpr int64_t max_heads = 1'000'000;
+inline constexpr int64_t max_head_size = 65'536;
+inline constexpr int64_t max_tp = 4096;
+
+// Per-rank geometry (SPEC.md 2): query heads divide by tp (model-wide and per layer), kv heads
+// replicate when tp exceeds them (tp must then be a multiple of them). Throws input_error.
+rank_geometry to_rank(const model_geometry& m, int64_t tp);
+
+// Structural validation of a geometry (positive fields, kv heads dividing heads, limits).
+// Throws input_error naming source, field and value.
+void validate(const model_geometry& m);
+
+}  // namespace headroom
