@@ -1,0 +1,128 @@
+// Command-line parsing helpers (see args.hpp).
+#include "cli/args.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+#include "core/util/error.hpp"
+
+namespace headroom::cli {
+
+std::optional<std::string> parsed_args::get(const std::string& f) const {
+  auto it = flags.find(f);
+  if (it == flags.end()) return std::nullopt;
+  return it->second;
+}
+
+parsed_args parse(int argc, char** argv, int first, const std::vector<std::string>& value_flags,
+                  const std::vector<std::string>& switch_flags) {
+  parsed_args a;
+  auto in = [](const std::vector<std::string>& v, const std::string& s) {
+    return std::find(v.begin(), v.end(), s) != v.end();
+  };
+  for (int i = first; i < argc; ++i) {
+    std::string s = argv[i];
+    if (s.rfind("--", 0) != 0) {
+      a.positional.push_back(s);
+      continue;
+    }
+    std::string value;
+    bool inline_value = false;
+    if (auto eq = s.find('='); eq != std::string::npos) {
+      value = s.substr(eq + 1);
+      s = s.substr(0, eq);
+      inline_value = true;
+    }
+    if (in(switch_flags, s) && !inline_value) {
+      a.flags[s] = "";
+    } else if (in(value_flags, s)) {
+      if (!inline_value) {
+        if (i + 1 >= argc) throw input_error(cmdline, s, "(missing)", "this flag takes a value");
+        value = argv[++i];
+      }
+      if (a.flags.count(s)) throw input_error(cmdline, s, value, "given twice");
+      a.flags[s] = value;
+    } else {
+      throw input_error(cmdline, s, "(flag)", "unknown flag; see --help");
+    }
+  }
+  return a;
+}
+
+int64_t to_int(const std::string& flag, const std::string& v, int64_t lo, int64_t hi) {
+  errno = 0;
+  char* end = nullptr;
+  long long x = std::strtoll(v.c_str(), &end, 10);
+  if (v.empty() || *end != '\0' || errno == ERANGE)
+    throw input_error(cmdline, flag, "\"" + v + "\"", "expected an integer");
+  if (x < lo || x > hi)
+    throw input_error(cmdline, flag, v, "must be in " + std::to_string(lo) + ".." + std::to_string(hi));
+  return x;
+}
+
+uint64_t to_seed(const std::string& flag, const std::string& v) {
+  errno = 0;
+  char* end = nullptr;
+  unsigned long long x = std::strtoull(v.c_str(), &end, 10);
+  if (v.empty() || v[0] == '-' || *end != '\0' || errno == ERANGE)
+    throw input_error(cmdline, flag, "\"" + v + "\"", "expected a non-negative integer");
+  return x;
+}
+
+double to_double(const std::string& flag, const std::string& v, double lo, double hi) {
+  char* end = nullptr;
+  double x = std::strtod(v.c_str(), &end);
+  if (v.empty() || *end != '\0' || !(x >= lo && x <= hi))
+    throw input_error(cmdline, flag, "\"" + v + "\"",
+                      "expected a number in " + std::to_string(lo) + ".." + std::to_string(hi));
+  return x;
+}
+
+std::vector<int64_t> to_int_list(const std::string& flag, const std::string& v, int64_t lo,
+                                 int64_t hi) {
+  std::vector<int64_t> out;
+  std::stringstream ss(v);
+  std::string item;
+  while (std::getline(ss, item, ',')) out.push_back(to_int(flag, item, lo, hi));
+  if (out.empty() || v.back() == ',')
+    throw input_error(cmdline, flag, "\"" + v + "\"", "expected a comma-separated list of integers");
+  return out;
+}
+
+double to_seconds(const std::string& flag, const std::string& v) {
+  if (v.empty()) throw input_error(cmdline, flag, "\"\"", "expected a duration like 60s");
+  double scale = 1;
+  std::string num = v;
+  switch (v.back()) {
+    case 's': scale = 1; num.pop_back(); break;
+    case 'm': scale = 60; num.pop_back(); break;
+    case 'h': scale = 3600; num.pop_back(); break;
+    default: break;
+  }
+  return to_double(flag, num, 0, 1e7) * scale;
+}
+
+void write_atomically(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw input_error(path, "<output>", "\"" + path + "\"", "cannot be written");
+    out << text;
+    out.flush();
+    if (!out) {
+      std::remove(tmp.c_str());
+      throw input_error(path, "<output>", "\"" + path + "\"", "write failed");
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    throw input_error(path, "<output>", "\"" + path + "\"", "cannot be renamed into place");
+  }
+}
+
+}  // namespace headroom::cli

@@ -1,0 +1,37 @@
+// Command-line parsing for the headroom subcommands. Every bad flag or value throws input_error
+// with file "command line", the flag as the field and the value, so the CLI exits 2 with one line.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace headroom::cli {
+
+struct parsed_args {
+  std::vector<std::string> positional;
+  std::map<std::string, std::string> flags;  // "--tp" -> "1,2"; boolean flags map to ""
+  bool has(const std::string& f) const { return flags.count(f) != 0; }
+  std::optional<std::string> get(const std::string& f) const;
+};
+
+// value_flags take a value; switch_flags take none; anything else is a usage error.
+parsed_args parse(int argc, char** argv, int first, const std::vector<std::string>& value_flags,
+                  const std::vector<std::string>& switch_flags);
+
+int64_t to_int(const std::string& flag, const std::string& v, int64_t lo, int64_t hi);
+uint64_t to_seed(const std::string& flag, const std::string& v);
+double to_double(const std::string& flag, const std::string& v, double lo, double hi);
+std::vector<int64_t> to_int_list(const std::string& flag, const std::string& v, int64_t lo,
+                                 int64_t hi);
+// "60s", "5m", "2h" or plain seconds.
+double to_seconds(const std::string& flag, const std::string& v);
+
+// Writes text to path through a temporary file and a rename: never a partial file.
+void write_atomically(const std::string& path, const std::string& text);
+
+inline constexpr const char* cmdline = "command line";
+
+}  // namespace headroom::cli

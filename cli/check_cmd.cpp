@@ -1,0 +1,47 @@
+// headroom check CONFIG.json ...: the whole-model check (DESIGN.md command line).
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/args.hpp"
+#include "cli/commands.hpp"
+#include "core/model/loader.hpp"
+#include "core/util/error.hpp"
+
+namespace headroom::cli {
+
+int check_main(int argc, char** argv) {
+  auto a = parse(argc, argv, 2,
+                 {"--tp", "--backend", "--policy", "--grouping", "--max-num-seqs", "--target",
+                  "--tight", "--json", "--seed"},
+                 {"--no-hybrid", "--cuda-graph"});
+  if (a.positional.size() != 1)
+    throw input_error(cmdline, "CONFIG.json", std::to_string(a.positional.size()) + " given",
+                      "check takes exactly one config file");
+  check_options o;
+  if (auto v = a.get("--tp")) o.tps = to_int_list("--tp", *v, 1, max_tp);
+  if (auto v = a.get("--backend")) {
+    if (*v == "all") o.backends = {backend::triton, backend::flashinfer};
+    else o.backends = {parse_backend(*v, cmdline, "--backend")};
+  }
+  if (auto v = a.get("--policy")) o.pol = parse_policy(*v, cmdline, "--policy");
+  if (auto v = a.get("--grouping")) o.grp = parse_grouping(*v, cmdline, "--grouping");
+  if (auto v = a.get("--max-num-seqs")) o.max_num_seqs = to_int("--max-num-seqs", *v, 1, 65536);
+  if (auto v = a.get("--tight")) o.tight = to_double("--tight", *v, 1.0, 1e12);
+  if (auto v = a.get("--seed")) o.seed = to_seed("--seed", *v);
+  o.hybrid = !a.has("--no-hybrid");
+  o.flashinfer.cuda_graph = a.has("--cuda-graph");
+  const std::string target = a.get("--target").value_or("model");
+  const auto json_out = a.get("--json");
+  if (json_out) check_output_path(*json_out);
+
+  const model_geometry m = load_model(a.positional[0]);
+  auto ex = make_executor(target);
+  const report r = run_check(m, o, *ex);
+  print_report(r, "headroom check " + a.positional[0] + " (policy " + to_string(o.pol) +
+                      ", grouping " + to_string(o.grp) + ", target " + target + ")");
+  if (json_out) write_atomically(*json_out, to_json(r).dump(2) + "\n");
+  return r.ok ? 0 : 1;
+}
+
+}  // namespace headroom::cli

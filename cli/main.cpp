@@ -1,0 +1,51 @@
+// headroom: the command line (DESIGN.md). Dispatches to a subcommand and maps errors to exit codes:
+// input_error -> 2 with its one-line message; anything unexpected -> 2 with "internal error".
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <iostream>
+#include <string>
+
+#include "cli/commands.hpp"
+#include "core/util/error.hpp"
+
+namespace {
+
+const char* usage =
+    "usage:\n"
+    "  headroom check CONFIG.json [--tp 1,2,4,8] [--backend triton|flashinfer|all]\n"
+    "                 [--policy per-layer|model-wide|max] [--grouping heads|legacy|proposer]\n"
+    "                 [--max-num-seqs N] [--target model|sim|gpu] [--tight K] [--json OUT.json]\n"
+    "                 [--seed S] [--no-hybrid] [--cuda-graph]\n"
+    "  headroom fuzz  [--seed S] [--cases N | --time 60s] [--target sim|gpu] [--policy ...]\n"
+    "                 [--out DIR] [--jobs N]\n"
+    "  headroom replay CASE.json [--target model|sim|gpu] [--json OUT.json]\n"
+    "exit codes: 0 every invariant holds, 1 a violation was found, 2 bad input or usage\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
+    std::fputs(usage, argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  const std::string cmd = argv[1];
+  for (int i = 2; i < argc; ++i)
+    if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) {
+      std::fputs(usage, stdout);
+      return 0;
+    }
+  try {
+    if (cmd == "check") return headroom::cli::check_main(argc, argv);
+    if (cmd == "replay") return headroom::cli::replay_main(argc, argv);
+    if (cmd == "fuzz") return headroom::cli::fuzz_main(argc, argv);
+    std::cerr << "headroom: unknown command '" << cmd << "'\n" << usage;
+    return 2;
+  } catch (const headroom::input_error& e) {
+    std::cerr << "headroom: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "headroom: internal error: " << e.what() << "\n";
+    return 2;
+  }
+}

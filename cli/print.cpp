@@ -1,0 +1,50 @@
+// The readable report: a threshold table per (backend, tp, group), then the violations, then notes.
+#include <cstdio>
+#include <filesystem>
+#include <set>
+
+#include "cli/args.hpp"
+#include "cli/commands.hpp"
+#include "core/util/error.hpp"
+
+namespace headroom::cli {
+
+void print_report(const report& r, const std::string& title) {
+  std::printf("%s\n\n", title.c_str());
+  if (!r.thresholds.empty()) {
+    std::printf("%-10s %4s %5s %13s %11s %24s\n", "backend", "tp", "group", "builder_heads",
+                "layer_heads", "min_failing_decode_batch");
+    for (const auto& t : r.thresholds) {
+      std::string mf = t.min_failing_decode_batch ? std::to_string(*t.min_failing_decode_batch) : "-";
+      std::printf("%-10s %4lld %5d %13lld %11lld %24s\n", to_string(t.be), (long long)t.tp, t.group,
+                  (long long)t.builder_heads, (long long)t.layer_heads, mf.c_str());
+    }
+    std::printf("\n");
+  }
+  for (const auto& v : r.violations) {
+    std::printf("VIOLATION %s: %s tp %lld group %d (%zu layers)", v.invariant.c_str(),
+                to_string(v.be), (long long)v.tp, v.group, v.layers.size());
+    if (!v.buffer.empty())
+      std::printf(" %s: capacity %lld B, required %lld B", v.buffer.c_str(),
+                  (long long)v.capacity_bytes, (long long)v.required_bytes);
+    std::printf("\n    %s\n", v.detail.c_str());
+  }
+  for (const auto& n : r.notes) std::printf("note: %s\n", n.c_str());
+  std::printf("\nverdict: %s", r.ok ? "OK (every invariant holds)" : "FAIL");
+  if (!r.ok) std::printf(" (%zu violations)", r.violations.size());
+  std::printf("\n");
+  std::fflush(stdout);
+}
+
+void check_output_path(const std::string& path) {
+  namespace fs = std::filesystem;
+  const fs::path p(path);
+  const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec))
+    throw input_error(cmdline, "--json", "\"" + path + "\"", "its folder does not exist");
+  if (fs::is_directory(p, ec))
+    throw input_error(cmdline, "--json", "\"" + path + "\"", "is a folder");
+}
+
+}  // namespace headroom::cli

@@ -1,0 +1,20 @@
+// Targets: the formulas (model), the functional simulator (sim) and, when built with CUDA and a
+// device is present, the GPU.
+#include <memory>
+
+#include "cli/args.hpp"
+#include "cli/commands.hpp"
+#include "core/util/error.hpp"
+#include "kernels/sim_executor.hpp"
+
+namespace headroom::cli {
+
+std::unique_ptr<executor> make_executor(const std::string& target) {
+  if (target == "model") return std::make_unique<model_executor>();
+  if (target == "sim") return std::make_unique<sim_executor>();
+  if (target == "gpu")
+    throw input_error(cmdline, "--target", "gpu", "this build has no GPU executor yet");
+  throw input_error(cmdline, "--target", "\"" + target + "\"", "expected model, sim or gpu");
+}
+
+}  // namespace headroom::cli

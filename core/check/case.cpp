@@ -1,0 +1,131 @@
+// Case JSON: lossless in both directions (a counterexample file is a case).
+#include "core/check/case.hpp"
+
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/model/loader.hpp"
+#include "core/util/json_read.hpp"
+
+namespace headroom {
+namespace jr = json_read;
+using nlohmann::json;
+
+namespace {
+
+json options_json(const triton_options& t) {
+  return {{"kv_from_group_spec", t.kv_from_group_spec}, {"cap_max_num_seqs", t.cap_max_num_seqs},
+          {"snap_to_capture", t.snap_to_capture}, {"max_num_seqs", t.max_num_seqs},
+          {"max_capture_size", t.max_capture_size}};
+}
+
+json options_json(const flashinfer_options& f) {
+  json occ = json::object();
+  for (auto [g, b] : f.device.blocks_per_sm) occ[std::to_string(g)] = b;
+  return {{"cuda_graph", f.cuda_graph}, {"page_size", f.page_size},
+          {"device", {{"num_sms", f.device.num_sms}, {"blocks_per_sm", occ},
+                      {"default_blocks_per_sm", f.device.default_blocks_per_sm}}}};
+}
+
+triton_options triton_from(const json& j, const std::string& file) {
+  triton_options t;
+  const std::string p = "triton.";
+  t.kv_from_group_spec = jr::get_bool_or(j, "kv_from_group_spec", t.kv_from_group_spec, file, p);
+  t.cap_max_num_seqs = jr::get_bool_or(j, "cap_max_num_seqs", t.cap_max_num_seqs, file, p);
+  t.snap_to_capture = jr::get_bool_or(j, "snap_to_capture", t.snap_to_capture, file, p);
+  t.max_num_seqs = jr::get_int_or(j, "max_num_seqs", t.max_num_seqs, file, p, 1, 1 << 20);
+  t.max_capture_size = jr::get_int_or(j, "max_capture_size", t.max_capture_size, file, p, 1, 1 << 20);
+  return t;
+}
+
+flashinfer_options flashinfer_from(const json& j, const std::string& file) {
+  flashinfer_options f;
+  const std::string p = "flashinfer.";
+  f.cuda_graph = jr::get_bool_or(j, "cuda_graph", f.cuda_graph, file, p);
+  f.page_size = jr::get_int_or(j, "page_size", f.page_size, file, p, 1, 1 << 16);
+  if (j.contains("device")) {
+    const json& d = j.at("device");
+    const std::string dp = p + "device.";
+    f.device.num_sms = jr::get_int(d, "num_sms", file, dp, 1, 1 << 16);
+    f.device.default_blocks_per_sm = jr::get_int(d, "default_blocks_per_sm", file, dp, 1, 1024);
+    f.device.blocks_per_sm.clear();
+    const json& occ = jr::field(d, "blocks_per_sm", file, dp);
+    if (!occ.is_object())
+      throw input_error(file, dp + "blocks_per_sm", jr::shown(occ), "expected an object");
+    for (auto& [k, v] : occ.items()) {
+      int64_t g = 0;
+      try { g = std::stoll(k); } catch (...) { g = 0; }
+      if (g < 1) throw input_error(file, dp + "blocks_per_sm", "\"" + k + "\"", "keys are group sizes >= 1");
+      f.device.blocks_per_sm[g] = jr::as_int(v, file, dp + "blocks_per_sm." + k, 1, 1024);
+    }
+  }
+  return f;
+}
+
+std::vector<int64_t> int_list(const json& obj, const std::string& key, const std::string& file,
+                              const std::string& path) {
+  const json& v = jr::field(obj, key, file, path);
+  if (!v.is_array()) throw input_error(file, path + key, jr::shown(v), "expected a list");
+  if (static_cast<int64_t>(v.size()) > max_batch_seqs)
+    throw input_error(file, path + key, std::to_string(v.size()) + " entries", "too many requests");
+  std::vector<int64_t> out;
+  for (std::size_t i = 0; i < v.size(); ++i)
+    out.push_back(jr::as_int(v[i], file, path + key + "[" + std::to_string(i) + "]", 1, max_seq_len));
+  return out;
+}
+
+}  // namespace
+
+json to_json(const check_case& c) {
+  return {{"headroom_case", 1},
+          {"model", to_json(c.model)},
+          {"tp", c.tp},
+          {"backend", to_string(c.be)},
+          {"policy", to_string(c.pol)},
+          {"grouping", to_string(c.grp)},
+          {"hybrid", c.hybrid},
+          {"block_size", c.block_size},
+          {"batch", {{"seq_lens", c.b.seq_lens}, {"query_lens", c.b.query_lens}}},
+          {"seed", c.seed},
+          {"triton", options_json(c.triton)},
+          {"flashinfer", options_json(c.flashinfer)}};
+}
+
+check_case case_from_json(const json& j, const std::string& file) {
+  if (!j.is_object()) throw input_error(file, "<case>", jr::shown(j), "a case is a JSON object");
+  check_case c;
+  c.model = parse_model(jr::field(j, "model", file, ""), file);
+  c.tp = jr::get_int(j, "tp", file, "", 1, max_tp);
+  c.be = parse_backend(jr::get_string(j, "backend", file, ""), file, "backend");
+  c.pol = parse_policy(jr::get_string(j, "policy", file, ""), file, "policy");
+  c.grp = parse_grouping(jr::get_string(j, "grouping", file, ""), file, "grouping");
+  c.hybrid = jr::get_bool_or(j, "hybrid", true, file, "");
+  c.block_size = jr::get_int_or(j, "block_size", 16, file, "", 1, 1 << 16);
+  const json& b = jr::field(j, "batch", file, "");
+  c.b.seq_lens = int_list(b, "seq_lens", file, "batch.");
+  c.b.query_lens = int_list(b, "query_lens", file, "batch.");
+  validate(c.b, file, "batch");
+  const json& seed = j.contains("seed") ? j.at("seed") : json(0);
+  if (!seed.is_number_unsigned() && !(seed.is_number_integer() && seed.get<int64_t>() >= 0))
+    throw input_error(file, "seed", jr::shown(seed), "expected a non-negative integer");
+  c.seed = seed.get<uint64_t>();
+  if (j.contains("triton")) c.triton = triton_from(j.at("triton"), file);
+  if (j.contains("flashinfer")) c.flashinfer = flashinfer_from(j.at("flashinfer"), file);
+  return c;
+}
+
+check_case load_case(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw input_error(path, "<file>", "\"" + path + "\"", "cannot be opened");
+  json j;
+  try {
+    j = json::parse(in);
+  } catch (const json::parse_error& e) {
+    throw input_error(path, "<json>", "byte " + std::to_string(e.byte), "malformed JSON");
+  }
+  return case_from_json(j, path);
+}
+
+}  // namespace headroom

@@ -1,0 +1,79 @@
+// Whole-model checks (headroom check) and single cases (replay, fuzz).
+#include "core/check/check.hpp"
+
+#include "core/check/group_check.hpp"
+#include "core/util/error.hpp"
+
+namespace headroom {
+namespace {
+
+// A few prefill and mixed batches next to the decode sweep.
+std::vector<batch> extra_batches(int64_t seq_len) {
+  batch prefill{{512}, {512}};
+  batch chunked{{1024, 1024, 1024, 1024}, {128, 128, 128, 128}};
+  batch mixed = decode_batch(8, seq_len);
+  mixed.seq_lens.push_back(300);
+  mixed.query_lens.push_back(300);
+  return {prefill, chunked, mixed};
+}
+
+void append(report& r, group_result&& g) {
+  for (auto& v : g.violations) r.violations.push_back(std::move(v));
+  if (g.thr) r.thresholds.push_back(*g.thr);
+  for (auto& n : g.notes) r.notes.push_back(std::move(n));
+}
+
+// Every attention group of one (tp, backend) on the given batches.
+void check_backend(const check_case& base, executor& ex, std::optional<double> tight,
+                   const std::vector<batch>& sweep, const std::vector<batch>& extra, report& r) {
+  const rank_geometry rg = to_rank(base.model, base.tp);
+  const registry reg = make_registry(rg);
+  const auto kv_groups = make_kv_cache_groups(reg, base.model.kv_dtype, base.block_size, base.hybrid);
+  const auto groups = make_attention_groups(kv_groups, reg, base.be, base.grp);
+  for (const auto& ag : groups) {
+    group_context ctx{&rg, &reg, &ag, base, &ex, tight};
+    append(r, check_group(ctx, sweep, extra));
+  }
+}
+
+}  // namespace
+
+report run_check(const model_geometry& m, const check_options& o, executor& ex) {
+  validate(m);
+  for (int64_t tp : o.tps) to_rank(m, tp);  // reject every bad tp before any output
+  report r;
+  std::vector<batch> sweep;
+  for (int64_t n = 1; n <= o.max_num_seqs; ++n) sweep.push_back(decode_batch(n, o.decode_seq_len));
+  const auto extra = extra_batches(o.decode_seq_len);
+  for (int64_t tp : o.tps)
+    for (backend be : o.backends) {
+      check_case base;
+      base.model = m;
+      base.tp = tp;
+      base.be = be;
+      base.pol = o.pol;
+      base.grp = o.grp;
+      base.hybrid = o.hybrid;
+      base.block_size = o.block_size;
+      base.seed = o.seed;
+      base.triton = o.triton;
+      base.triton.max_num_seqs = o.max_num_seqs;
+      base.flashinfer = o.flashinfer;
+      check_backend(base, ex, o.tight, sweep, extra, r);
+    }
+  r.ok = r.violations.empty();
+  return r;
+}
+
+report run_case(const check_case& c, executor& ex, std::optional<double> tight) {
+  validate(c.model);
+  validate(c.b, "", "batch");
+  report r;
+  std::vector<batch> sweep, extra;
+  (c.b.is_decode() ? sweep : extra).push_back(c.b);
+  check_backend(c, ex, tight, sweep, extra, r);
+  r.ok = r.violations.empty();
+  return r;
+}
+
+}  // namespace headroom

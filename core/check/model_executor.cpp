@@ -1,0 +1,27 @@
+// The sizing formulas as an executor: what a run touches is what the model says it needs.
+#include <variant>
+
+#include "core/check/executor.hpp"
+
+namespace headroom {
+
+observation model_executor::run(const run_request& r) {
+  observation o;
+  std::visit(
+      [&](const auto& p) {
+        using plan_t = std::decay_t<decltype(p)>;
+        if constexpr (std::is_same_v<plan_t, triton_plan>) {
+          o.touched = triton_needs(p, *r.layer, *r.b);
+        } else if constexpr (std::is_same_v<plan_t, fi_decode_plan>) {
+          o.touched = fi_decode_needs(p, *r.layer, r.kv_dtype);
+        } else {
+          auto run = fi_prefill_needs(p, *r.layer, *r.b);
+          o.touched = run.needs;
+          o.rows_never_computed = run.rows_never_computed;
+        }
+      },
+      *r.plan);
+  return o;
+}
+
+}  // namespace headroom

@@ -1,0 +1,37 @@
+// The attention-layer registry (SPEC.md 3): every attention layer under its prefix.
+#include <stdexcept>
+
+#include "core/engine/engine.hpp"
+
+namespace headroom {
+
+void registry::add(const rank_layer& layer) {
+  if (!layers_.emplace(layer.name, layer).second)
+    throw std::invalid_argument("duplicate attention layer prefix: " + layer.name);
+  order_.push_back(layer.name);
+}
+
+const rank_layer* registry::find(const std::string& name) const {
+  auto it = layers_.find(name);
+  return it == layers_.end() ? nullptr : &it->second;
+}
+
+registry make_registry(const rank_geometry& g) {
+  registry reg;
+  for (const auto& l : g.layers)
+    if (l.kind != attn_kind::none) reg.add(l);
+  return reg;
+}
+
+kv_spec spec_of(const rank_layer& l, dtype kv_dtype, int64_t block_size) {
+  kv_spec s;
+  s.num_kv_heads = l.num_kv_heads;
+  s.head_size = l.head_size;
+  s.head_size_v = l.head_size_v;
+  s.kv_dtype = kv_dtype;
+  s.block_size = block_size;
+  s.sliding_window = l.kind == attn_kind::sliding ? l.sliding_window : 0;
+  return s;
+}
+
+}  // namespace headroom

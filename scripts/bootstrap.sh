@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs what is missing (Debian packages), configures and builds headroom into build/.
+# Idempotent: a second run only rebuilds what changed. Usage: scripts/bootstrap.sh [BUILD_DIR]
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="${1:-$root/build}"
+
+packages=(cmake g++ make nlohmann-json3-dev librapidcheck-dev libbenchmark-dev googletest
+          libgtest-dev libgmock-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "bootstrap: installing ${missing[*]}" >&2
+  sudo_cmd=()
+  [[ $(id -u) -ne 0 ]] && sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq "${missing[@]}" >&2
+fi
+
+# nvcc is optional: the CUDA toolkit's usual place is added when it is not on PATH already.
+if ! command -v nvcc >/dev/null 2>&1 && [[ -x /usr/local/cuda/bin/nvcc ]]; then
+  export PATH="$PATH:/usr/local/cuda/bin"
+fi
+
+cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release >&2
+cmake --build "$build" -j"$(nproc)" >&2

@@ -1,0 +1,84 @@
+// FlashInfer planners (SPEC.md 5, 6).
+#include <gtest/gtest.h>
+
+#include "core/backends/flashinfer.hpp"
+
+namespace headroom {
+namespace {
+
+rank_layer layer(int64_t h, int64_t kv, int64_t d) { return {"l", attn_kind::full, h, kv, d, d, 0}; }
+
+TEST(FiDecode, SpecExampleOverflowsTmpSBy16KiB) {
+  // H_b 32, kv 4: 64 requests of 16 pages split into 2 chunks each: NB = P = 128.
+  auto p = plan_fi_decode(32, 4, 128, dtype::bf16, decode_batch(64, 256), flashinfer_options{});
+  ASSERT_TRUE(p.split);
+  EXPECT_EQ(p.chunk_pages, 8);
+  EXPECT_EQ(p.num_work, 128);
+  EXPECT_EQ(p.padded, 128);
+  EXPECT_EQ(p.o_indptr.back(), 128);
+  auto need = fi_decode_needs(p, layer(64, 4, 128), dtype::bf16);
+  const auto* tmp_s = find_buffer(p.buffers, "tmp_s");
+  const auto* tmp_v = find_buffer(p.buffers, "tmp_v");
+  EXPECT_EQ(need[1].bytes() - tmp_s->capacity_bytes, 16 * 1024);
+  EXPECT_EQ(need[0].bytes(), tmp_v->capacity_bytes);  // bf16 tmp_v overflows only past 2 x H_b
+  EXPECT_GT(fi_decode_needs(p, layer(72, 4, 128), dtype::bf16)[0].bytes(), tmp_v->capacity_bytes);
+}
+
+TEST(FiDecode, NoSplitWhenTheGridIsFull) {
+  flashinfer_options o;
+  auto p = plan_fi_decode(64, 8, 128, dtype::bf16, decode_batch(200, 4096), o);  // 200*8 >= 1056
+  EXPECT_FALSE(p.split);
+  EXPECT_TRUE(p.buffers.empty());
+  EXPECT_TRUE(fi_decode_needs(p, layer(96, 8, 128), dtype::bf16).empty());
+}
+
+TEST(FiDecode, ShortSequencesDoNotSplitWithoutGraphs) {
+  auto p = plan_fi_decode(32, 8, 128, dtype::bf16, decode_batch(4, 64), flashinfer_options{});
+  EXPECT_FALSE(p.split);
+  flashinfer_options g;
+  g.cuda_graph = true;
+  auto q = plan_fi_decode(32, 8, 128, dtype::bf16, decode_batch(4, 64), g);
+  EXPECT_TRUE(q.split);
+  EXPECT_EQ(q.padded, q.max_grid / 8);
+  EXPECT_EQ(static_cast<int64_t>(q.request_indices.size()), q.padded);
+  EXPECT_LE(q.num_work, q.padded);
+}
+
+TEST(FiDecode, ChunksKeepTheGridWithinMaxGrid) {
+  batch b{{100, 5000, 17, 3000}, {1, 1, 1, 1}};
+  auto p = plan_fi_decode(32, 8, 128, dtype::bf16, b, flashinfer_options{});
+  ASSERT_TRUE(p.split);
+  EXPECT_LE(p.num_work * 8, p.max_grid);
+  EXPECT_GE(p.chunk_pages, 8);
+  int64_t items = 0;
+  for (std::size_t i = 0; i < 4; ++i) items += p.o_indptr[i + 1] - p.o_indptr[i];
+  EXPECT_EQ(items, p.num_work);
+}
+
+TEST(FiDecode, UnsupportedGroupSizeIsFlagged) {
+  auto p = plan_fi_decode(40, 8, 128, dtype::bf16, decode_batch(1, 64), flashinfer_options{});
+  EXPECT_FALSE(p.group_size_supported);  // G = 5
+}
+
+TEST(FiPrefill, MoreHeadsThanPlannedLeaveRowsUncomputed) {
+  batch b{{512}, {512}};
+  auto p = plan_fi_prefill(48, 8, 128, b, flashinfer_options{});  // G_b 6
+  EXPECT_EQ(p.cta_tile_q, 128);
+  EXPECT_EQ(p.qo_tiles[0], 512 * 6 / 128);
+  auto same = fi_prefill_needs(p, layer(48, 8, 128), b);
+  EXPECT_EQ(same.rows_never_computed, 0);
+  auto more = fi_prefill_needs(p, layer(64, 8, 128), b);  // G_l 8: 1024 packed rows unplanned
+  EXPECT_EQ(more.rows_never_computed, (512 * 8 - 24 * 128) * 8);
+}
+
+TEST(FiPrefill, ScratchIsOversizedByAboutTheGroup) {
+  batch b{{4096, 4096}, {64, 64}};
+  auto p = plan_fi_prefill(32, 4, 128, b, flashinfer_options{});
+  ASSERT_TRUE(p.split);
+  auto run = fi_prefill_needs(p, layer(32, 4, 128), b);
+  const auto* v = find_buffer(p.buffers, "tmp_v");
+  EXPECT_GE(v->capacity_bytes, 8 * run.needs[0].bytes() / 2);
+}
+
+}  // namespace
+}  // namespace headroom

@@ -1,0 +1,60 @@
+// Case JSON round trip and its error paths.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "core/check/case.hpp"
+#include "core/util/error.hpp"
+#include "support/laguna.hpp"
+
+namespace headroom {
+namespace {
+
+check_case sample() {
+  check_case c;
+  c.model = testing::laguna_xs2();
+  c.tp = 2;
+  c.be = backend::flashinfer;
+  c.pol = policy::model_wide;
+  c.grp = grouping::proposer;
+  c.hybrid = false;
+  c.b = batch{{300, 17}, {1, 5}};
+  c.seed = 0xfeedfacecafebeefULL;
+  c.triton.max_num_seqs = 64;
+  c.flashinfer.cuda_graph = true;
+  c.flashinfer.device.blocks_per_sm[4] = 5;
+  return c;
+}
+
+TEST(CaseJson, RoundTripsLosslessly) {
+  const check_case c = sample();
+  const auto j = to_json(c);
+  EXPECT_EQ(case_from_json(j, "mem"), c);
+  EXPECT_EQ(case_from_json(nlohmann::json::parse(j.dump()), "mem"), c);
+}
+
+void expect_field_error(nlohmann::json j, const std::string& field) {
+  try {
+    case_from_json(j, "case.json");
+    FAIL() << "no error for " << field;
+  } catch (const input_error& e) {
+    EXPECT_NE(std::string(e.what()).find(field), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("case.json"), std::string::npos) << e.what();
+  }
+}
+
+TEST(CaseJson, BadFieldsNameTheField) {
+  auto j = to_json(sample());
+  auto bad = j; bad["tp"] = -1; expect_field_error(bad, "tp");
+  bad = j; bad["backend"] = "cuda"; expect_field_error(bad, "backend");
+  bad = j; bad["batch"]["query_lens"] = {1}; expect_field_error(bad, "batch.query_lens");
+  bad = j; bad["batch"]["seq_lens"] = {300, "x"}; expect_field_error(bad, "batch.seq_lens[1]");
+  bad = j; bad["batch"]["query_lens"] = {1, 99}; expect_field_error(bad, "batch.query_lens[1]");
+  bad = j; bad["seed"] = -4; expect_field_error(bad, "seed");
+  bad = j; bad.erase("policy"); expect_field_error(bad, "policy");
+  bad = j; bad["triton"]["max_num_seqs"] = 0; expect_field_error(bad, "triton.max_num_seqs");
+  expect_field_error(nlohmann::json::array(), "<case>");
+}
+
+}  // namespace
+}  // namespace headroom

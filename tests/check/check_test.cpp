@@ -1,0 +1,125 @@
+// The checker on the model target: Laguna XS.2 thresholds, the fix, the legacy grouping, the
+// fallback, a uniform model, the FlashInfer decode overflow (issue 2 "must show").
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "core/check/check.hpp"
+#include "support/laguna.hpp"
+
+namespace headroom {
+namespace {
+
+report check(const model_geometry& m, policy p, grouping g, std::vector<backend> bes,
+             std::vector<int64_t> tps = {1, 2, 4, 8}) {
+  check_options o;
+  o.tps = tps;
+  o.pol = p;
+  o.grp = g;
+  o.backends = bes;
+  model_executor ex;
+  return run_check(m, o, ex);
+}
+
+bool has(const report& r, const std::string& inv) {
+  return std::any_of(r.violations.begin(), r.violations.end(),
+                     [&](const violation& v) { return v.invariant == inv; });
+}
+
+TEST(Check, LagunaTritonModelWideThresholds) {
+  auto r = check(testing::laguna_xs2(), policy::model_wide, grouping::heads, {backend::triton});
+  EXPECT_FALSE(r.ok);
+  EXPECT_TRUE(has(r, "buffer_capacity"));
+  std::map<int64_t, int64_t> min_fail;  // tp -> smallest failing batch over groups
+  for (const auto& t : r.thresholds) {
+    if (t.layer_heads == t.builder_heads) {
+      EXPECT_FALSE(t.min_failing_decode_batch.has_value()) << "full-attention group must fit";
+      continue;
+    }
+    ASSERT_TRUE(t.min_failing_decode_batch.has_value());
+    EXPECT_EQ(t.builder_heads * 4, t.layer_heads * 3);
+    min_fail[t.tp] = *t.min_failing_decode_batch;
+  }
+  EXPECT_EQ(min_fail, (std::map<int64_t, int64_t>{{1, 13}, {2, 25}, {4, 49}, {8, 97}}));
+}
+
+TEST(Check, LagunaViolationCarriesAReplayableCase) {
+  auto r = check(testing::laguna_xs2(), policy::model_wide, grouping::heads, {backend::triton}, {1});
+  ASSERT_FALSE(r.violations.empty());
+  const auto& v = r.violations.front();
+  EXPECT_EQ(v.buffer, "segm_output");
+  EXPECT_EQ(v.capacity_bytes, 16LL * 48 * 16 * 128 * 4);
+  EXPECT_EQ(v.required_bytes, 13LL * 64 * 16 * 128 * 4);
+  EXPECT_EQ(v.repro.b.num_seqs(), 13);
+  model_executor ex;
+  auto again = run_case(v.repro, ex);
+  EXPECT_FALSE(again.ok);
+}
+
+TEST(Check, LagunaPerLayerIsCleanEverywhere) {
+  auto r = check(testing::laguna_xs2(), policy::per_layer, grouping::heads,
+                 {backend::triton, backend::flashinfer});
+  EXPECT_TRUE(r.ok) << (r.violations.empty() ? "" : r.violations.front().detail);
+  EXPECT_EQ(r.thresholds.size(), 2u * 4u * 4u);
+}
+
+TEST(Check, LegacyGroupingTripsGroupAgreement) {
+  check_options o;
+  o.tps = {1};
+  o.grp = grouping::legacy;
+  o.hybrid = false;  // one KV-cache group holds both head counts
+  model_executor ex;
+  auto r = run_check(testing::laguna_xs2(), o, ex);
+  EXPECT_TRUE(has(r, "group_agreement"));
+}
+
+TEST(Check, FlashInferModelWideOverflowsAndMismatches) {
+  auto r = check(testing::laguna_xs2(), policy::model_wide, grouping::heads, {backend::flashinfer}, {1});
+  EXPECT_TRUE(has(r, "buffer_capacity"));
+  EXPECT_TRUE(has(r, "plan_run_heads"));
+}
+
+TEST(Check, ProposerPathSizesFromTheFirstLayer) {
+  check_options o;
+  o.tps = {1};
+  o.grp = grouping::proposer;
+  o.hybrid = false;
+  o.backends = {backend::triton};
+  model_executor ex;
+  auto r = run_check(testing::laguna_xs2(), o, ex);  // layer 0 has 48 heads, the rest run 64
+  EXPECT_TRUE(has(r, "buffer_capacity"));
+  EXPECT_FALSE(has(r, "group_agreement"));
+}
+
+TEST(Check, UniformModelIsCleanUnderEveryPolicy) {
+  for (policy p : {policy::per_layer, policy::model_wide, policy::max})
+    for (grouping g : {grouping::heads, grouping::legacy, grouping::proposer}) {
+      auto r = check(testing::uniform(32, 32, 8, 128), p, g, {backend::triton, backend::flashinfer});
+      EXPECT_TRUE(r.ok) << to_string(p) << " " << to_string(g);
+    }
+}
+
+TEST(Check, TightBoundIsOptIn) {
+  check_options o;
+  o.tps = {1};
+  o.backends = {backend::flashinfer};
+  model_executor ex;
+  EXPECT_TRUE(run_check(testing::uniform(4, 32, 4, 128), o, ex).ok);
+  o.tight = 2.0;
+  auto r = run_check(testing::uniform(4, 32, 4, 128), o, ex);
+  EXPECT_TRUE(has(r, "tight_bound"));  // the prefill scratch is over-sized by about G_b
+}
+
+TEST(Check, MaxPolicyFitsTritonUnderLegacyGrouping) {
+  check_options o;
+  o.tps = {1, 2};
+  o.pol = policy::max;
+  o.grp = grouping::legacy;
+  o.hybrid = false;
+  o.backends = {backend::triton};
+  model_executor ex;
+  EXPECT_TRUE(run_check(testing::laguna_xs2(), o, ex).ok);
+}
+
+}  // namespace
+}  // namespace headroom
