@@ -29,6 +29,16 @@ struct layer_geometry {
   bool operator==(const layer_geometry&) const = default;
 };
 
+// Where a geometry's values came from in its file, for messages only: not serialised, not
+// compared. Empty entries fall back to the explicit form's paths (num_attention_heads,
+// num_key_value_heads, layers[i].num_heads, layers[i].num_kv_heads).
+struct geometry_origin {
+  std::string num_attention_heads;         // e.g. text_config.num_attention_heads
+  std::string num_kv_heads;                // the kv alias actually read, e.g. num_key_value_heads
+  std::vector<std::string> layer_heads;    // per layer, e.g. num_attention_heads_per_layer[3]
+  std::vector<std::string> layer_kv_heads; // per layer, e.g. swa_num_key_value_heads
+};
+
 // The whole model: the model-wide values the engine's builders read, plus every layer.
 struct model_geometry {
   std::string source;               // file it was loaded from (for messages); not serialised
@@ -38,6 +48,7 @@ struct model_geometry {
   int64_t head_size = 0;            // model-wide head size
   dtype kv_dtype = dtype::bf16;     // KV cache / activations dtype
   std::vector<layer_geometry> layers;
+  geometry_origin origin;           // field paths for messages; not serialised, not compared
   bool operator==(const model_geometry& o) const {
     return name == o.name && num_attention_heads == o.num_attention_heads &&
            num_kv_heads == o.num_kv_heads && head_size == o.head_size && kv_dtype == o.kv_dtype &&
@@ -70,6 +81,7 @@ inline constexpr int64_t max_layers = 1'000'000;
 inline constexpr int64_t max_heads = 1'000'000;
 inline constexpr int64_t max_head_size = 65'536;
 inline constexpr int64_t max_tp = 4096;
+inline constexpr int64_t max_sliding_window = int64_t{1} << 32;  // tokens
 
 // Per-rank geometry (SPEC.md 2): query heads divide by tp (model-wide and per layer), kv heads
 // replicate when tp exceeds them (tp must then be a multiple of them). Throws input_error.

@@ -1,0 +1,131 @@
+// Config loading: file and JSON errors, the choice between the explicit form and a Hugging Face
+// config, and the explicit form in both directions (lossless: a generated case is a file).
+#include "core/model/loader.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/model/hf_config.hpp"
+#include "core/util/error.hpp"
+#include "core/util/json_read.hpp"
+
+namespace headroom {
+
+namespace jr = json_read;
+using nlohmann::json;
+
+namespace {
+
+std::string quoted(const std::string& s) { return "\"" + s + "\""; }
+
+// The parser's message without its "[json.exception.parse_error.101] " tag.
+std::string parser_message(const json::parse_error& e) {
+  std::string what = e.what();
+  const auto tag_end = what.find("] ");
+  return tag_end == std::string::npos ? what : what.substr(tag_end + 2);
+}
+
+int64_t count(const json& obj, const std::string& key, const std::string& file,
+              const std::string& path, int64_t lo, int64_t hi) {
+  return jr::get_int(obj, key, file, path, lo, hi);
+}
+
+layer_geometry explicit_layer(const json& j, std::size_t i, const std::string& file) {
+  const std::string path = "layers[" + std::to_string(i) + "].";
+  if (!j.is_object())
+    throw input_error(file, "layers[" + std::to_string(i) + "]", jr::shown(j),
+                      "expected a layer object");
+  layer_geometry l;
+  l.name = jr::get_string(j, "name", file, path);
+  l.kind = parse_attn_kind(jr::get_string(j, "type", file, path), file, path + "type");
+  // Ranges here only keep the numbers sane; validate() enforces positivity per layer kind.
+  l.num_heads = count(j, "num_heads", file, path, 0, max_heads);
+  l.num_kv_heads = count(j, "num_kv_heads", file, path, 0, max_heads);
+  l.head_size = count(j, "head_size", file, path, 0, max_head_size);
+  l.head_size_v = j.contains("head_size_v")
+                      ? count(j, "head_size_v", file, path, 0, max_head_size)
+                      : l.head_size;
+  l.sliding_window = jr::get_int_or(j, "sliding_window", 0, file, path, 0, max_sliding_window);
+  return l;
+}
+
+model_geometry parse_explicit(const json& j, const std::string& file) {
+  model_geometry m;
+  m.source = file;
+  if (j.contains("name")) {
+    m.name = jr::get_string(j, "name", file, "");
+  } else {
+    m.name = std::filesystem::path(file).stem().string();
+  }
+  m.num_attention_heads = count(j, "num_attention_heads", file, "", 1, max_heads);
+  m.num_kv_heads = count(j, "num_key_value_heads", file, "", 1, max_heads);
+  m.head_size = count(j, "head_dim", file, "", 1, max_head_size);
+  if (j.contains("dtype"))
+    m.kv_dtype = parse_dtype(jr::get_string(j, "dtype", file, ""), file, "dtype");
+  const json& layers = j.at("layers");
+  if (layers.empty() || layers.size() > static_cast<std::size_t>(max_layers))
+    throw input_error(file, "layers", "a list of " + std::to_string(layers.size()),
+                      "a model has 1.." + std::to_string(max_layers) + " layers");
+  m.layers.reserve(layers.size());
+  for (std::size_t i = 0; i < layers.size(); ++i)
+    m.layers.push_back(explicit_layer(layers[i], i, file));
+  return m;
+}
+
+}  // namespace
+
+model_geometry load_model(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw input_error(path, "<file>", quoted(path), "is a directory, not a config file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw input_error(path, "<file>", quoted(path),
+                      std::string("cannot be opened: ") + std::strerror(errno));
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw input_error(path, "<file>", quoted(path), "cannot be read");
+  json j;
+  try {
+    j = json::parse(text.str());
+  } catch (const json::parse_error& e) {
+    throw input_error(path, "<json>", "byte " + std::to_string(e.byte),
+                      "malformed JSON: " + parser_message(e));
+  }
+  return parse_model(j, path);
+}
+
+model_geometry parse_model(const json& j, const std::string& source) {
+  if (!j.is_object())
+    throw input_error(source, "<root>", jr::shown(j), "a model config is a JSON object");
+  const auto layers = j.find("layers");
+  model_geometry m = layers != j.end() && layers->is_array() ? parse_explicit(j, source)
+                                                             : hf::parse_hf(j, source);
+  validate(m);
+  return m;
+}
+
+json to_json(const model_geometry& m) {
+  json layers = json::array();
+  for (const layer_geometry& l : m.layers)
+    layers.push_back({{"name", l.name},
+                      {"type", to_string(l.kind)},
+                      {"num_heads", l.num_heads},
+                      {"num_kv_heads", l.num_kv_heads},
+                      {"head_size", l.head_size},
+                      {"head_size_v", l.head_size_v},
+                      {"sliding_window", l.sliding_window}});
+  return {{"name", m.name},
+          {"num_attention_heads", m.num_attention_heads},
+          {"num_key_value_heads", m.num_kv_heads},
+          {"head_dim", m.head_size},
+          {"dtype", to_string(m.kv_dtype)},
+          {"layers", std::move(layers)}};
+}
+
+}  // namespace headroom
