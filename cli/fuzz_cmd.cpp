@@ -1,12 +1,82 @@
-// headroom fuzz: arrives with the property generators (issue 4).
+// headroom fuzz [--seed S] [--cases N | --time 60s] [--target sim|gpu|model] [--policy P]
+//               [--grouping G] [--backend triton|flashinfer|all] [--out DIR] [--jobs N]
+//               [--stop-after K]
+// Random cases from the property generators, shrunk counterexamples to DIR as they are found.
+// Exit 1 when anything was found, 0 when clean, 2 on bad input (DESIGN.md).
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <random>
+
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
+#include "cli/fuzz_campaign.hpp"
 #include "core/util/error.hpp"
 
 namespace headroom::cli {
 
-int fuzz_main(int, char**) {
-  throw input_error(cmdline, "fuzz", "(command)", "not built yet");
+namespace {
+
+uint64_t fresh_seed() {
+  const auto t = std::chrono::system_clock::now().time_since_epoch().count();
+  return static_cast<uint64_t>(t) ^ (static_cast<uint64_t>(std::random_device{}()) << 32);
+}
+
+// Creates --out when missing; a path that exists and is not a folder is bad input.
+void prepare_out(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
+    throw input_error(cmdline, "--out", "\"" + dir + "\"", "exists and is not a folder");
+  fs::create_directories(dir, ec);
+  if (ec || !fs::is_directory(dir))
+    throw input_error(cmdline, "--out", "\"" + dir + "\"", "cannot be created: " + ec.message());
+}
+
+void read_profile(const parsed_args& a, fuzz_options& o) {
+  auto& p = o.profile;
+  if (auto v = a.get("--policy")) p.policies = {parse_policy(*v, cmdline, "--policy")};
+  if (auto v = a.get("--grouping")) p.groupings = {parse_grouping(*v, cmdline, "--grouping")};
+  if (auto v = a.get("--backend"); v && *v != "all")
+    p.backends = {parse_backend(*v, cmdline, "--backend")};
+  o.profile_flags = std::string("--policy ") + to_string(p.policies.front()) + " --grouping " +
+                    to_string(p.groupings.front()) + " --backend " +
+                    (p.backends.size() == 1 ? to_string(p.backends.front()) : "all");
+}
+
+fuzz_options read_options(int argc, char** argv) {
+  auto a = parse(argc, argv, 2,
+                 {"--seed", "--cases", "--time", "--target", "--policy", "--grouping",
+                  "--backend", "--out", "--jobs", "--stop-after"},
+                 {});
+  if (!a.positional.empty())
+    throw input_error(cmdline, a.positional.front(), "(argument)", "fuzz takes no positional arguments");
+  if (a.has("--cases") && a.has("--time"))
+    throw input_error(cmdline, "--time", *a.get("--time"), "give --cases or --time, not both");
+  fuzz_options o;
+  o.seed = a.has("--seed") ? to_seed("--seed", *a.get("--seed")) : fresh_seed();
+  if (auto v = a.get("--cases")) o.cases = to_int("--cases", *v, 1, int64_t{1} << 40);
+  if (auto v = a.get("--time")) o.seconds = to_seconds("--time", *v);
+  if (!o.cases && !o.seconds) o.cases = 1000;
+  if (auto v = a.get("--stop-after")) o.stop_after = to_int("--stop-after", *v, 1, 1 << 20);
+  if (auto v = a.get("--jobs")) o.jobs = static_cast<int>(to_int("--jobs", *v, 1, 1024));
+  o.target = a.get("--target").value_or("sim");
+  read_profile(a, o);
+  if (auto v = a.get("--out")) o.out = *v;
+  return o;
+}
+
+}  // namespace
+
+int fuzz_main(int argc, char** argv) {
+  fuzz_options o = read_options(argc, argv);
+  make_executor(o.target);  // a target that cannot run here is bad input, before any output
+  if (o.out) prepare_out(*o.out);
+  std::fprintf(stderr, "fuzz: seed %llu (repeat with --seed %llu)\n",
+               static_cast<unsigned long long>(o.seed), static_cast<unsigned long long>(o.seed));
+  const fuzz_summary s = run_fuzz(o);
+  print_fuzz_summary(o, s);
+  return s.found.empty() ? 0 : 1;
 }
 
 }  // namespace headroom::cli

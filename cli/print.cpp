@@ -24,7 +24,7 @@ void print_report(const report& r, const std::string& title) {
   for (const auto& v : r.violations) {
     std::printf("VIOLATION %s: %s tp %lld group %d (%zu layers)", v.invariant.c_str(),
                 to_string(v.be), (long long)v.tp, v.group, v.layers.size());
-    if (!v.buffer.empty())
+    if (!v.buffer.empty() && (v.capacity_bytes > 0 || v.required_bytes > 0))
       std::printf(" %s: capacity %lld B, required %lld B", v.buffer.c_str(),
                   (long long)v.capacity_bytes, (long long)v.required_bytes);
     std::printf("\n    %s\n", v.detail.c_str());

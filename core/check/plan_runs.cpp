@@ -59,9 +59,11 @@ std::vector<run_failure> plan_runner::run(const rank_layer& l, const batch& b) {
         run_failure f{inv::plan_run_heads, "", 0, 0, "", false};
         f.detail = "planned with " + std::to_string(builder_heads_) + " qo heads, run with q.size(1) = " +
                    std::to_string(l.num_heads);
-        if (o.rows_never_computed > 0)
+        if (o.rows_never_computed > 0) {
+          f.buffer = "output";  // a separate finding: rows of the output no planned tile covers
           f.detail += "; " + std::to_string(o.rows_never_computed) +
                       " (token, head) rows are never computed (garbage output)";
+        }
         out.push_back(std::move(f));
       }
     }
@@ -90,7 +92,7 @@ void plan_runner::judge(std::size_t plan_kind, const std::vector<buffer_plan>& b
     f.detail = t.name + " holds " + bytes_text(bp->capacity_bytes) + " (planned for " +
                std::to_string(builder_heads_) + " heads) but a layer with " +
                std::to_string(l.num_heads) + " heads " + (model ? "needs " : "touched ") +
-               bytes_text(t.bytes()) + " at " + std::to_string(b.num_seqs()) + " requests";
+               bytes_text(t.bytes()) + " at batch size " + std::to_string(b.num_seqs());
     for (const auto& a : o.oob)
       if (a.buffer == t.name) {
         f.detail += "; first: " + std::string(a.write ? "write" : "read") + " of index " +

@@ -1,0 +1,54 @@
+// headroom fuzz, the campaign: sample cases from (seed, index) with the generators, run each on a
+// target (one executor per job thread), shrink every failure of a new kind, deduplicate by
+// signature and write each new counterexample to --out as soon as it is found (atomically).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/check/check.hpp"
+#include "generators/case_gen.hpp"
+#include "generators/search.hpp"
+
+namespace headroom::cli {
+
+struct fuzz_options {
+  uint64_t seed = 0;
+  std::optional<int64_t> cases;    // stop after this many cases ...
+  std::optional<double> seconds;   // ... or after this long
+  std::optional<int64_t> stop_after;  // ... or after this many distinct counterexamples
+  std::string target = "sim";
+  generators::case_profile profile;
+  std::optional<std::string> out;  // folder for counterexample files
+  int jobs = 1;
+  std::string profile_flags;       // the flags that shape the cases, for repro lines
+};
+
+struct fuzz_counterexample {
+  generators::finding f;
+  uint64_t index = 0;             // case index it was sampled at
+  double seconds = 0;             // since the start, when written
+  std::string file;               // empty without --out
+  bool known = false;             // the file was already in --out (an earlier campaign's)
+};
+
+struct fuzz_summary {
+  int64_t cases = 0;
+  int64_t failing = 0;
+  double seconds = 0;
+  std::optional<uint64_t> first_failing_index;  // smallest index of a failing case
+  double first_failing_seconds = 0;             // when the first failing case was seen
+  std::vector<fuzz_counterexample> found;       // in the order they were written
+};
+
+fuzz_summary run_fuzz(const fuzz_options& o);
+
+// The counterexample file's name: backend-policy-grouping-invariant[-buffer]-hash.json.
+std::string counterexample_file_name(const generators::finding& f);
+
+// The summary block on stdout.
+void print_fuzz_summary(const fuzz_options& o, const fuzz_summary& s);
+
+}  // namespace headroom::cli

@@ -1,0 +1,71 @@
+// headroom fuzz output: counterexample file names and the end-of-campaign summary on stdout.
+#include <cstdio>
+
+#include "cli/fuzz_campaign.hpp"
+
+namespace headroom::cli {
+
+namespace {
+
+// FNV-1a, for short stable file-name suffixes.
+uint32_t fnv1a(const std::string& s) {
+  uint32_t h = 2166136261u;
+  for (unsigned char ch : s) h = (h ^ ch) * 16777619u;
+  return h;
+}
+
+std::string size_text(const check_case& c) {
+  int64_t attention = 0;
+  for (const auto& l : c.model.layers) attention += l.kind != attn_kind::none;
+  return std::to_string(c.model.layers.size()) + " layers (" + std::to_string(attention) +
+         " with attention), tp " + std::to_string(c.tp) + ", " +
+         std::to_string(c.b.num_seqs()) + (c.b.is_decode() ? " decode" : "") + " requests";
+}
+
+}  // namespace
+
+std::string counterexample_file_name(const generators::finding& f) {
+  char hash[16];
+  std::snprintf(hash, sizeof hash, "%08x", fnv1a(f.signature));
+  std::string name = std::string(to_string(f.shrunk.be)) + "-" + to_string(f.shrunk.pol) + "-" +
+                     to_string(f.shrunk.grp) + "-" + f.kind.invariant;
+  if (!f.kind.buffer.empty()) name += "-" + f.kind.buffer;
+  return name + "-" + hash + ".json";
+}
+
+void print_fuzz_summary(const fuzz_options& o, const fuzz_summary& s) {
+  std::printf("headroom fuzz: seed %llu, target %s, policy %s, grouping %s, %d job%s\n",
+              static_cast<unsigned long long>(o.seed), o.target.c_str(),
+              to_string(o.profile.policies.front()), to_string(o.profile.groupings.front()),
+              o.jobs, o.jobs == 1 ? "" : "s");
+  std::printf("  %lld cases in %.2f s (%.0f cases/s); %lld failing\n",
+              static_cast<long long>(s.cases), s.seconds,
+              s.seconds > 0 ? static_cast<double>(s.cases) / s.seconds : 0.0,
+              static_cast<long long>(s.failing));
+  if (s.first_failing_index)
+    std::printf("  first failing case: index %llu (%llu cases), after %.3f s\n",
+                static_cast<unsigned long long>(*s.first_failing_index),
+                static_cast<unsigned long long>(*s.first_failing_index + 1),
+                s.first_failing_seconds);
+  if (!s.found.empty())
+    std::printf("  first counterexample written after %.3f s\n", s.found.front().seconds);
+  std::printf("  %zu distinct counterexample%s\n", s.found.size(), s.found.size() == 1 ? "" : "s");
+  for (std::size_t k = 0; k < s.found.size(); ++k) {
+    const auto& ce = s.found[k];
+    std::printf("  [%zu] %s\n      shrunk to %s (case %llu, %d steps, %d runs)\n", k + 1,
+                ce.f.signature.c_str(), size_text(ce.f.shrunk).c_str(),
+                static_cast<unsigned long long>(ce.index), ce.f.shrink_steps, ce.f.shrink_evals);
+    if (!ce.file.empty())
+      std::printf("      repro: headroom replay %s --target %s%s\n", ce.file.c_str(),
+                  o.target.c_str(), ce.known ? "   (file from an earlier campaign)" : "");
+    else
+      std::printf("      repro: headroom fuzz --seed %llu --cases %llu --target %s %s\n",
+                  static_cast<unsigned long long>(o.seed),
+                  static_cast<unsigned long long>(ce.index + 1), o.target.c_str(),
+                  o.profile_flags.c_str());
+  }
+  std::printf("verdict: %s\n", s.found.empty() ? "clean" : "FAIL (counterexamples found)");
+  std::fflush(stdout);
+}
+
+}  // namespace headroom::cli

@@ -1,0 +1,118 @@
+// The headroom command end to end: exit codes, the report JSON, replay of a reported case.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+#include <sys/wait.h>
+
+#include <nlohmann/json.hpp>
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+struct result {
+  int code = -1;
+  std::string out;
+};
+
+result run(const std::string& args) {
+  const std::string cmd = std::string(HEADROOM_BIN) + " " + args + " 2>/dev/null";
+  result r;
+  FILE* p = popen(cmd.c_str(), "r");
+  char buf[4096];
+  while (std::size_t n = std::fread(buf, 1, sizeof buf, p)) r.out.append(buf, n);
+  const int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::string config(const std::string& name) {
+  return std::string(HEADROOM_SOURCE_DIR) + "/configs/" + name;
+}
+
+fs::path temp(const std::string& name) {
+  fs::path dir = fs::temp_directory_path() / ("headroom_cli_test_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  return dir / name;
+}
+
+json read_json(const fs::path& p) {
+  std::ifstream in(p);
+  return json::parse(in);
+}
+
+TEST(Cli, LagunaModelWideTritonThresholds) {
+  const auto out = temp("laguna.json");
+  auto r = run("check " + config("laguna-xs2.json") +
+               " --tp 1,2,4,8 --backend triton --policy model-wide --json " + out.string());
+  ASSERT_EQ(r.code, 1);
+  json j = read_json(out);
+  EXPECT_FALSE(j["ok"].get<bool>());
+  std::map<int64_t, int64_t> min_fail;
+  for (const auto& t : j["thresholds"])
+    if (!t["min_failing_decode_batch"].is_null())
+      min_fail[t["tp"].get<int64_t>()] = t["min_failing_decode_batch"].get<int64_t>();
+  EXPECT_EQ(min_fail, (std::map<int64_t, int64_t>{{1, 13}, {2, 25}, {4, 49}, {8, 97}}));
+  const json& v = j["violations"][0];
+  for (const char* key : {"invariant", "backend", "tp", "group", "layers", "buffer",
+                          "capacity_bytes", "required_bytes", "case"})
+    EXPECT_TRUE(v.contains(key)) << key;
+  EXPECT_EQ(v["invariant"], "buffer_capacity");
+
+  // The violation's case replays to the same verdict, on the formulas and on the simulator.
+  const auto case_file = temp("case.json");
+  std::ofstream(case_file) << v["case"].dump();
+  EXPECT_EQ(run("replay " + case_file.string()).code, 1);
+  EXPECT_EQ(run("replay " + case_file.string() + " --target sim").code, 1);
+}
+
+TEST(Cli, PerLayerIsCleanOnBothBackendsAtEveryTp) {
+  auto r = run("check " + config("laguna-xs2.json") + " --tp 1,2,4,8 --backend all");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("verdict: OK"), std::string::npos);
+}
+
+TEST(Cli, LegacyGroupingReportsGroupAgreement) {
+  const auto out = temp("legacy.json");
+  auto r = run("check " + config("laguna-xs2.json") +
+               " --grouping legacy --policy per-layer --no-hybrid --json " + out.string());
+  ASSERT_EQ(r.code, 1);
+  EXPECT_EQ(read_json(out)["violations"][0]["invariant"], "group_agreement");
+}
+
+TEST(Cli, UniformLlamaIsCleanUnderEveryPolicyAndGrouping) {
+  for (const char* p : {"per-layer", "model-wide", "max"})
+    for (const char* g : {"heads", "legacy", "proposer"})
+      EXPECT_EQ(run("check " + config("llama-3-8b.json") + " --tp 1,2,4,8 --policy " + p +
+                    " --grouping " + g).code, 0) << p << " " << g;
+}
+
+TEST(Cli, UsageErrorsExit2AndWriteNothing) {
+  const auto out = temp("never.json");
+  fs::remove(out);
+  EXPECT_EQ(run("check " + config("laguna-xs2.json") + " --policy fixed --json " + out.string()).code, 2);
+  EXPECT_EQ(run("check " + config("laguna-xs2.json") + " --tight 0.5").code, 2);
+  EXPECT_EQ(run("check " + config("laguna-xs2.json") + " --bogus").code, 2);
+  EXPECT_EQ(run("check").code, 2);
+  EXPECT_EQ(run("frobnicate").code, 2);
+  EXPECT_EQ(run("replay /nonexistent/case.json").code, 2);
+  EXPECT_EQ(run("check " + config("laguna-xs2.json") + " --json /nonexistent/dir/r.json").code, 2);
+  EXPECT_FALSE(fs::exists(out));
+  EXPECT_EQ(run("--help").code, 0);
+  EXPECT_EQ(run("check --help").code, 0);
+}
+
+TEST(Cli, TightIsReportedOnlyWhenAsked) {
+  EXPECT_EQ(run("check " + config("llama-3-8b.json") + " --backend flashinfer").code, 0);
+  const auto out = temp("tight.json");
+  EXPECT_EQ(run("check " + config("llama-3-8b.json") + " --backend flashinfer --tight 4 --json " +
+                out.string()).code, 1);
+  EXPECT_EQ(read_json(out)["violations"][0]["invariant"], "tight_bound");
+}
+
+}  // namespace
