@@ -42,7 +42,8 @@ struct observation {
   std::vector<buffer_need> touched;       // per buffer: largest index accessed + 1 (may exceed extent)
   std::vector<access_record> oob;         // first few out-of-bounds accesses
   int64_t oob_count = 0;                  // all of them
-  int64_t uninitialized_reads = 0;
+  int64_t uninitialized_reads = 0;       // reads of never-written scratch or shared memory
+  int64_t races = 0;                     // shared-memory hazards across a missing barrier
   bool output_checked = false;            // the executor compared the output with a reference
   bool output_mismatch = false;
   std::string mismatch_detail;            // first few mismatches with indices

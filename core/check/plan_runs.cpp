@@ -119,6 +119,10 @@ void plan_runner::judge(std::size_t plan_kind, const std::vector<buffer_plan>& b
   if (o.uninitialized_reads > 0)
     out.push_back({"uninitialized_read", "", 0, 0,
                    std::to_string(o.uninitialized_reads) + " reads of never-written memory", false});
+  if (o.races > 0)
+    out.push_back({"shared_race", "", 0, 0,
+                   std::to_string(o.races) + " shared-memory accesses race across a missing barrier",
+                   false});
 }
 
 std::vector<std::size_t> plan_runner::sweep_points(const std::vector<batch>& sweep,

@@ -1,0 +1,160 @@
+// Simulator benchmarks (issue 3): cases per second on a small property-style mix through the sim
+// executor (inputs, checked kernels, fp32 reference, comparison), checked accesses per second, and
+// the overhead of checked execution against the same bodies run natively with checks compiled out
+// (goal <= 3x), timed in thread CPU time. The mix: kv heads 1-2, GQA groups 1-8, head sizes 64 / 80 / 128, 1-4 decode
+// requests of 1-64 tokens, bf16, per-layer plans (in bounds), Triton 3D and FlashInfer split-KV.
+#include <benchmark/benchmark.h>
+
+#include <ctime>
+#include <variant>
+#include <vector>
+
+#include "core/backends/flashinfer.hpp"
+#include "core/backends/triton.hpp"
+#include "kernels/inputs.hpp"
+#include "kernels/sim_executor.hpp"
+#include "kernels/sim_runs.hpp"
+
+namespace headroom {
+namespace {
+
+struct mix_case {
+  rank_layer layer;
+  batch b;
+  any_plan plan;
+};
+
+std::vector<mix_case> make_mix(int n, uint64_t seed) {
+  splitmix64 rng{seed};
+  auto pick = [&](int64_t k) { return static_cast<int64_t>(rng.next() % static_cast<uint64_t>(k)); };
+  std::vector<mix_case> mix;
+  for (int i = 0; i < n; ++i) {
+    mix_case c;
+    const int64_t kv = 1 + pick(2), g = 1 + pick(8), d = std::vector<int64_t>{64, 80, 128}[pick(3)];
+    c.layer = {"model.layers.0.self_attn.attn", attn_kind::full, kv * g, kv, d, d, 0};
+    c.b = decode_batch(1 + pick(4), 1 + pick(64));
+    if (i % 2 == 0) {
+      c.plan = plan_triton(kv * g, kv, d, {});
+    } else {
+      flashinfer_options o;
+      o.cuda_graph = true;  // split even for short sequences
+      c.plan = plan_fi_decode(kv * g, kv, d, dtype::bf16, c.b, o);
+    }
+    mix.push_back(std::move(c));
+  }
+  return mix;
+}
+
+void BM_sim_executor_cases(benchmark::State& state) {
+  const auto mix = make_mix(64, 1);
+  sim_executor ex;
+  int64_t cases = 0;
+  for (auto _ : state) {
+    for (const auto& c : mix) {
+      run_request r;
+      r.layer = &c.layer;
+      r.plan = &c.plan;
+      r.b = &c.b;
+      r.seed = static_cast<uint64_t>(cases);
+      benchmark::DoNotOptimize(ex.run(r));
+      ++cases;
+    }
+  }
+  state.counters["cases/s"] = benchmark::Counter(static_cast<double>(cases), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_sim_executor_cases)->Unit(benchmark::kMillisecond);
+
+// The kernels alone, on prepared inputs: checked launches, native launches, and their ratio.
+struct prepared {
+  std::unique_ptr<sim::memory> mem;
+  sim_inputs<bf16> in;
+  triton_params<bf16> tp;
+  fi_decode_params<bf16> fp;
+  bool triton = true;
+};
+
+std::vector<prepared> prepare(const std::vector<mix_case>& mix) {
+  std::vector<prepared> out;
+  uint64_t seed = 0;
+  for (const auto& c : mix) {
+    prepared p;
+    p.mem = std::make_unique<sim::memory>();
+    p.in = upload_inputs(*p.mem, make_attention_inputs<bf16>(c.layer, c.b, 16, seed++));
+    if (const auto* t = std::get_if<triton_plan>(&c.plan)) {
+      p.tp = make_triton_params(*p.mem, p.in, *t, c.layer, c.b, triton_uses_3d(*t, c.b));
+    } else {
+      p.fp = make_fi_decode_params(*p.mem, p.in, std::get<fi_decode_plan>(c.plan));
+      p.triton = false;
+    }
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+// Thread CPU time: the ratio of checked to native time is not skewed by other load on the machine.
+double cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
+int64_t checked_accesses(const sim::memory& m) {
+  int64_t n = m.shared_accesses;
+  for (std::size_t i = 0; i < m.size(); ++i) n += m[i].stats.loads + m[i].stats.stores;
+  return n;
+}
+
+void run_all(std::vector<prepared>& ps, sim_mode mode) {
+  for (auto& p : ps) {
+    if (p.triton)
+      run_triton(*p.mem, mode, p.tp, p.tp.segm_output.data != nullptr);
+    else
+      run_fi_decode(*p.mem, mode, p.fp);
+  }
+}
+
+void BM_kernels_checked_vs_native(benchmark::State& state) {
+  auto ps = prepare(make_mix(64, 2));
+  double checked_s = 0, native_s = 0;
+  for (auto _ : state) {
+    const double t0 = cpu_seconds();
+    run_all(ps, sim_mode::checked);
+    const double t1 = cpu_seconds();
+    run_all(ps, sim_mode::native);
+    checked_s += t1 - t0;
+    native_s += cpu_seconds() - t1;
+  }
+  int64_t accesses = 0;
+  for (const auto& p : ps) accesses += checked_accesses(*p.mem);
+  state.counters["checked_accesses/s"] = static_cast<double>(accesses) / checked_s;
+  state.counters["checked_cases/s"] = static_cast<double>(ps.size() * state.iterations()) / checked_s;
+  state.counters["native_cases/s"] = static_cast<double>(ps.size() * state.iterations()) / native_s;
+  state.counters["overhead_x"] = checked_s / native_s;
+}
+BENCHMARK(BM_kernels_checked_vs_native)->Unit(benchmark::kMillisecond);
+
+// One larger case: Laguna XS.2 at tp 8 (8 query heads, 1 kv head, D 128), 32 x 256-token decode.
+void BM_laguna_tp8_checked_vs_native(benchmark::State& state) {
+  mix_case c;
+  c.layer = {"model.layers.1.self_attn.attn", attn_kind::sliding, 8, 1, 128, 128, 512};
+  c.b = decode_batch(32, 256);
+  c.plan = plan_triton(8, 1, 128, {});
+  auto ps = prepare({c});
+  double checked_s = 0, native_s = 0;
+  for (auto _ : state) {
+    const double t0 = cpu_seconds();
+    run_all(ps, sim_mode::checked);
+    const double t1 = cpu_seconds();
+    run_all(ps, sim_mode::native);
+    checked_s += t1 - t0;
+    native_s += cpu_seconds() - t1;
+  }
+  state.counters["checked_accesses/s"] = static_cast<double>(checked_accesses(*ps[0].mem)) / checked_s;
+  state.counters["overhead_x"] = checked_s / native_s;
+}
+BENCHMARK(BM_laguna_tp8_checked_vs_native)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace headroom
+
+BENCHMARK_MAIN();

@@ -1,0 +1,64 @@
+// The kernel context interface: everything a kernel body may use. Three implementations: the
+// simulator's sim_context (checked), native_context (checks compiled out), and the GPU context of
+// issue 5 (zero cost). A body is written once:
+//
+//   struct my_kernel {
+//     struct params { buffer_ref<const float> in; buffer_ref<float> out; int64_t n; };
+//     struct shared_storage { float tile[256]; };                  // __shared__ on a GPU
+//     static launch_dim grid(const params& p);
+//     static launch_dim block(const params& p);                    // <= 1024 threads
+//     template <class Ctx>
+//     HEADROOM_HOST_DEVICE void operator()(Ctx& ctx, const params& p, shared_storage& s) const;
+//   };
+//
+// The body itself is block-uniform code (every thread runs it on a GPU; the simulator runs it once
+// per block): loops around barriers and early returns must not depend on the thread.
+//   ctx.block_idx(), ctx.grid_dim(), ctx.block_dim()   -> launch_dim
+//   ctx.threads(f)            f(const thread_idx& t) for every thread of the block (GPU: once, for
+//                             threadIdx). Thread-divergent code lives only inside f.
+//   ctx.sync()                __syncthreads(); never inside threads().
+//   ctx.global(buffer_ref<T>) a global view; ctx.shared<G>(s.array, "name") a shared view, barrier
+//                             discipline tracked per granule of G elements (sim_views.hpp).
+//   view.load(i), view.store(i, v), view.load_vec<N>(i), view.store_vec<N>(i, vec<T,N>),
+//   view.extent()             element indices (int64_t); vector accesses move N consecutive elements.
+//   ctx.registers<T>()        registers_view<T>: r[t] is thread t's T, kept across barriers (GPU: a
+//                             plain local variable; T must be trivially copyable).
+//   ctx.lane_sum(r, width)    r: registers_view<fvec<N>>; butterfly sum over groups of `width`
+//                             consecutive threads (a power of two <= 32: __shfl_xor_sync on a GPU);
+//                             every member gets the group sum. Block-uniform, like sync().
+// Bodies never touch threadIdx, __syncthreads, __shared__ or raw pointers, never throw, never
+// allocate, and use no std:: containers or virtual calls (they compile under nvcc).
+// Notes for the GPU context: threads(f) calls f once with {threadIdx, linear id}; registers<T>()
+// returns a struct holding one T whose operator[] ignores the thread; lane_sum must mask lanes of a
+// partial last warp when the block is not a multiple of 32 threads.
+#pragma once
+
+#include <concepts>
+#include <cstdint>
+
+#include "core/sim/device_types.hpp"
+
+namespace headroom {
+
+// Host-side statement of the interface (the GPU context satisfies it in host compilation too).
+template <class C>
+concept kernel_context = requires(C& c, buffer_ref<float> b, buffer_ref<const int32_t> cb) {
+  { c.block_idx() } -> std::convertible_to<launch_dim>;
+  { c.grid_dim() } -> std::convertible_to<launch_dim>;
+  { c.block_dim() } -> std::convertible_to<launch_dim>;
+  c.threads([](const thread_idx&) {});
+  c.sync();
+  { c.global(b).load(int64_t{0}) } -> std::convertible_to<float>;
+  c.global(b).store(int64_t{0}, 1.0f);
+  { c.global(cb).extent() } -> std::convertible_to<int64_t>;
+  c.template registers<fvec<4>>();
+  c.lane_sum(c.template registers<fvec<4>>(), 4);
+};
+
+// Helpers that read better in bodies than ctx.template ...<T>().
+template <class T, class Ctx>
+HEADROOM_HOST_DEVICE auto make_registers(Ctx& ctx) {
+  return ctx.template registers<T>();
+}
+
+}  // namespace headroom

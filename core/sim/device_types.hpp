@@ -1,0 +1,46 @@
+// Plain types shared by kernel bodies, the simulator and (issue 5) the GPU launcher: launch shapes,
+// thread coordinates, buffer handles and small vectors. All are trivially copyable PODs that nvcc
+// can pass by value into a __global__ function; nothing here allocates or throws.
+#pragma once
+
+#include <cstdint>
+
+#include "core/sim/host_device.hpp"
+
+namespace headroom {
+
+// Grid or block shape (CUDA dim3, signed so index arithmetic stays in int64_t).
+struct launch_dim {
+  int64_t x = 1, y = 1, z = 1;
+  HEADROOM_HOST_DEVICE int64_t count() const { return x * y * z; }
+};
+
+// One thread of a block: coordinates plus the linear id x + X*(y + Y*z) (CUDA's warp order).
+struct thread_idx {
+  int x = 0, y = 0, z = 0;
+  int linear = 0;
+};
+
+// A named global buffer as kernel params carry it: base pointer, extent in elements, and the id the
+// executor gave it (the simulator attributes accesses by id; a device-checked build logs it).
+// Bodies never dereference `data` themselves: they ask the context for a view.
+template <class T>
+struct buffer_ref {
+  T* data = nullptr;
+  int64_t extent = 0;
+  int32_t id = -1;
+};
+
+// N consecutive elements moved by one access (a vectorised load or store of one lane's chunk).
+template <class T, int N>
+struct vec {
+  static_assert(N >= 1, "vec needs at least one element");
+  T v[N];
+  HEADROOM_HOST_DEVICE T& operator[](int i) { return v[i]; }
+  HEADROOM_HOST_DEVICE const T& operator[](int i) const { return v[i]; }
+};
+
+template <int N>
+using fvec = vec<float, N>;
+
+}  // namespace headroom

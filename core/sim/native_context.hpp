@@ -1,0 +1,93 @@
+// The same kernel bodies run natively on the CPU with every check compiled out: raw-pointer views,
+// barriers that do nothing (threads of a phase run in order, so a correct body sees what it would
+// see on a GPU), the same register arena and lane sums. It is the baseline for the simulator's
+// overhead (bench/bench_sim.cpp) and a fast path when a result is wanted without checking.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "core/sim/arena.hpp"
+#include "core/sim/device_types.hpp"
+#include "core/sim/launch.hpp"
+
+namespace headroom::sim {
+
+template <class T>
+struct native_view {
+  using value_type = std::remove_const_t<T>;
+  T* d;
+  int64_t n;
+  int64_t extent() const { return n; }
+  value_type load(int64_t i) const { return d[i]; }
+  template <int N>
+  vec<value_type, N> load_vec(int64_t i) const {
+    vec<value_type, N> r;
+    std::memcpy(static_cast<void*>(&r), d + i, sizeof(r));
+    return r;
+  }
+  void store(int64_t i, value_type v) const requires(!std::is_const_v<T>) { d[i] = v; }
+  template <int N>
+  void store_vec(int64_t i, const vec<value_type, N>& v) const requires(!std::is_const_v<T>) {
+    std::memcpy(static_cast<void*>(d + i), &v, sizeof(v));
+  }
+};
+
+class native_context {
+ public:
+  native_context(launch_dim g, launch_dim b) : grid_(g), block_(b), n_(static_cast<int>(b.count())) {}
+  launch_dim block_idx() const { return idx_; }
+  launch_dim grid_dim() const { return grid_; }
+  launch_dim block_dim() const { return block_; }
+  template <class F>
+  void threads(F&& f) {
+    thread_idx t;
+    for (t.z = 0; t.z < block_.z; ++t.z)
+      for (t.y = 0; t.y < block_.y; ++t.y)
+        for (t.x = 0; t.x < block_.x; ++t.x, ++t.linear) f(static_cast<const thread_idx&>(t));
+  }
+  void sync() {}
+  template <class T>
+  native_view<T> global(buffer_ref<T> r) { return {r.data, r.extent}; }
+  template <int G = 1, class T, std::size_t N>
+  native_view<T> shared(T (&a)[N], const char*) { return {a, static_cast<int64_t>(N)}; }
+  template <class T>
+  registers_view<T> registers() {
+    return {static_cast<T*>(arena_.alloc(sizeof(T) * static_cast<std::size_t>(n_)))};
+  }
+  template <int N>
+  void lane_sum(registers_view<fvec<N>> r, int width) {
+    for (int base = 0; base < n_; base += width)
+      for (int off = width / 2; off >= 1; off /= 2)
+        for (int i = base; i < base + width; ++i) {
+          if (i & off) continue;
+          for (int k = 0; k < N; ++k) r.p[i][k] = r.p[i + off][k] = r.p[i][k] + r.p[i + off][k];
+        }
+  }
+  void begin_block(launch_dim b) {
+    idx_ = b;
+    arena_.reset();
+  }
+
+ private:
+  launch_dim grid_, block_, idx_;
+  int n_;
+  register_arena arena_;
+};
+
+template <class K>
+void launch_native(const K& kernel, const typename K::params& p) {
+  const launch_dim g = K::grid(p), b = K::block(p);
+  check_launch_shape(g, b);
+  native_context ctx(g, b);
+  alignas(128) static thread_local typename K::shared_storage s;
+  for (int64_t z = 0; z < g.z; ++z)
+    for (int64_t y = 0; y < g.y; ++y)
+      for (int64_t x = 0; x < g.x; ++x) {
+        ctx.begin_block({x, y, z});
+        kernel(ctx, p, s);
+      }
+}
+
+}  // namespace headroom::sim

@@ -1,0 +1,167 @@
+// Simulator context: block bookkeeping, the register arena, and the cold paths that record
+// out-of-bounds accesses, uninitialized reads, races and misuse with block / thread attribution.
+#include "core/sim/sim_context.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <new>
+#include <string>
+
+namespace headroom::sim {
+
+namespace {
+constexpr std::size_t smem_alignment = 128;        // as __shared__ storage on a GPU
+
+std::size_t round_up(std::size_t x, std::size_t a) { return (x + a - 1) / a * a; }
+
+int64_t total_violations(const sim_log& l) {
+  return l.oob_count + l.uninitialized_reads + l.races + l.misuse_count;
+}
+}  // namespace
+
+sim_context::sim_context(memory& m, launch_dim grid, launch_dim block, std::size_t smem_bytes,
+                         const launch_options& o)
+    : mem_(m), grid_(grid), block_(block), opt_(o) {
+  nthreads_ = static_cast<int>(block.count());
+  smem_bytes_ = smem_bytes;
+  const std::size_t alloc = round_up(std::max<std::size_t>(smem_bytes, 1), smem_alignment);
+  smem_ = static_cast<std::byte*>(std::aligned_alloc(smem_alignment, alloc));
+  if (!smem_) throw std::bad_alloc();
+  std::fill(smem_, smem_ + alloc, std::byte{0xFF});
+  wtag_.assign(alloc / 2 + 1, 0);
+  rtag_.assign(alloc / 2 + 1, 0);
+  hot_.ctx = this;
+  bad_buffer_.name = "<buffer not in this memory>";
+  null_buffer_.name = "<null buffer>";
+  violations_at_start_ = total_violations(mem_.log);
+}
+
+sim_context::~sim_context() { std::free(smem_); }
+
+bool sim_context::begin_block(launch_dim b) {
+  if (mem_.log.aborted) return false;
+  if (total_violations(mem_.log) - violations_at_start_ >= opt_.max_violations) {
+    mem_.log.aborted = true;
+    return false;
+  }
+  block_idx_ = b;
+  ++hot_.epoch;  // shared memory written by earlier blocks now reads as poison (uninitialized)
+  hot_.block_epoch = hot_.epoch;
+  hot_.tid = uniform_tid;
+  in_threads_ = false;
+  arena_.reset();
+  ++blocks_run_;
+  return true;
+}
+
+launch_result sim_context::finish() {
+  mem_.shared_accesses += hot_.shared_accesses;
+  hot_.shared_accesses = 0;
+  return {grid_, block_, blocks_run_, barriers_, mem_.log.aborted};
+}
+
+sim_buffer* sim_context::checked_buffer(int32_t id, const void* data, int64_t extent) {
+  if (id >= 0 && static_cast<std::size_t>(id) < mem_.size()) {
+    sim_buffer& b = mem_.at(id);
+    if (b.data == data && b.extent == extent) return &b;
+  }
+  misuse("global(): buffer_ref id " + std::to_string(id) + " does not name a buffer of this memory");
+  return nullptr;
+}
+
+bool sim_context::lane_width_ok(int width) {
+  if (in_threads_) {
+    misuse("lane_sum() inside threads(): a collective in thread-divergent code");
+    return false;
+  }
+  if (width < 1 || width > warp_size || (width & (width - 1)) != 0 || nthreads_ % width != 0) {
+    misuse("lane_sum(): width " + std::to_string(width) + " is not a power of two <= 32 dividing " +
+           std::to_string(nthreads_) + " threads");
+    return false;
+  }
+  return true;
+}
+
+void sim_context::misuse(const std::string& what) {
+  auto& l = mem_.log;
+  ++l.misuse_count;
+  if (static_cast<int64_t>(l.misuse.size()) < l.max_records) {
+    int64_t b[3];
+    block_coords(b);
+    l.misuse.push_back(what + " (block " + std::to_string(b[0]) + "," + std::to_string(b[1]) + "," +
+                       std::to_string(b[2]) + ")");
+  }
+}
+
+void sim_context::coords(uint32_t tid, int64_t out[3]) const {
+  if (tid == uniform_tid || tid == many_tid) {
+    const int64_t v = tid == uniform_tid ? -1 : -2;
+    out[0] = out[1] = out[2] = v;
+    return;
+  }
+  out[0] = tid % block_.x;
+  out[1] = (tid / block_.x) % block_.y;
+  out[2] = tid / (block_.x * block_.y);
+}
+
+void sim_context::block_coords(int64_t out[3]) const {
+  out[0] = block_idx_.x;
+  out[1] = block_idx_.y;
+  out[2] = block_idx_.z;
+}
+
+namespace {
+void push_hazard(sim_context& c, hazard_kind k, const std::string& buffer, int64_t index,
+                 uint32_t other) {
+  auto& l = c.mem().log;
+  if (k == hazard_kind::uninitialized_read)
+    ++l.uninitialized_reads;
+  else
+    ++l.races;
+  const auto same = std::count_if(l.hazards.begin(), l.hazards.end(),
+                                  [&](const sim_hazard& h) { return h.kind == k; });
+  if (same >= l.max_records) return;
+  sim_hazard h;
+  h.kind = k;
+  h.buffer = buffer;
+  h.index = index;
+  c.block_coords(h.block);
+  c.coords(c.current_tid(), h.thread);
+  c.coords(other, h.other_thread);
+  l.hazards.push_back(std::move(h));
+}
+
+void push_oob(sim_context& c, const std::string& buffer, int64_t index, int64_t extent, bool write) {
+  auto& l = c.mem().log;
+  ++l.oob_count;
+  if (static_cast<int64_t>(l.oob.size()) >= l.max_records) return;
+  sim_access a;
+  a.buffer = buffer;
+  a.write = write;
+  a.index = index;
+  a.extent = extent;
+  c.block_coords(a.block);
+  c.coords(c.current_tid(), a.thread);
+  l.oob.push_back(std::move(a));
+}
+}  // namespace
+
+void record_oob(sim_context& c, sim_buffer& b, int64_t index, bool write) {
+  ++b.stats.oob;
+  push_oob(c, b.name, index, b.extent, write);
+}
+
+void record_uninit(sim_context& c, sim_buffer& b, int64_t index) {
+  ++b.stats.uninitialized;
+  push_hazard(c, hazard_kind::uninitialized_read, b.name, index, uniform_tid);
+}
+
+void record_shared(sim_context& c, hazard_kind k, const char* name, int64_t index, uint32_t other) {
+  push_hazard(c, k, std::string("shared:") + name, index, other);
+}
+
+void record_shared_oob(sim_context& c, const char* name, int64_t index, int64_t extent, bool write) {
+  push_oob(c, std::string("shared:") + name, index, extent, write);
+}
+
+}  // namespace headroom::sim

@@ -1,0 +1,162 @@
+// The simulator's kernel context (the checked executor of DESIGN.md "One kernel body, two
+// executors"); the interface it implements is documented in core/sim/context.hpp.
+//
+// Execution strategy: a block runs as phases between barriers. Block-uniform code (the body itself)
+// runs once per block; ctx.threads(f) runs f for every thread of the block in linear order;
+// ctx.sync() ends an epoch. State a thread keeps across a barrier lives in ctx.registers<T>() (one T
+// per thread). Barrier semantics are real although threads of one epoch run one after the other:
+// shared memory is tracked per granule (shared_view), so a read of another thread's write from the
+// same epoch sees poison and is recorded, as is a write over another thread's read. Shared memory
+// is poisoned (0xFF) at launch and, per block, by epoch: a granule no thread of the current block
+// wrote reads as poison and counts as an uninitialized read (no per-block memset).
+// Why phases and not fibers, measured before choosing (g++ 12 -O2, the 2-core development VM, a
+// 256-thread block doing 4 x {checked tile load, barrier, 16 checked shared reads, barrier}):
+//   phases 219 us/block; fibers with a hand-written x86-64 stack switch 398-428 us/block (256 stacks
+//   thrash the caches, ~40 ns a switch); fibers with ucontext 2035-2083 us/block (a signal-mask
+//   syscall per switch). Phases are also portable, need no stacks, and inline the whole body.
+// Cost of the checks (bench/bench_sim.cpp): checked runs take 1.5-1.7x the time of the same bodies
+// on native_context (1.8x the instructions, counted with callgrind).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "core/sim/arena.hpp"
+#include "core/sim/device_types.hpp"
+#include "core/sim/memory.hpp"
+#include "core/sim/sim_views.hpp"
+
+namespace headroom::sim {
+
+struct launch_options {
+  int64_t max_violations = 1 << 20;  // stop between blocks after this many records of any kind
+};
+
+struct launch_result {
+  launch_dim grid, block;
+  int64_t blocks_run = 0;
+  int64_t barriers = 0;
+  bool aborted = false;
+};
+
+// The largest block the simulator accepts (CUDA's limit).
+inline constexpr int64_t max_block_threads = 1024;
+// The widest lane group lane_sum accepts: one warp.
+inline constexpr int warp_size = 32;
+
+class sim_context {
+ public:
+  sim_context(memory& m, launch_dim grid, launch_dim block, std::size_t smem_bytes,
+              const launch_options& o);
+  ~sim_context();
+  sim_context(const sim_context&) = delete;
+  sim_context& operator=(const sim_context&) = delete;
+
+  // ---- the Ctx interface (context.hpp)
+  launch_dim block_idx() const { return block_idx_; }
+  launch_dim grid_dim() const { return grid_; }
+  launch_dim block_dim() const { return block_; }
+
+  template <class F>
+  void threads(F&& f) {
+    if (in_threads_) return misuse("threads() called inside threads()");
+    in_threads_ = true;
+    thread_idx t;
+    for (t.z = 0; t.z < block_.z; ++t.z)
+      for (t.y = 0; t.y < block_.y; ++t.y)
+        for (t.x = 0; t.x < block_.x; ++t.x, ++t.linear) {
+          hot_.tid = static_cast<uint32_t>(t.linear);
+          f(static_cast<const thread_idx&>(t));
+        }
+    in_threads_ = false;
+    hot_.tid = uniform_tid;
+  }
+
+  void sync() {
+    if (in_threads_) return misuse("sync() inside threads(): a barrier in thread-divergent code");
+    ++hot_.epoch;
+    ++barriers_;
+  }
+
+  // A default (null) buffer_ref gives an empty view: every access through it is out of bounds.
+  template <class T>
+  global_view<T> global(buffer_ref<T> r) {
+    if (r.id < 0 && r.data == nullptr) return global_view<T>(nullptr, 0, &null_buffer_, &hot_);
+    sim_buffer* b = checked_buffer(r.id, r.data, r.extent);
+    if (!b) return global_view<T>(r.data, 0, &bad_buffer_, &hot_);
+    return global_view<T>(r.data, r.extent, b, &hot_);
+  }
+
+  template <int G = 1, class T, std::size_t N>
+  shared_view<T, G> shared(T (&a)[N], const char* name) {
+    static_assert(N % G == 0, "a shared array must hold whole granules");
+    const auto off = reinterpret_cast<const std::byte*>(&a[0]) - smem_;
+    if (off < 0 || static_cast<std::size_t>(off) + sizeof(a) > smem_bytes_ || off % 2 != 0) {
+      misuse(std::string("shared(") + name + "): array is not in shared_storage");
+      return shared_view<T, G>(a, 0, wtag_.data(), rtag_.data(), name, &hot_);
+    }
+    return shared_view<T, G>(a, static_cast<int64_t>(N), wtag_.data() + off / 2,
+                             rtag_.data() + off / 2, name, &hot_);
+  }
+
+  template <class T>
+  registers_view<T> registers() {
+    static_assert(std::is_trivially_copyable_v<T>, "registers hold plain values");
+    static_assert(alignof(T) <= 16, "registers are 16-byte aligned");
+    return {static_cast<T*>(arena_.alloc(sizeof(T) * static_cast<std::size_t>(nthreads_)))};
+  }
+
+  // Butterfly sum within groups of `width` consecutive threads (the order __shfl_xor_sync uses, so
+  // the simulator and the GPU produce the same bits); every thread of a group gets the group's sum.
+  template <int N>
+  void lane_sum(registers_view<fvec<N>> r, int width) {
+    if (!lane_width_ok(width)) return;
+    for (int base = 0; base < nthreads_; base += width)
+      for (int off = width / 2; off >= 1; off /= 2)
+        for (int i = base; i < base + width; ++i) {
+          if (i & off) continue;
+          for (int k = 0; k < N; ++k) {
+            const float s = r.p[i][k] + r.p[i + off][k];
+            r.p[i][k] = s;
+            r.p[i + off][k] = s;
+          }
+        }
+  }
+
+  // ---- the launcher's side (launch.hpp)
+  std::byte* shared_base() { return smem_; }
+  bool begin_block(launch_dim b);  // false once the launch is aborted
+  launch_result finish();
+
+  // ---- used by the cold paths of the views (sim_context.cpp)
+  memory& mem() { return mem_; }
+  uint32_t current_tid() const { return hot_.tid; }
+  void misuse(const std::string& what);
+  void coords(uint32_t tid, int64_t out[3]) const;  // -1: block-uniform, -2: several threads
+  void block_coords(int64_t out[3]) const;
+  void note_violation();
+
+ private:
+  sim_buffer* checked_buffer(int32_t id, const void* data, int64_t extent);
+  bool lane_width_ok(int width);
+
+  memory& mem_;
+  launch_dim grid_, block_, block_idx_;
+  int nthreads_ = 0;
+  launch_options opt_;
+  hot_state hot_;
+  bool in_threads_ = false;
+  int64_t barriers_ = 0, blocks_run_ = 0;
+  int64_t violations_at_start_ = 0;
+  std::byte* smem_ = nullptr;
+  std::size_t smem_bytes_ = 0;
+  std::vector<uint64_t> wtag_, rtag_;  // per 2 bytes of shared memory
+  register_arena arena_;  // registers, reset per block
+  sim_buffer bad_buffer_;   // target of views whose buffer_ref is not this memory's
+  sim_buffer null_buffer_;  // target of views of a null buffer_ref
+};
+
+}  // namespace headroom::sim

@@ -1,0 +1,110 @@
+// Pieces every attention body shares: the paged inputs, the head layout (lanes x vector chunk per
+// row), the shared K / V tiles, chunked loads and stores, Triton's find_seq_idx. The online softmax
+// itself is attend_range() (attend_range.hpp).
+#pragma once
+
+#include <cstdint>
+
+#include "core/sim/context.hpp"
+#include "core/sim/device_types.hpp"
+#include "core/sim/host_device.hpp"
+#include "kernels/numeric.hpp"
+
+namespace headroom {
+
+// Keys staged per step; equals triton_tile (TILE_SIZE of the 3D decode kernel, SPEC 4), so each
+// Triton segment is a whole number of steps.
+inline constexpr int kv_tile_keys = 16;
+// Threads per attention block at most (lanes x rows per pass): 8 warps.
+inline constexpr int attention_block_threads = 256;
+// Largest head size the bodies support (the largest compile-time head layout below).
+inline constexpr int64_t max_kernel_head_size = 512;
+
+// Compile-time layout of one row (a query head of a token) for padded head sizes 64..512: `lanes`
+// threads, each owning `vec` consecutive dimensions. lanes <= 32 keeps a row inside one warp
+// (lane_sum); vec is 8 (16 bytes of bf16) except at 512, where 32 lanes own 16 each.
+template <int Dp>
+struct head_layout {
+  static_assert(Dp == 64 || Dp == 128 || Dp == 256 || Dp == 512, "head layout: Dp in 64..512");
+  static constexpr int lanes = Dp / 8 > 32 ? 32 : Dp / 8;
+  static constexpr int vec = Dp / lanes;
+};
+
+// The inputs every attention kernel reads. Layouts (row-major): q [tokens][heads][head_size];
+// k_cache / v_cache [blocks][block_size][kv_heads][head_size]; block_table
+// [num_seqs][max_blocks_per_seq]; query_start [num_seqs + 1] (cumulative query lengths).
+template <class T>
+struct paged_attention_inputs {
+  buffer_ref<const T> q, k_cache, v_cache;
+  buffer_ref<const int32_t> block_table, seq_lens, query_start;
+  int64_t num_seqs = 0, num_tokens = 0, num_heads = 0, num_kv_heads = 0, head_size = 0;
+  int64_t block_size = 16, max_blocks_per_seq = 0;
+  int64_t sliding_window = 0;  // 0: none; else key j is visible from position p iff p - j < window
+  int64_t max_query_len = 1;
+  float scale = 1.0f;          // softmax scale, 1 / sqrt(head_size)
+};
+
+template <class T, int Dp>
+struct kv_tile_storage {
+  T k[kv_tile_keys * Dp];
+  T v[kv_tile_keys * Dp];
+};
+
+// One row as a thread sees it: valid, its token and query head, its position in the sequence.
+struct row_desc {
+  bool valid = false;
+  int64_t token = 0, head = 0, pos = 0;
+};
+
+// Per-thread softmax state of a row for this lane's dimensions (registers across barriers).
+template <int V>
+struct row_state {
+  float q[V];
+  float acc[V];
+  float m;  // running maximum of the scores
+  float l;  // running sum of exp(score - m)
+};
+
+// `whole`: the chunk lies entirely below head_size and is vector aligned; otherwise the first
+// n_valid elements are moved one at a time and the rest read as zero.
+template <int V, class View>
+HEADROOM_HOST_DEVICE auto load_chunk(const View& v, int64_t off, int64_t n_valid, bool whole) {
+  using T = typename View::value_type;
+  if (whole) return v.template load_vec<V>(off);
+  vec<T, V> r;
+  for (int k = 0; k < V; ++k) r[k] = k < n_valid ? v.load(off + k) : from_float<T>(0.0f);
+  return r;
+}
+
+template <int V, class View>
+HEADROOM_HOST_DEVICE void store_chunk(const View& v, int64_t off, int64_t n_valid, bool whole,
+                                      const float (&x)[V], float scale) {
+  using T = typename View::value_type;
+  vec<T, V> r;
+  for (int k = 0; k < V; ++k) r[k] = from_float<T>(x[k] * scale);
+  if (whole) return v.template store_vec<V>(off, r);
+  for (int k = 0; k < V && k < n_valid; ++k) v.store(off + k, r[k]);
+}
+
+HEADROOM_HOST_DEVICE inline bool key_visible(const row_desc& r, int64_t key, int64_t window) {
+  return key <= r.pos && (window == 0 || r.pos - key < window);
+}
+
+// Triton's find_seq_idx: the request owning q-block `target` (q_block_mode) or token `target`.
+template <class View>
+HEADROOM_HOST_DEVICE int64_t find_seq_idx(const View& qs, int64_t target, int64_t num_seqs,
+                                          int64_t block_q, bool q_block_mode) {
+  int64_t left = 0, right = num_seqs;
+  while (left < right) {
+    const int64_t mid = (left + right) / 2;
+    const int64_t val = qs.load(mid);
+    const int64_t mid_val = q_block_mode ? val / block_q + mid : val;
+    if (mid_val <= target)
+      left = mid + 1;
+    else
+      right = mid;
+  }
+  return left - 1;
+}
+
+}  // namespace headroom

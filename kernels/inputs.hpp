@@ -1,0 +1,46 @@
+// Real inputs for one attention run: random q / K / V values (never zero: magnitudes in [1/16, 1)
+// with random signs) in the run's dtype, a paged KV cache whose physical blocks are a random
+// permutation (block tables shuffled), and the request bookkeeping. Deterministic in the seed.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/backends/batch.hpp"
+#include "core/model/geometry.hpp"
+
+namespace headroom {
+
+template <class T>
+struct attention_inputs {
+  int64_t num_heads = 0, num_kv_heads = 0, head_size = 0;
+  int64_t block_size = 16, sliding_window = 0, max_blocks_per_seq = 0, max_query_len = 0;
+  std::vector<int32_t> seq_lens, query_start, block_table;  // block_table: -1 past a request's blocks
+  std::vector<T> q;                 // [tokens][heads][head_size]
+  std::vector<T> k_cache, v_cache;  // [blocks][block_size][kv_heads][head_size]
+  int64_t num_seqs() const { return static_cast<int64_t>(seq_lens.size()); }
+  int64_t num_tokens() const { return query_start.empty() ? 0 : query_start.back(); }
+};
+
+// Largest KV cache (elements of K) the simulator builds for one run (2 x 256 MiB of fp32).
+inline constexpr int64_t max_sim_kv_elems = int64_t{1} << 26;
+
+// Throws input_error when the layer or batch cannot be simulated (heads not divisible, head size
+// above max_kernel_head_size, a cache above max_sim_kv_elems).
+template <class T>
+attention_inputs<T> make_attention_inputs(const rank_layer& l, const batch& b, int64_t block_size,
+                                          uint64_t seed);
+
+// splitmix64: the project's small deterministic generator.
+struct splitmix64 {
+  uint64_t state;
+  uint64_t next() {
+    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  float uniform() { return static_cast<float>(next() >> 40) * (1.0f / 16777216.0f); }  // [0, 1)
+};
+
+}  // namespace headroom

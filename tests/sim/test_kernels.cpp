@@ -1,0 +1,221 @@
+// Every kernel body against the fp32 reference within the dtype tolerance, on random in-bounds
+// geometries (GQA groups 1..8, head sizes 64 / 80 / 128 and a few odd ones, sliding windows,
+// decode and prefill batches), for bf16, fp16 and fp32; the checked run is also identical, bit for
+// bit, to the same bodies run natively.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <variant>
+
+#include "core/backends/flashinfer.hpp"
+#include "core/backends/triton.hpp"
+#include "kernels/reference.hpp"
+#include "kernels/sim_executor.hpp"
+#include "kernels/sim_runs.hpp"
+#include "kernels/tolerance.hpp"
+
+namespace headroom {
+namespace {
+
+struct geometry_case {
+  rank_layer layer;
+  batch b;
+  int64_t block_size = 16;
+};
+
+// A valid random case: kv 1..4, group 1..8, head size mostly 64/80/128, windows on a third.
+geometry_case random_case(splitmix64& rng, bool decode, int64_t max_len) {
+  static constexpr int64_t head_sizes[] = {64, 80, 128, 64, 80, 128, 32, 100, 256};
+  geometry_case c;
+  auto pick = [&](int64_t n) { return static_cast<int64_t>(rng.next() % static_cast<uint64_t>(n)); };
+  c.layer.name = "model.layers.0.self_attn.attn";
+  c.layer.num_kv_heads = 1 + pick(3);
+  c.layer.num_heads = c.layer.num_kv_heads * (1 + pick(8));
+  c.layer.head_size = c.layer.head_size_v = head_sizes[pick(9)];
+  c.layer.sliding_window = pick(3) == 0 ? 1 + pick(48) : 0;
+  c.block_size = pick(2) ? 16 : 1 + pick(32);
+  const int64_t seqs = 1 + pick(4);
+  for (int64_t i = 0; i < seqs; ++i) {
+    const int64_t len = 1 + pick(max_len);
+    c.b.seq_lens.push_back(len);
+    c.b.query_lens.push_back(decode ? 1 : 1 + pick(std::min<int64_t>(len, 24)));
+  }
+  return c;
+}
+
+struct worst {
+  double err[3] = {0, 0, 0};
+  ~worst() {
+    std::printf("largest |out - ref|: bf16 %.3g, fp16 %.3g, fp32 %.3g\n", err[0], err[1], err[2]);
+  }
+};
+worst worst_seen;
+
+observation run_case(const geometry_case& c, const any_plan& plan, dtype d, uint64_t seed,
+                     sim_executor& ex) {
+  run_request r;
+  r.layer = &c.layer;
+  r.kv_dtype = d;
+  r.block_size = c.block_size;
+  r.plan = &plan;
+  r.b = &c.b;
+  r.seed = seed;
+  observation o = ex.run(r);
+  double& w = worst_seen.err[static_cast<int>(d)];
+  w = std::max(w, ex.last().max_abs_err);
+  return o;
+}
+
+void expect_clean(const observation& o, const sim_executor& ex, const std::string& what) {
+  EXPECT_TRUE(o.output_checked) << what;
+  EXPECT_FALSE(o.output_mismatch) << what << ": " << o.mismatch_detail;
+  EXPECT_EQ(o.oob_count, 0) << what << "\n" << ex.last().log.describe();
+  EXPECT_EQ(o.uninitialized_reads + o.races, 0) << what << "\n" << ex.last().log.describe();
+}
+
+std::string describe(const geometry_case& c, dtype d) {
+  std::string s = std::string(to_string(d)) + " H=" + std::to_string(c.layer.num_heads) +
+                  " KV=" + std::to_string(c.layer.num_kv_heads) + " D=" + std::to_string(c.layer.head_size) +
+                  " W=" + std::to_string(c.layer.sliding_window) + " bs=" + std::to_string(c.block_size) + " seqs";
+  for (std::size_t i = 0; i < c.b.seq_lens.size(); ++i)
+    s += " " + std::to_string(c.b.seq_lens[i]) + "/" + std::to_string(c.b.query_lens[i]);
+  return s;
+}
+
+class KernelsVsReference : public ::testing::TestWithParam<dtype> {};
+
+TEST_P(KernelsVsReference, TritonSegmentedDecode) {
+  splitmix64 rng{11 + static_cast<uint64_t>(GetParam())};
+  sim_executor ex;
+  for (int i = 0; i < 14; ++i) {
+    const auto c = random_case(rng, true, 300);
+    triton_options o;
+    o.snap_to_capture = false;
+    const any_plan plan = plan_triton(c.layer.num_heads, c.layer.num_kv_heads, c.layer.head_size, o);
+    ASSERT_TRUE(triton_uses_3d(std::get<triton_plan>(plan), c.b));
+    expect_clean(run_case(c, plan, GetParam(), i, ex), ex, describe(c, GetParam()));
+  }
+}
+
+TEST_P(KernelsVsReference, Triton2dPrefillAndMixed) {
+  splitmix64 rng{23 + static_cast<uint64_t>(GetParam())};
+  sim_executor ex;
+  for (int i = 0; i < 10; ++i) {
+    const auto c = random_case(rng, false, 120);
+    const any_plan plan = plan_triton(c.layer.num_heads, c.layer.num_kv_heads, c.layer.head_size, {});
+    expect_clean(run_case(c, plan, GetParam(), i, ex), ex, describe(c, GetParam()));
+  }
+}
+
+TEST_P(KernelsVsReference, FlashInferSplitKvDecode) {
+  splitmix64 rng{37 + static_cast<uint64_t>(GetParam())};
+  sim_executor ex;
+  int splits = 0, multi_chunk = 0;
+  for (int i = 0; i < 14; ++i) {
+    auto c = random_case(rng, true, 420);
+    flashinfer_options o;
+    o.page_size = c.block_size;
+    o.cuda_graph = i % 3 == 0;
+    const any_plan plan = plan_fi_decode(c.layer.num_heads, c.layer.num_kv_heads, c.layer.head_size,
+                                         GetParam(), c.b, o);
+    const auto& fp = std::get<fi_decode_plan>(plan);
+    splits += fp.split;
+    multi_chunk += fp.num_work > c.b.num_seqs();
+    expect_clean(run_case(c, plan, GetParam(), i, ex), ex, describe(c, GetParam()));
+  }
+  EXPECT_GE(splits, 4);
+  EXPECT_GE(multi_chunk, 2);
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, KernelsVsReference,
+                         ::testing::Values(dtype::bf16, dtype::fp16, dtype::fp32),
+                         [](const auto& info) { return std::string(to_string(info.param)); });
+
+// Shapes the random mix rarely reaches: groups above 16 (BLOCK_M = next_pow2(G), several row
+// passes), head size 512 (16 elements a lane), tiny and unaligned head sizes, one-token pages.
+TEST(Kernels, UnusualShapes) {
+  struct shape {
+    int64_t heads, kv, head_size, window, block_size;
+    batch b;
+  };
+  const std::vector<shape> shapes = {
+      {24, 1, 128, 0, 16, decode_batch(3, 90)},
+      {64, 1, 64, 0, 16, decode_batch(2, 300)},
+      {2, 1, 512, 0, 16, decode_batch(2, 70)},
+      {4, 2, 4, 0, 1, decode_batch(3, 40)},
+      {6, 2, 100, 5, 7, decode_batch(4, 150)},
+      {32, 2, 72, 33, 16, batch{{200, 9}, {40, 9}}},
+  };
+  sim_executor ex;
+  for (const auto& sh : shapes) {
+    geometry_case c;
+    c.layer = {"l", sh.window ? attn_kind::sliding : attn_kind::full, sh.heads, sh.kv, sh.head_size,
+               sh.head_size, sh.window};
+    c.b = sh.b;
+    c.block_size = sh.block_size;
+    const any_plan tp = plan_triton(sh.heads, sh.kv, sh.head_size, {});
+    expect_clean(run_case(c, tp, dtype::fp32, 1, ex), ex, "triton " + describe(c, dtype::fp32));
+    if (!c.b.is_decode()) continue;
+    flashinfer_options o;
+    o.page_size = sh.block_size;
+    o.cuda_graph = true;
+    const any_plan fp = plan_fi_decode(sh.heads, sh.kv, sh.head_size, dtype::fp16, c.b, o);
+    expect_clean(run_case(c, fp, dtype::fp16, 2, ex), ex, "flashinfer " + describe(c, dtype::fp16));
+  }
+}
+
+// Each body, checked and native, writes the same bits.
+TEST(Kernels, CheckedRunEqualsNativeRun) {
+  splitmix64 rng{5};
+  for (int i = 0; i < 4; ++i) {
+    const auto c = random_case(rng, true, 200);
+    const auto host = make_attention_inputs<bf16>(c.layer, c.b, c.block_size, i);
+    const triton_plan tp = plan_triton(c.layer.num_heads, c.layer.num_kv_heads, c.layer.head_size, {});
+    flashinfer_options fo;
+    fo.page_size = c.block_size;
+    const fi_decode_plan fp = plan_fi_decode(c.layer.num_heads, c.layer.num_kv_heads,
+                                             c.layer.head_size, dtype::bf16, c.b, fo);
+    std::vector<uint16_t> outs[4];
+    for (int k = 0; k < 4; ++k) {
+      sim::memory m;
+      const auto in = upload_inputs(m, host);
+      const sim_mode mode = k % 2 ? sim_mode::native : sim_mode::checked;
+      if (k < 2)
+        run_triton(m, mode, make_triton_params(m, in, tp, c.layer, c.b, true), true);
+      else
+        run_fi_decode(m, mode, make_fi_decode_params(m, in, fp));
+      for (const bf16 x : m.download(in.output, mode == sim_mode::checked)) outs[k].push_back(x.bits);
+    }
+    EXPECT_EQ(outs[0], outs[1]) << describe(c, dtype::bf16);
+    EXPECT_EQ(outs[2], outs[3]) << describe(c, dtype::bf16);
+  }
+}
+
+TEST(Kernels, PrefillPlanIsNotSimulated) {
+  geometry_case c;
+  c.layer = {"l", attn_kind::full, 8, 2, 64, 64, 0};
+  c.b = decode_batch(2, 40);
+  const any_plan plan = plan_fi_prefill(8, 2, 64, c.b, {});
+  sim_executor ex;
+  const observation o = run_case(c, plan, dtype::bf16, 0, ex);
+  EXPECT_FALSE(o.output_checked);
+  EXPECT_TRUE(o.touched.empty());
+  EXPECT_FALSE(ex.last().simulated);
+}
+
+TEST(Kernels, Bf16AndFp16ConversionsRoundToNearestEven) {
+  EXPECT_EQ(from_float<bf16>(1.0f).bits, 0x3F80);
+  EXPECT_EQ(from_float<bf16>(bits_float(0x3F808000u)).bits, 0x3F80);  // tie to even
+  EXPECT_EQ(from_float<bf16>(bits_float(0x3F818000u)).bits, 0x3F82);
+  EXPECT_EQ(from_float<fp16>(1.0f).bits, 0x3C00);
+  EXPECT_EQ(from_float<fp16>(65504.0f).bits, 0x7BFF);
+  EXPECT_EQ(from_float<fp16>(65520.0f).bits, 0x7C00);
+  EXPECT_EQ(from_float<fp16>(5.9604644775390625e-08f).bits, 0x0001);  // smallest subnormal
+  EXPECT_EQ(from_float<fp16>(2.98023223876953125e-08f).bits, 0x0000);  // tie to even: 0
+  for (uint32_t h = 0; h < 0x7C00; ++h)  // every finite fp16 round-trips
+    ASSERT_EQ(from_float<fp16>(to_float(fp16{static_cast<uint16_t>(h)})).bits, h);
+}
+
+}  // namespace
+}  // namespace headroom
