@@ -1,12 +1,10 @@
 // Case JSON: lossless in both directions (a counterexample file is a case).
 #include "core/check/case.hpp"
 
-#include <fstream>
-#include <sstream>
-
 #include <nlohmann/json.hpp>
 
 #include "core/model/loader.hpp"
+#include "core/util/json_file.hpp"
 #include "core/util/json_read.hpp"
 
 namespace headroom {
@@ -116,16 +114,6 @@ check_case case_from_json(const json& j, const std::string& file) {
   return c;
 }
 
-check_case load_case(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw input_error(path, "<file>", "\"" + path + "\"", "cannot be opened");
-  json j;
-  try {
-    j = json::parse(in);
-  } catch (const json::parse_error& e) {
-    throw input_error(path, "<json>", "byte " + std::to_string(e.byte), "malformed JSON");
-  }
-  return case_from_json(j, path);
-}
+check_case load_case(const std::string& path) { return case_from_json(read_json_file(path), path); }
 
 }  // namespace headroom

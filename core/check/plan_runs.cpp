@@ -20,30 +20,10 @@ std::vector<buffer_plan> buffers_of(const any_plan& p) {
 }  // namespace
 
 plan_runner::plan_runner(const group_context& ctx, int64_t builder_heads)
-    : ctx_(ctx), builder_heads_(builder_heads) {
-  const kv_spec& s = ctx.ag->spec;
-  const bool from_spec = ctx.base.be != backend::triton || ctx.base.triton.kv_from_group_spec;
-  builder_kv_ = from_spec ? s.num_kv_heads : ctx.rg->model_wide_kv_heads;
-  head_size_ = s.head_size;
-}
+    : ctx_(ctx), builder_heads_(builder_heads) {}
 
-std::vector<plan_runner::part> plan_runner::plans_for(const batch& b) const {
-  const check_case& c = ctx_.base;
-  if (c.be == backend::triton)
-    return {{plan_triton(builder_heads_, builder_kv_, head_size_, c.triton), b}};
-  batch dec, pre;  // FlashInfer: decode requests go to the decode wrapper, the rest to prefill
-  for (std::size_t i = 0; i < b.seq_lens.size(); ++i) {
-    batch& to = b.query_lens[i] <= 1 ? dec : pre;
-    to.seq_lens.push_back(b.seq_lens[i]);
-    to.query_lens.push_back(b.query_lens[i]);
-  }
-  std::vector<part> parts;
-  if (dec.num_seqs() > 0)
-    parts.push_back({plan_fi_decode(builder_heads_, builder_kv_, head_size_, c.model.kv_dtype, dec,
-                                    c.flashinfer), dec});
-  if (pre.num_seqs() > 0)
-    parts.push_back({plan_fi_prefill(builder_heads_, builder_kv_, head_size_, pre, c.flashinfer), pre});
-  return parts;
+std::vector<planned_part> plan_runner::plans_for(const batch& b) const {
+  return plan_parts(ctx_.base, *ctx_.rg, *ctx_.ag, builder_heads_, b);
 }
 
 std::vector<run_failure> plan_runner::run(const rank_layer& l, const batch& b) {

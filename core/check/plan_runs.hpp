@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/check/group_check.hpp"
+#include "core/check/plans.hpp"
 
 namespace headroom {
 
@@ -43,15 +44,12 @@ class plan_runner {
   static constexpr std::size_t target_budget = 24;  // sim/gpu decode batches per group
 
  private:
-  struct part { any_plan plan; batch b; };
-  std::vector<part> plans_for(const batch& b) const;
+  std::vector<planned_part> plans_for(const batch& b) const;
   void judge(std::size_t plan_kind, const std::vector<buffer_plan>& buffers, const observation& o, const rank_layer& l,
              const batch& b, std::vector<run_failure>& out);
 
   const group_context& ctx_;
   int64_t builder_heads_;
-  int64_t builder_kv_;
-  int64_t head_size_;
   // Largest need per plan buffer instance: (plan kind, buffer, capacity). A Triton plan is fixed
   // for the group; a FlashInfer plan is made per batch, so each capacity is its own instance.
   struct peak { int64_t need = 0; batch where; };

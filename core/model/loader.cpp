@@ -2,16 +2,11 @@
 // config, and the explicit form in both directions (lossless: a generated case is a file).
 #include "core/model/loader.hpp"
 
-#include <cerrno>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
-
 #include <nlohmann/json.hpp>
 
 #include "core/model/hf_config.hpp"
 #include "core/util/error.hpp"
+#include "core/util/json_file.hpp"
 #include "core/util/json_read.hpp"
 
 namespace headroom {
@@ -20,15 +15,6 @@ namespace jr = json_read;
 using nlohmann::json;
 
 namespace {
-
-std::string quoted(const std::string& s) { return "\"" + s + "\""; }
-
-// The parser's message without its "[json.exception.parse_error.101] " tag.
-std::string parser_message(const json::parse_error& e) {
-  std::string what = e.what();
-  const auto tag_end = what.find("] ");
-  return tag_end == std::string::npos ? what : what.substr(tag_end + 2);
-}
 
 int64_t count(const json& obj, const std::string& key, const std::string& file,
               const std::string& path, int64_t lo, int64_t hi) {
@@ -80,24 +66,7 @@ model_geometry parse_explicit(const json& j, const std::string& file) {
 }  // namespace
 
 model_geometry load_model(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
-    throw input_error(path, "<file>", quoted(path), "is a directory, not a config file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw input_error(path, "<file>", quoted(path),
-                      std::string("cannot be opened: ") + std::strerror(errno));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw input_error(path, "<file>", quoted(path), "cannot be read");
-  json j;
-  try {
-    j = json::parse(text.str());
-  } catch (const json::parse_error& e) {
-    throw input_error(path, "<json>", "byte " + std::to_string(e.byte),
-                      "malformed JSON: " + parser_message(e));
-  }
-  return parse_model(j, path);
+  return parse_model(read_json_file(path), path);
 }
 
 model_geometry parse_model(const json& j, const std::string& source) {
