@@ -52,9 +52,10 @@ void print_fuzz_summary(const fuzz_options& o, const fuzz_summary& s) {
   std::printf("  %zu distinct counterexample%s\n", s.found.size(), s.found.size() == 1 ? "" : "s");
   for (std::size_t k = 0; k < s.found.size(); ++k) {
     const auto& ce = s.found[k];
-    std::printf("  [%zu] %s\n      shrunk to %s (case %llu, %d steps, %d runs)\n", k + 1,
-                ce.f.signature.c_str(), size_text(ce.f.shrunk).c_str(),
-                static_cast<unsigned long long>(ce.index), ce.f.shrink_steps, ce.f.shrink_evals);
+    std::printf("  [%zu] %s\n      shrunk to %s (case %llu, %d steps, %d runs, written after "
+                "%.3f s)\n", k + 1, ce.f.signature.c_str(), size_text(ce.f.shrunk).c_str(),
+                static_cast<unsigned long long>(ce.index), ce.f.shrink_steps, ce.f.shrink_evals,
+                ce.seconds);
     if (!ce.file.empty())
       std::printf("      repro: headroom replay %s --target %s%s\n", ce.file.c_str(),
                   o.target.c_str(), ce.known ? "   (file from an earlier campaign)" : "");

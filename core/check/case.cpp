@@ -88,7 +88,8 @@ json to_json(const check_case& c) {
           {"batch", {{"seq_lens", c.b.seq_lens}, {"query_lens", c.b.query_lens}}},
           {"seed", c.seed},
           {"triton", options_json(c.triton)},
-          {"flashinfer", options_json(c.flashinfer)}};
+          {"flashinfer", options_json(c.flashinfer)},
+          {"builder_names", c.builder_names}};
 }
 
 check_case case_from_json(const json& j, const std::string& file) {
@@ -111,6 +112,17 @@ check_case case_from_json(const json& j, const std::string& file) {
   c.seed = seed.get<uint64_t>();
   if (j.contains("triton")) c.triton = triton_from(j.at("triton"), file);
   if (j.contains("flashinfer")) c.flashinfer = flashinfer_from(j.at("flashinfer"), file);
+  if (j.contains("builder_names")) {
+    const json& names = j.at("builder_names");
+    if (!names.is_array() || names.size() > static_cast<std::size_t>(max_layers))
+      throw input_error(file, "builder_names", jr::shown(names), "expected a list of layer names");
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      if (!names[i].is_string())
+        throw input_error(file, "builder_names[" + std::to_string(i) + "]", jr::shown(names[i]),
+                          "expected a layer name");
+      c.builder_names.push_back(names[i].get<std::string>());
+    }
+  }
   return c;
 }
 

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -27,6 +28,9 @@ struct check_case {
   uint64_t seed = 0;
   triton_options triton;      // carries max_num_seqs
   flashinfer_options flashinfer;
+  // When non-empty, every builder resolves its heads from these layer names (the spec-decode
+  // proposer path: draft layers that may be missing from the registry -> the fallback).
+  std::vector<std::string> builder_names;
   bool operator==(const check_case&) const = default;
 };
 

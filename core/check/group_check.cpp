@@ -49,7 +49,10 @@ group_result check_group(const group_context& ctx, const std::vector<batch>& dec
     return v;
   };
 
-  head_resolution hr = resolve_heads(*ctx.reg, ag.builder_layers, ctx.base.pol,
+  // A case may name the builder's layers itself (a spec-decode drafter whose layer names the
+  // target's registry may not hold); otherwise the group's own builder layers.
+  const auto& names = ctx.base.builder_names.empty() ? ag.builder_layers : ctx.base.builder_names;
+  head_resolution hr = resolve_heads(*ctx.reg, names, ctx.base.pol,
                                      ctx.rg->model_wide_heads);
   const batch& first = decode_sweep.empty() ? extra.front() : decode_sweep.front();
   if (hr.disagreement) {  // the engine's assertion fires: no builder, nothing to size
@@ -111,7 +114,7 @@ group_result check_group(const group_context& ctx, const std::vector<batch>& dec
     v.detail = f.detail;
     log.add(std::move(v), 0);
   }
-  res.violations = log.take();
+  for (auto& v : log.take()) res.violations.push_back(std::move(v));
   res.thr = threshold{be, ctx.base.tp, ag.index, hr.builder_heads, max_heads, min_fail};
   if (!runner.note().empty()) res.notes.push_back(runner.note());
   return res;

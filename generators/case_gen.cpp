@@ -1,0 +1,159 @@
+// Case generators: engine options, then a geometry fit for the backend, then a batch fit for the
+// geometry's Triton threshold and the simulator's budget.
+#include "generators/case_gen.hpp"
+
+#include <algorithm>
+#include <ostream>
+
+#include <nlohmann/json.hpp>
+
+#include "generators/batch_gen.hpp"
+#include "generators/geometry_gen.hpp"
+#include "generators/pick.hpp"
+#include "generators/shrink.hpp"
+
+namespace headroom::generators {
+
+namespace {
+
+// Independent choices of a case; geometry and batch depend on them (gen::mapcat below).
+struct options_draw {
+  backend be = backend::triton;
+  policy pol = policy::per_layer;
+  grouping grp = grouping::heads;
+  bool hybrid = true;
+  int64_t page = 16;
+  bool cuda_graph = false;
+  int64_t max_num_seqs = 256;
+  bool snap = true;
+  bool kv_from_spec = true;
+  uint64_t seed = 0;
+};
+
+rc::Gen<options_draw> option_draws(const case_profile& p) {
+  using o = options_draw;
+  if (!p.vary_options)
+    return rc::gen::build<o>(rc::gen::set(&o::be, rc::gen::elementOf(p.backends)),
+                             rc::gen::set(&o::pol, rc::gen::elementOf(p.policies)),
+                             rc::gen::set(&o::grp, rc::gen::elementOf(p.groupings)),
+                             rc::gen::set(&o::max_num_seqs, rc::gen::element<int64_t>(4, 8, 16)),
+                             rc::gen::set(&o::seed, rc::gen::arbitrary<uint64_t>()));
+  return rc::gen::build<o>(
+      rc::gen::set(&o::be, rc::gen::elementOf(p.backends)),
+      rc::gen::set(&o::pol, rc::gen::elementOf(p.policies)),
+      rc::gen::set(&o::grp, rc::gen::elementOf(p.groupings)),
+      rc::gen::set(&o::hybrid, weighted<bool>({{5, true}, {1, false}})),
+      rc::gen::set(&o::page, weighted<int64_t>({{6, 16}, {1, 8}, {1, 32}})),
+      rc::gen::set(&o::cuda_graph, weighted<bool>({{4, false}, {1, true}})),
+      // vLLM's --max-num-seqs caps Triton's threshold: small values keep decode batches short.
+      rc::gen::set(&o::max_num_seqs, weighted<int64_t>({{2, 2}, {3, 4}, {3, 8}, {3, 16},
+                                                        {1, 32}, {1, 256}})),
+      rc::gen::set(&o::snap, weighted<bool>({{5, true}, {1, false}})),
+      rc::gen::set(&o::kv_from_spec, weighted<bool>({{5, true}, {1, false}})),
+      rc::gen::set(&o::seed, rc::gen::arbitrary<uint64_t>()));
+}
+
+check_case assemble(const options_draw& d, const sized_geometry& g) {
+  check_case c;
+  c.model = g.model;
+  c.tp = g.tp;
+  c.be = d.be;
+  c.pol = d.pol;
+  c.grp = d.grp;
+  c.hybrid = d.hybrid;
+  c.block_size = d.page;
+  c.flashinfer.page_size = d.page;
+  c.flashinfer.cuda_graph = d.cuda_graph;
+  c.triton.max_num_seqs = d.max_num_seqs;
+  c.triton.snap_to_capture = d.snap;
+  c.triton.kv_from_group_spec = d.kv_from_spec;
+  c.seed = d.seed;
+  return c;
+}
+
+rc::Gen<check_case> with_batch(rc::Gen<check_case> g, int64_t max_work) {
+  return rc::gen::mapcat(g, [max_work](check_case c) {
+    batch_limits lim;
+    lim.max_decode_seqs = c.be == backend::triton ? triton_thr_of(c) : 8;
+    lim.token_cost = token_cost_of(c);
+    lim.max_work = max_work;
+    return rc::gen::map(batches(lim), [c](batch b) {
+      check_case out = c;
+      out.b = std::move(b);
+      return out;
+    });
+  });
+}
+
+}  // namespace
+
+int64_t triton_thr_of(const check_case& c) {
+  const int64_t kv = kv_rank_of(c.model.num_kv_heads, c.tp);
+  return triton_threshold(kv, c.triton);
+}
+
+int64_t token_cost_of(const check_case& c) {
+  int64_t cost = 1;
+  for (const auto& l : c.model.layers)
+    if (l.kind != attn_kind::none) cost = std::max(cost, l.num_heads / c.tp * l.head_size);
+  return cost;
+}
+
+rc::Gen<check_case> raw_cases(const case_profile& p) {
+  auto with_geometry = rc::gen::mapcat(option_draws(p), [p](options_draw d) {
+    geometry_limits lim;
+    lim.max_layers = p.max_layers;
+    lim.max_head_size = p.max_head_size;
+    lim.flashinfer_groups = d.be == backend::flashinfer;
+    return rc::gen::map(geometries(lim), [d](const sized_geometry& g) { return assemble(d, g); });
+  });
+  // Full size from the first case: RapidCheck's size ramp would spend most of a short budget on
+  // one-layer, one-request cases; the shrinker makes failures small afterwards anyway.
+  return rc::gen::resize(100, rc::gen::noShrink(with_batch(with_geometry, p.max_work)));
+}
+
+rc::Gen<check_case> cases(const case_profile& p) {
+  return rc::gen::shrink(raw_cases(p), [](const check_case& c) { return shrink_seq(c); });
+}
+
+rc::Gen<check_case> large_cases(const std::vector<policy>& policies) {
+  case_profile p;
+  p.policies = policies;
+  p.vary_options = false;
+  auto g = rc::gen::mapcat(option_draws(p), [](options_draw d) {
+    return rc::gen::map(large_geometries(), [d](const sized_geometry& g) { return assemble(d, g); });
+  });
+  // Long sequences (up to 2^31 - 1 tokens) and up to 16 requests: the formulas only.
+  auto long_len = rc::gen::element<int64_t>(1, 256, 4096, 1 << 20, (1LL << 31) - 1);
+  return rc::gen::mapcat(g, [long_len](check_case c) {
+    return rc::gen::map(
+        rc::gen::mapcat(rc::gen::inRange<int64_t>(1, 17),
+                        [long_len](int64_t n) {
+                          return rc::gen::container<std::vector<int64_t>>(
+                              static_cast<std::size_t>(n), long_len);
+                        }),
+        [c](std::vector<int64_t> seqs) {
+          check_case out = c;
+          out.b.query_lens.assign(seqs.size(), 1);
+          out.b.seq_lens = std::move(seqs);
+          return out;
+        });
+  });
+}
+
+check_case sample_case(const case_profile& p, uint64_t seed, uint64_t index) {
+  // Mix seed and index (splitmix64 finaliser) so neighbouring indices are unrelated streams.
+  uint64_t z = seed + 0x9e3779b97f4a7c15ULL * (index + 1);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  z ^= z >> 31;
+  return raw_cases(p)(rc::Random(z), 100).value();
+}
+
+}  // namespace headroom::generators
+
+namespace headroom {
+
+void showValue(const check_case& c, std::ostream& os) { os << to_json(c).dump(); }
+
+}  // namespace headroom

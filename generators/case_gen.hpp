@@ -1,0 +1,48 @@
+// RapidCheck generators of whole cases (DESIGN.md): geometry + TP + backend + policy + grouping +
+// engine options + batch + seed, sized so the simulator runs one in milliseconds. Shrinking is the
+// domain shrinker of shrink.hpp (fewer layers, smaller and more uniform heads, shorter batches),
+// attached to the generated value, so RapidCheck properties and the fuzzer shrink the same way.
+// Also the non-RapidCheck entry point: sample a case from (seed, index).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include <rapidcheck.h>
+
+#include "core/check/case.hpp"
+
+namespace headroom::generators {
+
+struct case_profile {
+  std::vector<policy> policies = {policy::per_layer};
+  std::vector<grouping> groupings = {grouping::heads};
+  std::vector<backend> backends = {backend::triton, backend::flashinfer};
+  int max_layers = 6;
+  int64_t max_work = 1 << 21;    // batch_limits::max_work: bounds the simulator's time per case
+  int64_t max_head_size = 64;
+  bool vary_options = true;      // hybrid manager, CUDA graphs, page size, Triton thr options
+};
+
+// Cases without shrinking (the fuzzer samples these, then shrinks with shrink_greedy).
+rc::Gen<check_case> raw_cases(const case_profile& p);
+// Cases that shrink with shrink_candidates (for properties).
+rc::Gen<check_case> cases(const case_profile& p);
+// Index-overflow regime (model target only): huge heads and head sizes, long sequences.
+rc::Gen<check_case> large_cases(const std::vector<policy>& policies);
+
+// Deterministic sample: the same (profile, seed, index) always gives the same case.
+check_case sample_case(const case_profile& p, uint64_t seed, uint64_t index);
+
+// Triton's 3D threshold for a case's attention groups (kv from the group spec or model-wide).
+int64_t triton_thr_of(const check_case& c);
+// Widest layer's heads x head size per rank: the cost of one KV token for one query.
+int64_t token_cost_of(const check_case& c);
+
+}  // namespace headroom::generators
+
+namespace headroom {
+// RapidCheck shows a case (found by argument-dependent lookup) as its one-line JSON, so a shrunk
+// counterexample in a failure message is a replayable case file.
+void showValue(const check_case& c, std::ostream& os);
+}  // namespace headroom

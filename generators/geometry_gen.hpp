@@ -1,0 +1,70 @@
+// RapidCheck generators of valid model geometries (SPEC.md 2): layer counts, per-layer query heads
+// (uniform, periodic like Laguna's, random mixes; larger and smaller than the model-wide value),
+// kv heads that divide them, head sizes including non-powers of two, layer kinds and TP sizes that
+// divide. Everything is built valid from per-rank quantities; nothing is filtered.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include <rapidcheck.h>
+
+#include "core/model/geometry.hpp"
+
+namespace headroom::generators {
+
+struct geometry_limits {
+  int max_layers = 6;
+  std::vector<int64_t> tps = {1, 2, 4, 8};
+  // FlashInfer's decode kernel supports GQA group sizes {1,2,3,4,6,8} only: restrict to them.
+  bool flashinfer_groups = false;
+  int64_t max_head_size = 64;  // small head sizes keep the simulator at milliseconds per case
+};
+
+// A geometry together with a TP size every layer's heads divide by.
+struct sized_geometry {
+  model_geometry model;
+  int64_t tp = 1;
+};
+
+// How per-layer head counts are laid out over the layers.
+enum class heads_pattern { uniform, periodic, mixed };
+// How layer kinds are laid out: all full, Laguna-like (full where the pattern's slot is 0, sliding
+// elsewhere), or a random mix including layers without attention.
+enum class kinds_pattern { all_full, aligned, mixed };
+
+// The random choices a geometry is realised from. Every field is independent except the sizes of
+// the per-layer vectors (n_layers), which gen::mapcat makes dependent.
+struct geometry_draw {
+  int64_t tp = 1;
+  int64_t kv_total = 1;           // model-wide and base kv heads (total); kv_rank = max(1, kv/tp)
+  int64_t head_size = 8;
+  int64_t alt_head_size = 8;      // for layers drawn with the alternative spec (Gemma-4 style)
+  std::vector<int64_t> groups;    // GQA group size per slot (3 slots)
+  int64_t model_wide_group = 1;   // model-wide heads = group * kv_rank * tp
+  heads_pattern hp = heads_pattern::uniform;
+  kinds_pattern kp = kinds_pattern::all_full;
+  int64_t period = 2;
+  int64_t window = 64;
+  std::vector<int> slots;         // per layer, index into groups
+  std::vector<attn_kind> kinds;   // per layer, used when kp == mixed
+  std::vector<bool> alt_spec;     // per layer, alternative head size
+  dtype kv_dtype = dtype::bf16;
+};
+
+// Realises a draw: a valid geometry (validate() and to_rank(m, tp) both pass).
+sized_geometry realise(const geometry_draw& d);
+
+rc::Gen<geometry_draw> geometry_draws(const geometry_limits& lim);
+rc::Gen<sized_geometry> geometries(const geometry_limits& lim);
+
+// Index-overflow regime: up to 1e6 heads and head sizes up to 65536, a few layers.
+rc::Gen<sized_geometry> large_geometries();
+
+// Layer names as the engine registers them.
+std::string layer_name(std::size_t i);
+
+// Per-rank kv heads (SPEC.md 2: max(1, total // tp)).
+inline int64_t kv_rank_of(int64_t kv_total, int64_t tp) { return kv_total / tp > 1 ? kv_total / tp : 1; }
+
+}  // namespace headroom::generators

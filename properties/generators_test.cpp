@@ -1,0 +1,51 @@
+// Properties of the generators themselves: every generated case is valid as built (nothing is
+// filtered or discarded), stays inside the simulator's budget, and every shrink candidate is
+// valid and strictly smaller; sampling by (seed, index) is deterministic; the shrinker reaches the
+// documented minimum for the regression.
+#include "generators/batch_gen.hpp"
+#include "generators/case_gen.hpp"
+#include "generators/shrink.hpp"
+#include "properties/support/prop_check.hpp"
+#include "properties/support/profiles.hpp"
+
+namespace headroom {
+namespace {
+
+const props::budget budget{1000, 0, 100};
+
+TEST(Generators, CasesAreValidAndWithinBudget) {
+  props::check([] {
+    const generators::case_profile p = props::everything();
+    const check_case c = *generators::raw_cases(p);
+    RC_ASSERT(generators::is_valid(c));
+    const int64_t work = generators::batch_work(c.b, generators::token_cost_of(c));
+    RC_CLASSIFY(work > p.max_work / 2, "over half the work budget");
+    // Within the budget, except that a request never shrinks below 1 token (decode) or a 2 x 2
+    // query-by-sequence block (prefill).
+    RC_ASSERT(work <= p.max_work + 4 * c.b.num_seqs() * generators::token_cost_of(c));
+    RC_TAG(c.b.is_decode() ? "decode" : "prefill or mixed", to_string(c.be));
+  }, budget);
+}
+
+TEST(Generators, ShrinkCandidatesAreValidAndSmaller) {
+  props::check([] {
+    const check_case c = *generators::raw_cases(props::everything());
+    const auto key = generators::shrink_key(c);
+    const auto cands = generators::shrink_candidates(c);
+    RC_CLASSIFY(cands.empty(), "already minimal");
+    for (const auto& x : cands) {
+      RC_ASSERT(generators::is_valid(x));
+      RC_ASSERT(generators::shrink_key(x) < key);
+    }
+  }, {300, 0, 100});
+}
+
+TEST(Generators, SamplingIsDeterministic) {
+  const auto p = props::everything();
+  for (uint64_t i = 0; i < 50; ++i)
+    EXPECT_EQ(generators::sample_case(p, 42, i), generators::sample_case(p, 42, i));
+  EXPECT_FALSE(generators::sample_case(p, 42, 0) == generators::sample_case(p, 43, 0));
+}
+
+}  // namespace
+}  // namespace headroom

@@ -1,0 +1,91 @@
+// Property: the formulas and the simulator agree on every verdict. Per run: the same touched
+// extent of every plan buffer, an out-of-bounds access iff the model says overflow, in the same
+// buffer, and nothing outside the plan's buffers. Per case: model buffer_capacity <=> sim
+// out_of_bounds for the same (group, buffer); group_agreement, fallback, plan_run_heads and
+// index_overflow identical. Every policy and grouping (agreement must hold for overflowing plans
+// too). FlashInfer prefill plans are not simulated (kernels/sim_executor.hpp).
+#include <set>
+#include <tuple>
+
+#include "core/check/check.hpp"
+#include "properties/support/engine_view.hpp"
+#include "properties/support/paired.hpp"
+#include "properties/support/prop_check.hpp"
+#include "properties/support/profiles.hpp"
+
+namespace headroom {
+namespace {
+
+using verdict = std::tuple<int, std::string, std::string>;  // group, invariant, buffer
+
+// The verdicts the formulas can predict, with the sim's out_of_bounds named as the model's.
+std::set<verdict> predictable(const report& r) {
+  std::set<verdict> out;
+  for (const auto& v : r.violations) {
+    std::string inv = v.invariant == inv::out_of_bounds ? inv::buffer_capacity : v.invariant;
+    if (inv == inv::buffer_capacity || inv == inv::group_agreement || inv == inv::plan_run_heads ||
+        inv == inv::fallback_when_empty || inv == inv::index_overflow)
+      out.insert({v.group, inv, v.buffer});
+  }
+  return out;
+}
+
+std::string describe(const std::set<verdict>& s) {
+  std::string out;
+  for (const auto& [g, inv, buf] : s) out += " [group " + std::to_string(g) + " " + inv + " " + buf + "]";
+  return out.empty() ? " (none)" : out;
+}
+
+// Runs the case on `model` and on the simulator (paired with `model_for_pairing`).
+void model_and_sim_agree(const check_case& c, executor& model, executor& model_for_pairing) {
+  auto sim = props::make_sim();
+  props::paired_executor paired(model_for_pairing, *sim);
+  const report rm = run_case(c, model);
+  const report rs = run_case(c, paired);
+  bool overflow = false;
+  for (const auto& rec : paired.records()) overflow = overflow || !rec.in_bounds;
+  RC_CLASSIFY(overflow, "sim saw an overflow");
+  RC_CLASSIFY(props::heterogeneous(c), "heterogeneous heads");
+  RC_TAG(to_string(c.be), to_string(c.pol));
+  if (!paired.disagreements().empty()) RC_FAIL("per run: " + paired.disagreements().front());
+  const auto pm = predictable(rm), ps = predictable(rs);
+  if (pm != ps) RC_FAIL("verdicts differ: model" + describe(pm) + " vs sim" + describe(ps));
+}
+
+const props::budget budget{400, 0, 100};
+
+TEST(ModelSim, AgreeOnEveryVerdict) {
+  if (!props::have_sim()) GTEST_SKIP() << "no simulator in this build";
+  const auto p = props::everything();
+  props::check([p] {
+    model_executor a, b;
+    model_and_sim_agree(*generators::cases(p), a, b);
+  }, budget);
+}
+
+// A model whose formulas are one element short: the property must notice (it is not vacuous).
+class off_by_one_model final : public executor {
+ public:
+  const char* name() const override { return "model"; }
+  bool exhaustive() const override { return true; }
+  observation run(const run_request& r) override {
+    observation o = inner_.run(r);
+    for (auto& t : o.touched) t.elems -= 1;
+    return o;
+  }
+ private:
+  model_executor inner_;
+};
+
+TEST(ModelSim, DetectsAPlantedModelBug) {
+  if (!props::have_sim()) GTEST_SKIP() << "no simulator in this build";
+  const auto p = props::everything();
+  const auto r = props::run([p] {
+    off_by_one_model a, b;
+    model_and_sim_agree(*generators::cases(p), a, b);
+  }, budget);
+  ASSERT_TRUE(props::is_failure(r)) << "an off-by-one model went unnoticed";
+}
+
+}  // namespace
+}  // namespace headroom

@@ -1,0 +1,70 @@
+// Engine view, plans and targets for the properties (engine_view.hpp).
+#include "properties/support/engine_view.hpp"
+
+#include <map>
+#include <set>
+
+#ifdef HEADROOM_HAVE_SIM
+#include "kernels/sim_executor.hpp"
+#endif
+
+namespace headroom::props {
+
+engine_view engine_of(const check_case& c) {
+  engine_view e;
+  e.rg = to_rank(c.model, c.tp);
+  e.reg = make_registry(e.rg);
+  const auto kv = make_kv_cache_groups(e.reg, c.model.kv_dtype, c.block_size, c.hybrid);
+  e.groups = make_attention_groups(kv, e.reg, c.be, c.grp);
+  return e;
+}
+
+head_resolution resolution_of(const check_case& c, const engine_view& e, const attention_group& g) {
+  return resolve_heads(e.reg, g.builder_layers, c.pol, e.rg.model_wide_heads);
+}
+
+std::vector<const rank_layer*> layers_of(const engine_view& e, const attention_group& g) {
+  std::vector<const rank_layer*> out;
+  std::set<int64_t> seen;
+  for (const auto& n : g.layers)
+    if (const rank_layer* l = e.reg.find(n); l && seen.insert(l->num_heads).second) out.push_back(l);
+  return out;
+}
+
+std::vector<planned> plans_for(const check_case& c, const engine_view& e, const attention_group& g,
+                               int64_t builder_heads, const batch& b) {
+  return plan_parts(c, e.rg, g, builder_heads, b);
+}
+
+std::vector<buffer_need> needs_of(const planned& p, const rank_layer& l, dtype out) {
+  if (const auto* t = std::get_if<triton_plan>(&p.plan)) return triton_needs(*t, l, p.b);
+  if (const auto* f = std::get_if<fi_decode_plan>(&p.plan)) return fi_decode_needs(*f, l, out);
+  return fi_prefill_needs(std::get<fi_prefill_plan>(p.plan), l, p.b).needs;
+}
+
+const std::vector<buffer_plan>& buffers_of(const planned& p) {
+  return std::visit([](const auto& x) -> const std::vector<buffer_plan>& { return x.buffers; },
+                    p.plan);
+}
+
+std::unique_ptr<executor> make_sim() {
+#ifdef HEADROOM_HAVE_SIM
+  return std::make_unique<sim_executor>();
+#else
+  return nullptr;
+#endif
+}
+
+bool have_sim() { return make_sim() != nullptr; }
+
+bool heterogeneous(const check_case& c) {
+  std::map<kv_spec, std::set<int64_t>> heads;
+  const rank_geometry rg = to_rank(c.model, c.tp);
+  for (const auto& l : rg.layers)
+    if (l.kind != attn_kind::none) heads[spec_of(l, c.model.kv_dtype, c.block_size)].insert(l.num_heads);
+  for (const auto& [spec, hs] : heads)
+    if (hs.size() > 1) return true;
+  return false;
+}
+
+}  // namespace headroom::props
