@@ -1,6 +1,6 @@
 // Pieces every attention body shares: the paged inputs, the head layout (lanes x vector chunk per
-// row), the shared K / V tiles, chunked loads and stores, Triton's find_seq_idx. The online softmax
-// itself is attend_range() (attend_range.hpp).
+// row) of the reduce / merge kernels, chunked loads and stores, Triton's find_seq_idx, and
+// HEADROOM_UNROLL. The online softmax itself is attend_range() (attend_range.hpp).
 #pragma once
 
 #include <cstdint>
@@ -10,12 +10,22 @@
 #include "core/sim/host_device.hpp"
 #include "kernels/numeric.hpp"
 
+// Full unrolling of loops over register arrays (nvcc keeps them in registers only when every index
+// is a compile-time constant), and no unrolling where a full unroll would let nvcc hoist every load
+// of a loop (register pressure); the host compiler does not know the pragma.
+#if defined(__CUDACC__)
+#define HEADROOM_UNROLL _Pragma("unroll")
+#define HEADROOM_NO_UNROLL _Pragma("unroll 1")
+#else
+#define HEADROOM_UNROLL
+#define HEADROOM_NO_UNROLL
+#endif
+
 namespace headroom {
 
-// Keys staged per step; equals triton_tile (TILE_SIZE of the 3D decode kernel, SPEC 4), so each
-// Triton segment is a whole number of steps.
+// Triton's TILE_SIZE of the 3D decode kernel (triton_tile, SPEC 4): segments are whole tiles.
 inline constexpr int kv_tile_keys = 16;
-// Threads per attention block at most (lanes x rows per pass): 8 warps.
+// Threads per attention block at most: 8 warps.
 inline constexpr int attention_block_threads = 256;
 // Largest head size the bodies support (the largest compile-time head layout below).
 inline constexpr int64_t max_kernel_head_size = 512;
@@ -44,25 +54,10 @@ struct paged_attention_inputs {
   float scale = 1.0f;          // softmax scale, 1 / sqrt(head_size)
 };
 
-template <class T, int Dp>
-struct kv_tile_storage {
-  T k[kv_tile_keys * Dp];
-  T v[kv_tile_keys * Dp];
-};
-
 // One row as a thread sees it: valid, its token and query head, its position in the sequence.
 struct row_desc {
   bool valid = false;
   int64_t token = 0, head = 0, pos = 0;
-};
-
-// Per-thread softmax state of a row for this lane's dimensions (registers across barriers).
-template <int V>
-struct row_state {
-  float q[V];
-  float acc[V];
-  float m;  // running maximum of the scores
-  float l;  // running sum of exp(score - m)
 };
 
 // `whole`: the chunk lies entirely below head_size and is vector aligned; otherwise the first

@@ -24,18 +24,25 @@ struct fi_decode_params {
   int64_t padded = 0;        // P: grid x
   int64_t num_work = 0;      // NB: valid work items
   int64_t chunk_tokens = 0;  // kv chunk = chunk_pages * page_size
-  int64_t rows_per_pass = 1; // block.y: query heads of the group handled at once
+  int64_t rows_per_pass = 1; // host's rows per pass; the bodies take attn_rows at a time
   bool split = false;
 };
+
+// Longest key range one decode block attends to: a kv chunk, or a whole (windowed) sequence.
+template <class T>
+inline int64_t fi_max_keys(const fi_decode_params<T>& p) {
+  const int64_t len = p.in.max_blocks_per_seq * p.in.block_size;
+  const int64_t keys = p.split && p.chunk_tokens < len ? p.chunk_tokens : len;
+  return p.in.sliding_window > 0 && p.in.sliding_window < keys ? p.in.sliding_window : keys;
+}
 
 template <class T, int Dp>
 struct fi_batch_decode {
   using params = fi_decode_params<T>;
-  using shared_storage = kv_tile_storage<T, Dp>;
-  static constexpr int V = head_layout<Dp>::vec;
+  using shared_storage = attn_shared<Dp>;
 
   static launch_dim grid(const params& p) { return {p.padded, p.in.num_kv_heads, 1}; }
-  static launch_dim block(const params& p) { return {head_layout<Dp>::lanes, p.rows_per_pass, 1}; }
+  static launch_dim block(const params& p) { return attn_block<Dp>(fi_max_keys(p)); }
 
   template <class Ctx>
   HEADROOM_HOST_DEVICE void operator()(Ctx& ctx, const params& p, shared_storage& s) const {
@@ -53,54 +60,65 @@ struct fi_batch_decode {
     }
     if (p.in.sliding_window > 0 && pos - p.in.sliding_window + 1 > lo) lo = pos - p.in.sliding_window + 1;
     const int64_t G = p.in.num_heads / p.in.num_kv_heads;
-    auto st = make_registers<row_state<V>>(ctx);
-    for (int64_t base = 0; base < G; base += p.rows_per_pass) {
-      const auto row_of = [&](const thread_idx& t) {
-        const int64_t m = base + t.y;
+    auto rg = make_attn_registers<Dp>(ctx);
+    for (int64_t base = 0; base < G; base += attn_rows) {
+      const auto row_of = [&](int64_t mi) {
+        const int64_t m = base + mi;
         return row_desc{m < G, token, kvh * G + m, pos};
       };
-      attend_range<T, Dp>(ctx, p.in, s, row_of, req, kvh, lo, hi, st);
-      store_partial(ctx, p, row_of, st, w);
+      if (base > 0) ctx.sync();  // the previous pass's stores read what this pass overwrites
+      attend_range<T, Dp>(ctx, p.in, s, row_of, req, kvh, lo, hi, rg);
+      store_partial(ctx, p, s, row_of, w);
     }
   }
 
  private:
-  template <class Ctx, class RowOf, class Regs>
-  HEADROOM_HOST_DEVICE static void store_partial(Ctx& ctx, const params& p, const RowOf& row_of,
-                                                 Regs& st, int64_t w) {
+  template <class Ctx, class RowOf>
+  HEADROOM_HOST_DEVICE static void store_partial(Ctx& ctx, const params& p, shared_storage& s,
+                                                 const RowOf& row_of, int64_t w) {
     const auto tv = ctx.global(p.tmp_v);
     const auto ts = ctx.global(p.tmp_s);
     const auto out = ctx.global(p.output);
-    const int64_t D = p.in.head_size, H = p.in.num_heads;
+    const int64_t D = p.in.head_size, H = p.in.num_heads, n = ctx.block_dim().count();
+    constexpr int chunks = Dp / attn_chunk;
     ctx.threads([&](const thread_idx& t) {
-      const row_desc row = row_of(t);
-      if (!row.valid) return;
-      const auto& r = st[t];
-      const int64_t d0 = static_cast<int64_t>(t.x) * V;
-      const float inv = r.l > 0.0f ? 1.0f / r.l : 0.0f;
-      if (!p.split) {
-        if (d0 < D) store_chunk<V>(out, (row.token * H + row.head) * D + d0, D - d0, D % V == 0, r.acc, inv);
-        return;
+      for (int64_t item = t.linear; item < attn_rows * chunks; item += n) {
+        const int64_t m = item / chunks, d0 = item % chunks * attn_chunk;
+        const row_desc row = row_of(m);
+        if (!row.valid || d0 >= D) continue;
+        float acc[attn_chunk], M, L;
+        attn_combined<Dp>(ctx, s, m, d0, acc, M, L);
+        const float inv = L > 0.0f ? 1.0f / L : 0.0f;
+        const bool whole = D - d0 >= attn_chunk;
+        if (!p.split) {
+          store_chunk<attn_chunk>(out, (row.token * H + row.head) * D + d0, D - d0, whole, acc, inv);
+          continue;
+        }
+        store_chunk<attn_chunk>(tv, (w * H + row.head) * D + d0, D - d0, whole, acc, inv);
+        if (d0 == 0) ts.store(w * H + row.head, L > 0.0f ? M + log_f(L) : neg_inf());
       }
-      if (d0 < D) store_chunk<V>(tv, (w * H + row.head) * D + d0, D - d0, D % V == 0, r.acc, inv);
-      if (t.x == 0) ts.store(w * H + row.head, r.l > 0.0f ? r.m + log_f(r.l) : neg_inf());
     });
   }
 };
 
+// Merge: groups of `lanes` threads take every merge_groups-th work item of the request with an
+// online maximum (independent loads, one pass), then group 0 combines the groups' states.
+inline constexpr int fi_merge_groups = 8;
+
 template <class T, int Dp>
 struct fi_merge_states {
   using params = fi_decode_params<T>;
+  static constexpr int V = head_layout<Dp>::vec, lanes = head_layout<Dp>::lanes;
   struct shared_storage {
-    int unused;
+    float acc[fi_merge_groups * Dp];
+    float ms[fi_merge_groups * 2];
   };
-  static constexpr int V = head_layout<Dp>::vec;
 
   static launch_dim grid(const params& p) { return {p.in.num_seqs, p.in.num_heads, 1}; }
-  static launch_dim block(const params&) { return {head_layout<Dp>::lanes, 1, 1}; }
+  static launch_dim block(const params&) { return {lanes, fi_merge_groups, 1}; }
 
   template <class Ctx>
-  HEADROOM_HOST_DEVICE void operator()(Ctx& ctx, const params& p, shared_storage&) const {
+  HEADROOM_HOST_DEVICE void operator()(Ctx& ctx, const params& p, shared_storage& sh) const {
     const launch_dim b = ctx.block_idx();
     const auto oi = ctx.global(p.o_indptr);
     const int64_t begin = oi.load(b.x), end = oi.load(b.x + 1);
@@ -109,18 +127,42 @@ struct fi_merge_states {
     const auto tv = ctx.global(p.tmp_v);
     const auto ts = ctx.global(p.tmp_s);
     const auto out = ctx.global(p.output);
+    const auto as = ctx.template shared<V>(sh.acc, "merge_acc");
+    const auto mss = ctx.template shared<1>(sh.ms, "merge_ms");
     ctx.threads([&](const thread_idx& t) {
       const int64_t d0 = static_cast<int64_t>(t.x) * V;
-      if (d0 >= D) return;
-      float mx = neg_inf();
-      for (int64_t w = begin; w < end; ++w) mx = max_f(mx, ts.load(w * H + h));
-      float total = 0.0f, acc[V] = {};
-      for (int64_t w = begin; w < end; ++w) {
+      float mx = neg_inf(), total = 0.0f, acc[V] = {};
+      for (int64_t w = begin + t.y; w < end; w += fi_merge_groups) {
         const float lse = ts.load(w * H + h);
-        const float wgt = lse == neg_inf() ? 0.0f : fast_exp(lse - mx);
-        total += wgt;
-        const auto x = load_chunk<V>(tv, (w * H + h) * D + d0, D - d0, D % V == 0);
-        for (int e = 0; e < V; ++e) acc[e] += wgt * to_float(x[e]);
+        vec<T, V> x{};
+        if (d0 < D) x = load_chunk<V>(tv, (w * H + h) * D + d0, D - d0, D % V == 0);
+        if (lse == neg_inf()) continue;  // an empty chunk: weight 0
+        const float mn = max_f(mx, lse), scale = fast_exp(mx - mn), wgt = fast_exp(lse - mn);
+        total = total * scale + wgt;
+        for (int e = 0; e < V; ++e) acc[e] = acc[e] * scale + wgt * to_float(x[e]);
+        mx = mn;
+      }
+      fvec<V> a;
+      for (int e = 0; e < V; ++e) a[e] = acc[e];
+      as.template store_vec<V>(t.y * Dp + t.x * V, a);
+      if (t.x == 0) {
+        mss.store(t.y * 2, mx);
+        mss.store(t.y * 2 + 1, total);
+      }
+    });
+    ctx.sync();
+    ctx.threads([&](const thread_idx& t) {
+      const int64_t d0 = static_cast<int64_t>(t.x) * V;
+      if (t.y != 0 || d0 >= D) return;
+      float mx = neg_inf(), total = 0.0f, acc[V] = {};
+      for (int g = 0; g < fi_merge_groups; ++g) mx = max_f(mx, mss.load(g * 2));
+      for (int g = 0; g < fi_merge_groups && mx != neg_inf(); ++g) {
+        const float mg = mss.load(g * 2);
+        if (mg == neg_inf()) continue;
+        const float wgt = fast_exp(mg - mx);
+        total += wgt * mss.load(g * 2 + 1);
+        const auto x = as.template load_vec<V>(g * Dp + t.x * V);
+        for (int e = 0; e < V; ++e) acc[e] += wgt * x[e];
       }
       const float inv = total > 0.0f ? 1.0f / total : 0.0f;
       store_chunk<V>(out, (token * H + h) * D + d0, D - d0, D % V == 0, acc, inv);

@@ -24,30 +24,54 @@ struct triton_params {
   buffer_ref<float> segm_expsum;    // plan buffer, 3D path
   int64_t block_m = 16, block_q = 16;  // SPEC 4: BLOCK_M = 16 if G <= 16 else next_pow2(G)
   int64_t head_size_padded = 0;     // the layer's Dp: the stride of segm_output rows
-  int64_t rows_per_pass = 1;        // block.y: rows handled at once (host: <= 256 / lanes)
+  int64_t rows_per_pass = 1;        // host's rows per pass; the bodies take attn_rows at a time
 };
+
+// Longest key range one block of the Triton kernels attends to (a segment, or a whole sequence).
+template <class T>
+inline int64_t triton_max_keys(const triton_params<T>& p, bool segmented) {
+  const int64_t len = p.in.max_blocks_per_seq * p.in.block_size;
+  if (!segmented) return p.in.sliding_window > 0 && p.in.sliding_window < len ? p.in.sliding_window + p.block_q : len;
+  const int64_t span = triton_num_segments * kv_tile_keys;
+  return (len + span - 1) / span * kv_tile_keys;
+}
 
 template <class T, int Dp, bool Segmented>
 struct triton_attention {
   using params = triton_params<T>;
-  using shared_storage = kv_tile_storage<T, Dp>;
-  static constexpr int V = head_layout<Dp>::vec;
+  using shared_storage = attn_shared<Dp>;
 
   static launch_dim grid(const params& p) {
     return {p.in.num_tokens / p.block_q + p.in.num_seqs, p.in.num_kv_heads,
             Segmented ? triton_num_segments : 1};
   }
-  static launch_dim block(const params& p) { return {head_layout<Dp>::lanes, p.rows_per_pass, 1}; }
+  static launch_dim block(const params& p) { return attn_block<Dp>(triton_max_keys(p, Segmented)); }
+
+  // The request of q-block b.x and its rows, read from the batch buffers (constructed again after
+  // attend_range() for the stores).
+  struct q_block {
+    int64_t seq = 0, q_start = 0, q_len = 0, ctx_len = 0, local = 0, G = 1, rows = 0, kvh = 0;
+    template <class Ctx>
+    HEADROOM_HOST_DEVICE q_block(Ctx& ctx, const params& p, launch_dim b) {
+      const auto qs = ctx.global(p.in.query_start);
+      seq = find_seq_idx(qs, b.x, p.in.num_seqs, p.block_q, true);
+      q_start = qs.load(seq), q_len = qs.load(seq + 1) - q_start;
+      local = b.x - (q_start / p.block_q + seq);
+      ctx_len = ctx.global(p.in.seq_lens).load(seq) - q_len;
+      G = p.in.num_heads / p.in.num_kv_heads, rows = p.block_q * G, kvh = b.y;
+    }
+    HEADROOM_HOST_DEVICE row_desc row(const params& p, int64_t m) const {
+      const int64_t qi = local * p.block_q + m / G;
+      return row_desc{m < rows && qi < q_len, q_start + qi, kvh * G + m % G, ctx_len + qi};
+    }
+  };
 
   template <class Ctx>
   HEADROOM_HOST_DEVICE void operator()(Ctx& ctx, const params& p, shared_storage& s) const {
     const launch_dim b = ctx.block_idx();
-    const auto qs = ctx.global(p.in.query_start);
-    const int64_t seq = find_seq_idx(qs, b.x, p.in.num_seqs, p.block_q, true);
-    const int64_t q_start = qs.load(seq), q_len = qs.load(seq + 1) - q_start;
-    const int64_t local = b.x - (q_start / p.block_q + seq);
-    if (local * p.block_q >= q_len) return;  // a slack q-block of the grid
-    const int64_t seq_len = ctx.global(p.in.seq_lens).load(seq), ctx_len = seq_len - q_len;
+    const q_block qb(ctx, p, b);
+    if (qb.local * p.block_q >= qb.q_len) return;  // a slack q-block of the grid
+    const int64_t seq_len = qb.ctx_len + qb.q_len;
     int64_t lo = 0, hi = seq_len;
     if (Segmented) {  // segment s covers tiles [s*tps, (s+1)*tps); inactive segments write nothing
       const int64_t tps = (seq_len + triton_num_segments * kv_tile_keys - 1) /
@@ -56,64 +80,73 @@ struct triton_attention {
       if (lo >= seq_len) return;
       hi = lo + tps * kv_tile_keys < seq_len ? lo + tps * kv_tile_keys : seq_len;
     }
-    const int64_t G = p.in.num_heads / p.in.num_kv_heads, rows = p.block_q * G;
-    auto st = make_registers<row_state<V>>(ctx);
-    for (int64_t base = 0; base < rows; base += p.rows_per_pass) {
-      const int64_t first_qi = local * p.block_q + base / G;
-      if (first_qi >= q_len) break;  // no valid row left
-      const auto row_of = [&](const thread_idx& t) {
-        const int64_t m = base + t.y, qi = local * p.block_q + m / G;
-        return row_desc{m < rows && qi < q_len, q_start + qi, b.y * G + m % G, ctx_len + qi};
-      };
+    auto rg = make_attn_registers<Dp>(ctx);
+    for (int64_t base = 0; base < qb.rows; base += attn_rows) {
+      const int64_t first_qi = qb.local * p.block_q + base / qb.G;
+      if (first_qi >= qb.q_len) break;  // no valid row left
       // Keys any row of the pass can see: causal above, sliding window below.
-      const int64_t last_m = (base + p.rows_per_pass < rows ? base + p.rows_per_pass : rows) - 1;
-      int64_t last_qi = local * p.block_q + last_m / G;
-      if (last_qi > q_len - 1) last_qi = q_len - 1;
-      const int64_t w = p.in.sliding_window, first_pos = ctx_len + first_qi;
+      const int64_t last_m = (base + attn_rows < qb.rows ? base + attn_rows : qb.rows) - 1;
+      int64_t last_qi = qb.local * p.block_q + last_m / qb.G;
+      if (last_qi > qb.q_len - 1) last_qi = qb.q_len - 1;
+      const int64_t w = p.in.sliding_window, first_pos = qb.ctx_len + first_qi;
       const int64_t klo = w > 0 && first_pos - w + 1 > lo ? first_pos - w + 1 : lo;
-      const int64_t khi = ctx_len + last_qi + 1 < hi ? ctx_len + last_qi + 1 : hi;
-      attend_range<T, Dp>(ctx, p.in, s, row_of, seq, b.y, klo, khi, st);
+      const int64_t khi = qb.ctx_len + last_qi + 1 < hi ? qb.ctx_len + last_qi + 1 : hi;
+      if (base > 0) ctx.sync();  // the previous pass's stores read what this pass overwrites
+      attend_range<T, Dp>(ctx, p.in, s, [&](int64_t mi) { return qb.row(p, base + mi); }, qb.seq, b.y,
+                          klo, khi, rg);
+      const q_block again(ctx, p, b);
+      const auto row_of = [&](int64_t mi) { return again.row(p, base + mi); };
       if (Segmented)
-        store_segment(ctx, p, row_of, st, b.z);
+        store_segment(ctx, p, s, row_of, b.z);
       else
-        store_output(ctx, p, row_of, st);
+        store_output(ctx, p, s, row_of);
     }
   }
 
  private:
-  template <class Ctx, class RowOf, class Regs>
-  HEADROOM_HOST_DEVICE static void store_segment(Ctx& ctx, const params& p, const RowOf& row_of,
-                                                 Regs& st, int64_t segment) {
+  // Items of a pass's output: (row, 8-element chunk) pairs, spread over the block's threads.
+  template <class Ctx, class F>
+  HEADROOM_HOST_DEVICE static void for_items(Ctx& ctx, F&& f) {
+    const int64_t n = ctx.block_dim().count();
+    ctx.threads([&](const thread_idx& t) {
+      for (int64_t item = t.linear; item < attn_rows * (Dp / attn_chunk); item += n)
+        f(item / (Dp / attn_chunk), item % (Dp / attn_chunk) * attn_chunk);
+    });
+  }
+
+  template <class Ctx, class RowOf>
+  HEADROOM_HOST_DEVICE static void store_segment(Ctx& ctx, const params& p, shared_storage& s,
+                                                 const RowOf& row_of, int64_t segment) {
     const auto so = ctx.global(p.segm_output);
     const auto sm = ctx.global(p.segm_max);
     const auto se = ctx.global(p.segm_expsum);
     const int64_t D = p.in.head_size, Dpl = p.head_size_padded;
-    ctx.threads([&](const thread_idx& t) {
-      const row_desc row = row_of(t);
-      if (!row.valid) return;
-      const auto& r = st[t];
+    for_items(ctx, [&](int64_t m, int64_t d0) {
+      const row_desc row = row_of(m);
+      if (!row.valid || d0 >= D) return;
+      float acc[attn_chunk], M, L;
+      attn_combined<Dp>(ctx, s, m, d0, acc, M, L);
       const int64_t srow = (row.token * p.in.num_heads + row.head) * triton_num_segments + segment;
-      const int64_t d0 = static_cast<int64_t>(t.x) * V;
-      if (d0 < D) store_chunk<V>(so, srow * Dpl + d0, D - d0, D - d0 >= V && Dpl % V == 0, r.acc, 1.0f);
-      if (t.x == 0) {
-        sm.store(srow, r.m);
-        se.store(srow, r.l);
+      store_chunk<attn_chunk>(so, srow * Dpl + d0, D - d0, D - d0 >= attn_chunk && Dpl % attn_chunk == 0, acc, 1.0f);
+      if (d0 == 0) {
+        sm.store(srow, M);
+        se.store(srow, L);
       }
     });
   }
 
-  template <class Ctx, class RowOf, class Regs>
-  HEADROOM_HOST_DEVICE static void store_output(Ctx& ctx, const params& p, const RowOf& row_of,
-                                                Regs& st) {
+  template <class Ctx, class RowOf>
+  HEADROOM_HOST_DEVICE static void store_output(Ctx& ctx, const params& p, shared_storage& s,
+                                                const RowOf& row_of) {
     const auto out = ctx.global(p.output);
     const int64_t D = p.in.head_size;
-    ctx.threads([&](const thread_idx& t) {
-      const row_desc row = row_of(t);
-      const int64_t d0 = static_cast<int64_t>(t.x) * V;
+    for_items(ctx, [&](int64_t m, int64_t d0) {
+      const row_desc row = row_of(m);
       if (!row.valid || d0 >= D) return;
-      const auto& r = st[t];
-      const float inv = r.l > 0.0f ? 1.0f / r.l : 0.0f;
-      store_chunk<V>(out, (row.token * p.in.num_heads + row.head) * D + d0, D - d0, D % V == 0, r.acc, inv);
+      float acc[attn_chunk], M, L;
+      attn_combined<Dp>(ctx, s, m, d0, acc, M, L);
+      store_chunk<attn_chunk>(out, (row.token * p.in.num_heads + row.head) * D + d0, D - d0,
+                              D - d0 >= attn_chunk, acc, L > 0.0f ? 1.0f / L : 0.0f);
     });
   }
 };
@@ -146,17 +179,25 @@ struct triton_segment_reduce {
     const auto sm = ctx.global(p.segm_max);
     const auto se = ctx.global(p.segm_expsum);
     const auto out = ctx.global(p.output);
+    // Every segment's loads are independent: the loops have a constant trip count, so a GPU issues
+    // them together instead of one latency per segment.
     ctx.threads([&](const thread_idx& t) {
       const int64_t d0 = static_cast<int64_t>(t.x) * V;
       if (d0 >= D) return;
-      float mx = neg_inf();
-      for (int64_t s = 0; s < active; ++s) mx = max_f(mx, sm.load(row0 + s));
+      float ms[triton_num_segments], mx = neg_inf();
+      HEADROOM_UNROLL
+      for (int s = 0; s < triton_num_segments; ++s) {
+        ms[s] = s < active ? sm.load(row0 + s) : neg_inf();
+        mx = max_f(mx, ms[s]);
+      }
       float total = 0.0f, acc[V] = {};
-      for (int64_t s = 0; s < active; ++s) {
-        const float ms = sm.load(row0 + s);
-        const float wgt = ms == neg_inf() ? 0.0f : fast_exp(ms - mx);
+      HEADROOM_UNROLL
+      for (int s = 0; s < triton_num_segments; ++s) {
+        if (s >= active) continue;
+        const float wgt = ms[s] == neg_inf() ? 0.0f : fast_exp(ms[s] - mx);
         total += se.load(row0 + s) * wgt;
         const auto x = load_chunk<V>(so, (row0 + s) * Dpl + d0, D - d0, D - d0 >= V && Dpl % V == 0);
+        HEADROOM_UNROLL
         for (int e = 0; e < V; ++e) acc[e] += wgt * x[e];
       }
       const float inv = total > 0.0f ? 1.0f / total : 0.0f;

@@ -1,0 +1,92 @@
+#!/usr/bin/env python3
+"""torch scaled_dot_product_attention(..., enable_gqa=True) decode at bench_gpu_decode's shapes.
+
+Timed the way bench/bench_gpu_decode.cu times headroom's kernels: CUDA events around the call, L2
+flushed before every iteration (a write over twice the device's L2), the median of the iterations.
+Bytes counted the same way: every K and V byte once, q in, the output out. Also measures the
+device-to-device copy bandwidth (1 GiB, read + write) the same way. Writes JSON (--out) and prints
+one line per shape. Needs a GPU and PyTorch (the GPU machine has both).
+"""
+import argparse
+import json
+import sys
+
+SHAPES = [(1, 32768), (16, 4096), (64, 4096), (128, 2048), (256, 1024)]
+HEADS, KV_HEADS, HEAD_DIM = 64, 8, 128
+
+
+def timed_median_ms(torch, fn, flush, iters, warmup=5):
+    for _ in range(warmup):
+        fn()
+    start = [torch.cuda.Event(enable_timing=True) for _ in range(iters)]
+    end = [torch.cuda.Event(enable_timing=True) for _ in range(iters)]
+    for i in range(iters):
+        flush.fill_(i & 0xFF)
+        start[i].record()
+        fn()
+        end[i].record()
+    torch.cuda.synchronize()
+    times = sorted(s.elapsed_time(e) for s, e in zip(start, end))
+    return times[len(times) // 2]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", help="write the results as JSON here")
+    ap.add_argument("--iters", type=int, default=50)
+    args = ap.parse_args()
+    try:
+        import torch
+        import torch.nn.functional as F
+    except ImportError:
+        print("bench_sdpa: PyTorch is not installed, skipped")
+        return 0
+    if not torch.cuda.is_available():
+        print("bench_sdpa: no CUDA device, skipped")
+        return 0
+    props = torch.cuda.get_device_properties(0)
+    flush = torch.empty(2 * props.L2_cache_size, dtype=torch.uint8, device="cuda")
+    src = torch.empty(1 << 30, dtype=torch.uint8, device="cuda").fill_(1)
+    dst = torch.empty_like(src)
+    copy_ms = timed_median_ms(torch, lambda: dst.copy_(src), flush, 21)
+    copy_bps = 2 * src.numel() / (copy_ms * 1e-3)
+    del src, dst
+    result = {"device": props.name, "torch": torch.__version__, "copy_TBps": copy_bps * 1e-12, "shapes": []}
+    print(f"bench_sdpa: {props.name}, torch {torch.__version__}, copy {copy_bps * 1e-12:.3f} TB/s")
+    backends = {}
+    try:
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+        backends = {"flash": SDPBackend.FLASH_ATTENTION, "efficient": SDPBackend.EFFICIENT_ATTENTION,
+                    "cudnn": SDPBackend.CUDNN_ATTENTION}
+    except ImportError:
+        pass
+    for batch, ctx in SHAPES:
+        gen = torch.Generator(device="cuda").manual_seed(batch * 100003 + ctx)
+        q = torch.randn(batch, HEADS, 1, HEAD_DIM, device="cuda", dtype=torch.bfloat16, generator=gen)
+        k = torch.randn(batch, KV_HEADS, ctx, HEAD_DIM, device="cuda", dtype=torch.bfloat16, generator=gen)
+        v = torch.randn(batch, KV_HEADS, ctx, HEAD_DIM, device="cuda", dtype=torch.bfloat16, generator=gen)
+        nbytes = 2 * batch * ctx * KV_HEADS * HEAD_DIM * 2 + 2 * batch * HEADS * HEAD_DIM * 2
+        call = lambda: F.scaled_dot_product_attention(q, k, v, enable_gqa=True)  # noqa: E731
+        ms = timed_median_ms(torch, call, flush, args.iters)
+        entry = {"shape": f"{batch}x{ctx}", "bytes": nbytes, "sdpa_us": ms * 1e3,
+                 "sdpa_TBps": nbytes / (ms * 1e-3) * 1e-12, "backends": {}}
+        for name, backend in backends.items():
+            try:
+                with sdpa_kernel([backend]):
+                    bms = timed_median_ms(torch, call, flush, args.iters)
+                entry["backends"][name] = nbytes / (bms * 1e-3) * 1e-12
+            except RuntimeError as e:  # the backend does not take this shape
+                entry["backends"][name] = None
+                entry.setdefault("errors", {})[name] = str(e).splitlines()[0][:200]
+        result["shapes"].append(entry)
+        per = ", ".join(f"{n} {x:.2f}" for n, x in entry["backends"].items() if x)
+        print(f"  {entry['shape']:>9}: sdpa {entry['sdpa_TBps']:.3f} TB/s ({ms * 1e3:.1f} us) [{per}]")
+        del q, k, v
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump(result, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
