@@ -18,7 +18,8 @@ const char* usage =
     "                 [--max-num-seqs N] [--target model|sim|gpu] [--tight K] [--json OUT.json]\n"
     "                 [--seed S] [--no-hybrid] [--cuda-graph]\n"
     "  headroom fuzz  [--seed S] [--cases N | --time 60s] [--target sim|gpu] [--policy ...]\n"
-    "                 [--out DIR] [--jobs N]\n"
+    "                 [--out DIR] [--jobs N] [--grouping G] [--backend triton|flashinfer|all]\n"
+    "                 [--stop-after K]   (default --cases 1000; --out is created if missing)\n"
     "  headroom replay CASE.json [--target model|sim|gpu] [--json OUT.json]\n"
     "exit codes: 0 every invariant holds, 1 a violation was found, 2 bad input or usage\n";
 

@@ -7,21 +7,6 @@
 
 namespace headroom {
 
-namespace {
-const buffer_plan& plan_buffer(const fi_decode_plan& plan, const char* name) {
-  const buffer_plan* b = find_buffer(plan.buffers, name);
-  if (!b) throw std::invalid_argument(std::string("flashinfer decode plan has no buffer ") + name);
-  return *b;
-}
-
-template <class K, class P>
-void go(sim::memory& m, sim_mode mode, const P& p, const sim::launch_options& o) {
-  if (mode == sim_mode::checked)
-    sim::launch(m, K{}, p, o);
-  else
-    sim::launch_native(K{}, p);
-}
-}  // namespace
 
 template <class T>
 fi_decode_params<T> make_fi_decode_params(sim::memory& m, const sim_inputs<T>& in,
@@ -57,8 +42,8 @@ template <class T>
 void run_fi_decode(sim::memory& m, sim_mode mode, const fi_decode_params<T>& p,
                    const sim::launch_options& o) {
   auto launch_all = [&]<int Dp>() {
-    go<fi_batch_decode<T, Dp>>(m, mode, p, o);
-    if (p.split) go<fi_merge_states<T, Dp>>(m, mode, p, o);
+    launch_in_mode<fi_batch_decode<T, Dp>>(m, mode, p, o);
+    if (p.split) launch_in_mode<fi_merge_states<T, Dp>>(m, mode, p, o);
   };
   switch (head_config(p.in.head_size)) {
     case 64: return launch_all.template operator()<64>();

@@ -8,21 +8,6 @@
 
 namespace headroom {
 
-namespace {
-const buffer_plan& plan_buffer(const triton_plan& plan, const char* name) {
-  const buffer_plan* b = find_buffer(plan.buffers, name);
-  if (!b) throw std::invalid_argument(std::string("triton plan has no buffer ") + name);
-  return *b;
-}
-
-template <class K, class P>
-void go(sim::memory& m, sim_mode mode, const P& p, const sim::launch_options& o) {
-  if (mode == sim_mode::checked)
-    sim::launch(m, K{}, p, o);
-  else
-    sim::launch_native(K{}, p);
-}
-}  // namespace
 
 template <class T>
 triton_params<T> make_triton_params(sim::memory& m, const sim_inputs<T>& in, const triton_plan& plan,
@@ -53,10 +38,10 @@ void run_triton(sim::memory& m, sim_mode mode, const triton_params<T>& p, bool s
                 const sim::launch_options& o) {
   auto launch_all = [&]<int Dp>() {
     if (segmented) {
-      go<triton_attention<T, Dp, true>>(m, mode, p, o);
-      go<triton_segment_reduce<T, Dp>>(m, mode, p, o);
+      launch_in_mode<triton_attention<T, Dp, true>>(m, mode, p, o);
+      launch_in_mode<triton_segment_reduce<T, Dp>>(m, mode, p, o);
     } else {
-      go<triton_attention<T, Dp, false>>(m, mode, p, o);
+      launch_in_mode<triton_attention<T, Dp, false>>(m, mode, p, o);
     }
   };
   switch (head_config(p.in.head_size)) {

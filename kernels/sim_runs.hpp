@@ -5,6 +5,8 @@
 #pragma once
 
 #include <cstdint>
+#include <stdexcept>
+#include <string>
 
 #include "core/backends/batch.hpp"
 #include "core/backends/flashinfer.hpp"
@@ -12,6 +14,7 @@
 #include "core/model/geometry.hpp"
 #include "core/sim/launch.hpp"
 #include "core/sim/memory.hpp"
+#include "core/sim/native_context.hpp"
 #include "kernels/fi_decode.hpp"
 #include "kernels/inputs.hpp"
 #include "kernels/triton_attention.hpp"
@@ -56,5 +59,22 @@ fi_decode_params<T> make_fi_decode_params(sim::memory& m, const sim_inputs<T>& i
 template <class T>
 void run_fi_decode(sim::memory& m, sim_mode mode, const fi_decode_params<T>& p,
                    const sim::launch_options& o = {});
+
+// Shared by run_triton.cpp and run_fi.cpp: a plan's named buffer (a missing one is a caller bug)
+// and one launch in the requested mode.
+template <class Plan>
+const buffer_plan& plan_buffer(const Plan& plan, const char* name) {
+  const buffer_plan* b = find_buffer(plan.buffers, name);
+  if (!b) throw std::invalid_argument(std::string("plan has no buffer ") + name);
+  return *b;
+}
+
+template <class K, class P>
+void launch_in_mode(sim::memory& m, sim_mode mode, const P& p, const sim::launch_options& o) {
+  if (mode == sim_mode::checked)
+    sim::launch(m, K{}, p, o);
+  else
+    sim::launch_native(K{}, p);
+}
 
 }  // namespace headroom
