@@ -5,6 +5,7 @@
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
 #include "core/util/error.hpp"
+#include "kernels/gpu/gpu_executor.hpp"
 #include "kernels/sim_executor.hpp"
 
 namespace headroom::cli {
@@ -12,8 +13,7 @@ namespace headroom::cli {
 std::unique_ptr<executor> make_executor(const std::string& target) {
   if (target == "model") return std::make_unique<model_executor>();
   if (target == "sim") return std::make_unique<sim_executor>();
-  if (target == "gpu")
-    throw input_error(cmdline, "--target", "gpu", "this build has no GPU executor yet");
+  if (target == "gpu") return make_gpu_executor();  // input_error when there is no device
   throw input_error(cmdline, "--target", "\"" + target + "\"", "expected model, sim or gpu");
 }
 

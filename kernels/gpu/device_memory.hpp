@@ -1,0 +1,72 @@
+// One run's device buffers, laid out as the request (and so the plan) says. Plain: one exact-size
+// allocation per buffer, as production and compute-sanitizer see them. Guarded: one arena in which
+// every buffer sits between two guard bands filled with a position-dependent canary:
+//   [before: min_band][payload, 256-aligned][after: min_band, or max(min_band, factor x payload)
+//    for a writable buffer] [before of the next buffer] ...
+// Inputs are uploaded, scratch (outputs, plan buffers) poisoned with 0xFF bytes (NaN / -1).
+// check_guards(k) enqueues one CUB reduction over the arena (payload chunks skipped) after launch k,
+// into device memory, with no host synchronisation; finish_guards() reads all of them at once and,
+// only when canary bytes changed, attributes them per buffer with Thrust reductions.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "kernels/gpu/wire.hpp"
+
+namespace headroom::gpu {
+
+// Payloads start 256-byte aligned, like cudaMalloc's allocations.
+inline constexpr int64_t payload_alignment = 256;
+
+struct arena_slot {
+  int64_t before = 0;  // first byte of the before band
+  int64_t start = 0;   // first payload byte
+  int64_t end = 0;     // one past the last payload byte
+  int64_t after = 0;   // one past the after band
+};
+
+// Where each buffer goes in a guarded arena, and the arena's size.
+std::vector<arena_slot> arena_layout(const std::vector<wire_buffer>& bufs, const guard_options& g,
+                                     int64_t& arena_bytes);
+
+class device_memory {
+ public:
+  device_memory(const std::vector<wire_buffer>& bufs, bool guarded, const guard_options& g,
+                cudaStream_t s);
+  ~device_memory();
+  device_memory(const device_memory&) = delete;
+  device_memory& operator=(const device_memory&) = delete;
+
+  const std::vector<void*>& pointers() const { return ptrs_; }
+  bool guarded() const { return arena_ != nullptr; }
+  // Guarded only. check_guards: enqueue the check after launch `launch` (< max_checked_launches).
+  // finish_guards: wait, and report the buffers whose bands changed (launch = the first check that
+  // saw any change).
+  void check_guards(int32_t launch);
+  void finish_guards(std::vector<guard_report>& into);
+  // Both at once for one launch (synchronous; buffers already in `into` are not reported again).
+  void check_guards(int32_t launch, std::vector<guard_report>& into);
+  static constexpr int max_checked_launches = 8;
+  std::vector<std::byte> download(int32_t id) const;
+
+ private:
+  cudaStream_t stream_;
+  std::vector<wire_buffer const*> bufs_;
+  std::vector<void*> ptrs_;                // per buffer id
+  std::vector<std::byte*> owned_;          // plain: one allocation per buffer
+  std::byte* arena_ = nullptr;             // guarded
+  int64_t arena_bytes_ = 0;
+  std::vector<arena_slot> slots_;
+  std::byte* table_ = nullptr;             // device copy of the payload ranges
+  std::byte* stats_ = nullptr;             // one band_stats per checked launch
+  std::byte* temp_ = nullptr;              // CUB's temporary storage for the check
+  std::size_t temp_bytes_ = 0;
+  int32_t checks_ = 0, read_ = 0;  // checks enqueued; checks already read back
+  void attribute(int32_t launch, std::vector<guard_report>& into);
+};
+
+}  // namespace headroom::gpu

@@ -1,0 +1,62 @@
+// The one generic __global__ launcher: body_kernel<K, Ctx> runs kernel functor K (DESIGN.md "One
+// kernel body, two executors") with context Ctx (gpu_context: zero cost; checked_context: device
+// bounds checks) over K::grid(p) x K::block(p), its shared_storage in dynamic shared memory (the
+// largest, kv tiles of fp32 at Dp 512, is 64 KiB: above the 48 KiB static limit). launch_body()
+// validates the shape against CUDA's limits and reports launch errors through HEADROOM_CUDA_TRY.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+#include "core/sim/device_types.hpp"
+#include "kernels/gpu/cuda_try.hpp"
+
+namespace headroom::gpu {
+
+// Shared storage above this needs cudaFuncAttributeMaxDynamicSharedMemorySize (CUDA's default cap).
+inline constexpr std::size_t default_dynamic_smem_limit = 48 * 1024;
+
+template <class K, class Ctx>
+__global__ void body_kernel(const typename K::params p, const typename Ctx::launch_state ls) {
+  extern __shared__ __align__(16) unsigned char smem_bytes[];
+  using storage = typename K::shared_storage;
+  static_assert(std::is_trivially_default_constructible_v<storage>,
+                "shared_storage must be a plain struct");
+  Ctx ctx(ls);
+  K{}(ctx, p, *reinterpret_cast<storage*>(smem_bytes));
+  ctx.finish();
+}
+
+inline void check_gpu_shape(launch_dim g, launch_dim b) {
+  const bool block_ok = b.x >= 1 && b.y >= 1 && b.z >= 1 && b.count() <= 1024 && b.z <= 64;
+  const bool grid_ok = g.x >= 0 && g.y >= 0 && g.z >= 0 && g.x <= 2147483647LL && g.y <= 65535 &&
+                       g.z <= 65535;
+  if (!block_ok || !grid_ok)
+    throw std::invalid_argument("gpu launch: grid (" + std::to_string(g.x) + "," + std::to_string(g.y) +
+                                "," + std::to_string(g.z) + ") block (" + std::to_string(b.x) + "," +
+                                std::to_string(b.y) + "," + std::to_string(b.z) +
+                                ") exceeds CUDA's launch limits");
+}
+
+// Launches K once; an empty grid launches nothing. Asynchronous: the caller synchronizes.
+template <class K, class Ctx>
+void launch_body(const typename K::params& p, const typename Ctx::launch_state& ls, cudaStream_t s) {
+  const launch_dim g = K::grid(p), b = K::block(p);
+  check_gpu_shape(g, b);
+  if (g.count() == 0) return;
+  constexpr std::size_t smem = sizeof(typename K::shared_storage);
+  if constexpr (smem > default_dynamic_smem_limit)
+    HEADROOM_CUDA_TRY(cudaFuncSetAttribute(body_kernel<K, Ctx>,
+                                           cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           static_cast<int>(smem)));
+  const dim3 grid(static_cast<unsigned>(g.x), static_cast<unsigned>(g.y), static_cast<unsigned>(g.z));
+  const dim3 block(static_cast<unsigned>(b.x), static_cast<unsigned>(b.y), static_cast<unsigned>(b.z));
+  body_kernel<K, Ctx><<<grid, block, smem, s>>>(p, ls);
+  HEADROOM_CUDA_TRY(cudaGetLastError());
+}
+
+}  // namespace headroom::gpu

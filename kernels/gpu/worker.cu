@@ -1,0 +1,148 @@
+// The CUDA worker (worker.hpp): device probe, one run per mode (buffers, launches, guard checks
+// after every launch, the checked log, the output), and the request loop on pipes.
+#include "kernels/gpu/worker.hpp"
+
+#include <chrono>
+#include <exception>
+#include <memory>
+#include <string>
+
+#include "kernels/gpu/cuda_try.hpp"
+#include "kernels/gpu/device_memory.hpp"
+#include "kernels/gpu/dispatch.hpp"
+
+namespace headroom::gpu {
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+double ms_since(clock_type::time_point t) {
+  return std::chrono::duration<double, std::milli>(clock_type::now() - t).count();
+}
+
+// After any failure: is the context still usable? (A sticky error reappears on every call.)
+bool context_lost() {
+  const cudaError_t e = cudaDeviceSynchronize();
+  (void)cudaGetLastError();
+  return e != cudaSuccess && (is_sticky(e) || cudaDeviceSynchronize() != cudaSuccess);
+}
+
+struct log_buffer {
+  device_log* d = nullptr;
+  explicit log_buffer(cudaStream_t s) {
+    HEADROOM_CUDA_TRY(cudaMalloc(&d, sizeof(device_log)));
+    HEADROOM_CUDA_TRY(cudaMemsetAsync(d, 0, sizeof(device_log), s));
+  }
+  ~log_buffer() { cudaFree(d); }
+};
+
+void read_log(const device_log* d, std::size_t nbuf, run_result& r, cudaStream_t s) {
+  device_log h;
+  HEADROOM_CUDA_TRY(cudaMemcpyAsync(&h, d, sizeof(h), cudaMemcpyDeviceToHost, s));
+  HEADROOM_CUDA_TRY(cudaStreamSynchronize(s));
+  r.touched.assign(nbuf, -1);
+  for (std::size_t i = 0; i < nbuf && i < static_cast<std::size_t>(max_log_buffers); ++i)
+    if (h.used_mask & (1ull << i)) r.touched[i] = h.touched[i];
+  r.oob_count = static_cast<int64_t>(h.oob_count);
+  const auto kept = h.oob_count < max_log_records ? h.oob_count : max_log_records;
+  r.oob.assign(h.rec, h.rec + kept);
+}
+
+void run_once(const gpu_request& rq, run_mode mode, cudaStream_t s, run_result& r) {
+  const auto t0 = clock_type::now();
+  r.mode = mode;
+  device_memory mem(rq.buffers, mode != run_mode::plain, rq.guards, s);
+  std::unique_ptr<log_buffer> dlog;
+  if (mode == run_mode::checked) dlog = std::make_unique<log_buffer>(s);
+  HEADROOM_CUDA_TRY(cudaStreamSynchronize(s));
+  r.setup_ms = ms_since(t0);
+  launch_args a{&rq, &mem.pointers(), mode == run_mode::checked, dlog ? dlog->d : nullptr, s};
+  const int n = launch_request(a, -1);
+  // Each launch is synchronised (a fault is attributed to its launch) and, when guarded, followed by
+  // its band check, enqueued without a host round trip; the checks are read once at the end.
+  for (int k = 0; k < n; ++k) {
+    auto t = clock_type::now();
+    launch_request(a, k);
+    HEADROOM_CUDA_TRY(cudaStreamSynchronize(s));
+    r.kernels_ms += ms_since(t);
+    t = clock_type::now();
+    mem.check_guards(k);
+    r.guard_ms += ms_since(t);
+  }
+  const auto tg = clock_type::now();
+  mem.finish_guards(r.guards);
+  r.guard_ms += ms_since(tg);
+  if (dlog) read_log(dlog->d, rq.buffers.size(), r, s);
+  r.output = mem.download(rq.download);
+  r.total_ms = ms_since(t0);
+}
+
+struct stream_holder {
+  cudaStream_t s = nullptr;
+  stream_holder() { HEADROOM_CUDA_TRY(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)); }
+  ~stream_holder() { cudaStreamDestroy(s); }
+};
+
+}  // namespace
+
+worker_hello probe_devices() noexcept {
+  worker_hello h;
+  int n = 0;
+  const cudaError_t e = cudaGetDeviceCount(&n);
+  if (e != cudaSuccess) {
+    h.error = std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e);
+    (void)cudaGetLastError();
+    return h;
+  }
+  h.device_count = n;
+  cudaDeviceProp p{};
+  if (n > 0 && cudaGetDeviceProperties(&p, 0) == cudaSuccess) h.device_name = p.name;
+  if (n == 0) h.error = "CUDA sees no device";
+  return h;
+}
+
+gpu_response execute(const gpu_request& rq) {
+  gpu_response resp;
+  try {
+    stream_holder stream;
+    for (run_mode m : rq.modes) {
+      run_result& r = resp.runs.emplace_back();
+      r.mode = m;
+      try {
+        run_once(rq, m, stream.s, r);
+      } catch (const std::exception& e) {
+        r.faulted = true;
+        r.fault = e.what();
+        r.output.clear();
+        if (context_lost()) {
+          resp.worker_exiting = true;
+          return resp;
+        }
+      }
+    }
+  } catch (const std::exception& e) {
+    resp.error = e.what();
+    resp.worker_exiting = context_lost();
+  }
+  return resp;
+}
+
+int worker_main(int in_fd, int out_fd, int device) {
+  const worker_hello hello = probe_devices();
+  if (!write_message(out_fd, encode(hello)) || hello.device_count == 0) return 0;
+  if (cudaSetDevice(device) != cudaSuccess) return 3;
+  std::vector<std::byte> msg;
+  while (read_message(in_fd, msg) == read_status::ok) {
+    gpu_response resp;
+    try {
+      resp = execute(decode_request(msg));
+    } catch (const std::exception& e) {
+      resp.error = e.what();
+    }
+    if (!write_message(out_fd, encode(resp))) return 0;
+    if (resp.worker_exiting) return 4;
+  }
+  return 0;
+}
+
+}  // namespace headroom::gpu

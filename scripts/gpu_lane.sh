@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# The GPU lane in one command, on a machine with a device (issue 5):
+#   scripts/gpu_lane.sh [BUILD_DIR]     build (unless BUILD_DIR already holds the binaries), run
+#                                        `ctest -L gpu`, then the agreement driver: >= 1,000 random
+#                                        cases (sim vs guards vs device-checked, a compute-sanitizer
+#                                        sample), cost per case, the Laguna XS.2 Triton thresholds.
+#   scripts/gpu_lane.sh --pack BUILD_DIR CARRY_DIR
+#                                        on the build machine: copy only what the lane runs (test
+#                                        binaries, the GPU worker, CTest files, the CLI) into CARRY_DIR, small enough
+#                                        to carry to a GPU machine that cannot build (no packages).
+# Everything lands in $OUT (default ./gpu-lane-out), in at most 8 files (lane.log, ctest_gpu.log,
+# agree.log, summary.md, agreement.csv, cost.csv, laguna_gpu.json, sanitizer.log). Knobs: CASES (1000), JOBS (8), COST (300),
+# SANITIZER_SAMPLE (25 in-bounds + 25 overflowing), SEED (2026). Never changes the card's settings.
+set -uo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
+if [[ "${1:-}" == "--pack" ]]; then
+  build="$(cd "$2" && pwd)"; carry="$3"
+  rm -rf "$carry" && mkdir -p "$carry"
+  src="$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$build/CMakeCache.txt")"
+  (cd "$build" && find . -name CTestTestfile.cmake -o -name test_gpu_lane -o -name gpu_agree \
+      -o -name headroom_gpu_worker -o -path ./cli/headroom) | while read -r f; do
+    mkdir -p "$carry/$(dirname "$f")" && cp -p "$build/$f" "$carry/$f"
+  done
+  printf '%s\n%s\n' "$src" "$build" > "$carry/paths.txt"
+  du -sh "$carry"
+  exit 0
+fi
+
+build="${1:-$root/build-gpu}"
+out="${OUT:-$PWD/gpu-lane-out}"
+mkdir -p "$out"
+export CUDA_MODULE_LOADING=EAGER  # load every kernel at worker start: no first-launch cost in timings
+cd "$root"
+say() { printf '\n== %s\n' "$*" | tee -a "$out/lane.log"; }
+
+if [[ -f "$build/paths.txt" ]]; then  # a packed build: point its CTest files at this checkout
+  old_src="$(sed -n 1p "$build/paths.txt")"; old_build="$(sed -n 2p "$build/paths.txt")"
+  new_build="$(cd "$build" && pwd)"
+  find "$build" -name CTestTestfile.cmake -exec sed -i -e "s#$old_build#$new_build#g" -e "s#$old_src#$root#g" {} +
+elif [[ ! -x "$build/tests/gpu/gpu_agree" ]]; then
+  say "build ($build)"
+  cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release 2>&1 | tail -3 | tee -a "$out/lane.log"
+  cmake --build "$build" -j"$(nproc)" 2>&1 | tail -5 | tee -a "$out/lane.log"
+fi
+
+say "device"
+{ date -u +%FT%TZ; nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv
+  nvcc --version 2>/dev/null | tail -1; compute-sanitizer --version 2>/dev/null | head -2; } | tee -a "$out/lane.log"
+
+say "ctest -L gpu"
+(cd "$build" && ctest -L gpu --output-on-failure 2>&1) | tee "$out/ctest_gpu.log"
+rc_ctest=${PIPESTATUS[0]}
+
+say "agreement, cost, compute-sanitizer sample, Laguna XS.2 thresholds"
+start=$(date +%s)
+san="$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null || echo compute-sanitizer)"
+"$build/tests/gpu/gpu_agree" --sanitizer-cmd "$san" --cases "${CASES:-1000}" --jobs "${JOBS:-8}" --cost "${COST:-300}" \
+    --sanitizer "${SANITIZER_SAMPLE:-25}" --seed "${SEED:-2026}" --laguna configs/laguna-xs2.json \
+    --timeout-ms 60000 --out "$out" > "$out/agree.log" 2>&1
+rc_agree=$?
+# At most a few files come back from a lent machine: the sanitizer's per-process logs become one.
+cat "$out"/san/sanitizer-*.log > "$out/sanitizer.log" 2>/dev/null && rm -rf "$out/san"
+echo "gpu_agree exit $rc_agree after $(( $(date +%s) - start )) s" | tee -a "$out/lane.log"
+cat "$out/summary.md" 2>/dev/null || tail -20 "$out/agree.log"
+
+if [[ -x "$build/cli/headroom" ]]; then
+  say "headroom check --target gpu"
+  "$build/cli/headroom" check configs/laguna-xs2.json --tp 1,2,4,8 --backend triton --policy model-wide \
+      --target gpu --json "$out/laguna_cli.json" > "$out/laguna_cli.txt" 2>&1
+  echo "headroom check exit $? (1 = violations found, expected here)" | tee -a "$out/lane.log"
+  tail -15 "$out/laguna_cli.txt"
+fi
+(( rc_ctest == 0 && rc_agree == 0 ))

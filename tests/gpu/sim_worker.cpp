@@ -1,0 +1,131 @@
+// A worker without a GPU (the executable headroom_gpu_simworker), for testing the lane's host side
+// on any machine (label cpu): it answers the real worker protocol (worker.hpp) by running each
+// request on the simulator instead of a device, so process isolation, the wire format, parameter patching and the executor's
+// observations are exercised end to end. Checked runs report touched extents and out-of-bounds
+// accesses as the device-checked build does; guard bands do not exist here (never corrupted).
+#include <cstring>
+#include <stdexcept>
+
+#include "core/sim/launch.hpp"
+#include "kernels/gpu/param_refs.hpp"
+#include "kernels/gpu/worker.hpp"
+#include "kernels/gpu/worker_process.hpp"
+
+namespace headroom::gpu {
+namespace {
+
+template <class P>
+P patched(const gpu_request& rq, sim::memory& m) {
+  if (rq.params.size() != sizeof(P)) throw std::invalid_argument("sim worker: params size");
+  P p;
+  std::memcpy(static_cast<void*>(&p), rq.params.data(), sizeof(P));
+  for_each_ref(p, [&](auto& r) {
+    if (r.id >= 0) r.data = reinterpret_cast<decltype(r.data)>(m.at(r.id).data);
+  });
+  return p;
+}
+
+template <class T, int Dp>
+void launch_all(const gpu_request& rq, sim::memory& m) {
+  switch (rq.fam) {
+    case family::triton_3d: {
+      const auto p = patched<triton_params<T>>(rq, m);
+      sim::launch(m, triton_attention<T, Dp, true>{}, p);
+      sim::launch(m, triton_segment_reduce<T, Dp>{}, p);
+      return;
+    }
+    case family::triton_2d:
+      sim::launch(m, triton_attention<T, Dp, false>{}, patched<triton_params<T>>(rq, m));
+      return;
+    case family::fi_decode: {
+      const auto p = patched<fi_decode_params<T>>(rq, m);
+      sim::launch(m, fi_batch_decode<T, Dp>{}, p);
+      if (p.split) sim::launch(m, fi_merge_states<T, Dp>{}, p);
+      return;
+    }
+    case family::planted:
+      sim::launch(m, planted_store{}, patched<planted_params>(rq, m));
+      return;
+  }
+}
+
+template <class T>
+void launch_typed(const gpu_request& rq, sim::memory& m) {
+  switch (rq.dp) {
+    case 64: return launch_all<T, 64>(rq, m);
+    case 128: return launch_all<T, 128>(rq, m);
+    case 256: return launch_all<T, 256>(rq, m);
+    default: return launch_all<T, 512>(rq, m);
+  }
+}
+
+run_result run_once(const gpu_request& rq, run_mode mode) {
+  run_result r;
+  r.mode = mode;
+  sim::memory m;
+  for (const auto& b : rq.buffers) {
+    const sim::fill f = b.scratch ? sim::fill::scratch : sim::fill::data;
+    std::byte* d = b.elem_bytes == 4 ? reinterpret_cast<std::byte*>(m.alloc<float>(b.name, b.extent, f).data)
+                                     : reinterpret_cast<std::byte*>(m.alloc<uint16_t>(b.name, b.extent, f).data);
+    if (!b.scratch && !b.data.empty()) std::memcpy(d, b.data.data(), b.data.size());
+  }
+  switch (rq.type) {
+    case elem_type::f32: launch_typed<float>(rq, m); break;
+    case elem_type::bf16: launch_typed<bf16>(rq, m); break;
+    case elem_type::fp16: launch_typed<fp16>(rq, m); break;
+  }
+  if (mode == run_mode::checked) {
+    for (std::size_t i = 0; i < m.size(); ++i)
+      r.touched.push_back(m[i].stats.loads + m[i].stats.stores > 0 ? m[i].stats.touched : -1);
+    r.oob_count = m.log.oob_count;
+    for (const auto& a : m.log.oob) {
+      device_oob_record d;
+      d.index = a.index, d.extent = a.extent, d.write = a.write;
+      for (std::size_t i = 0; i < m.size(); ++i)
+        if (m[i].name == a.buffer) d.buffer_id = static_cast<int32_t>(i);
+      for (int k = 0; k < 3; ++k) d.block[k] = static_cast<int32_t>(a.block[k]), d.thread[k] = static_cast<int32_t>(a.thread[k]);
+      r.oob.push_back(d);
+    }
+  }
+  if (rq.download >= 0) {
+    const auto& b = m[static_cast<std::size_t>(rq.download)];
+    r.output.assign(b.data, b.data + b.elem_bytes * b.extent);
+  }
+  return r;
+}
+
+}  // namespace
+
+worker_hello probe_devices() noexcept {
+  worker_hello h;
+  h.device_count = 1;
+  h.device_name = "simulated device (tests/gpu/sim_worker.cpp)";
+  return h;
+}
+
+gpu_response execute(const gpu_request& rq) {
+  gpu_response resp;
+  for (run_mode m : rq.modes) resp.runs.push_back(run_once(rq, m));
+  return resp;
+}
+
+int worker_main(int in_fd, int out_fd, int) {
+  if (!write_message(out_fd, encode(probe_devices()))) return 0;
+  std::vector<std::byte> msg;
+  while (read_message(in_fd, msg) == read_status::ok) {
+    gpu_response resp;
+    try {
+      resp = execute(decode_request(msg));
+    } catch (const std::exception& e) {
+      resp.error = e.what();
+    }
+    if (!write_message(out_fd, encode(resp))) return 0;
+  }
+  return 0;
+}
+
+}  // namespace headroom::gpu
+
+int main() {
+  return headroom::gpu::worker_main(headroom::gpu::worker_channel_fd, headroom::gpu::worker_channel_fd, 0);
+}

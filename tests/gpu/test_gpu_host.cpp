@@ -1,0 +1,85 @@
+// The GPU lane's host side, with or without a device (label cpu): the worker messages round-trip,
+// device detection never throws, a missing worker executable means no device, and without a device
+// the gpu target refuses cleanly (input_error) instead of crashing.
+#include <gtest/gtest.h>
+
+#include "core/util/error.hpp"
+#include "kernels/gpu/gpu_executor.hpp"
+#include <cstdlib>
+
+#include "kernels/gpu/worker_process.hpp"
+#include "tests/gpu/gpu_cases.hpp"
+
+namespace headroom {
+namespace {
+
+TEST(gpu_wire, request_round_trips) {
+  const auto c = gpu_test::random_case(7, 3, true);
+  gpu::gpu_request rq = make_gpu_request(c.request(), nullptr);
+  rq.modes = {gpu::run_mode::checked, gpu::run_mode::plain};
+  const gpu::gpu_request back = gpu::decode_request(gpu::encode(rq));
+  EXPECT_EQ(back.fam, rq.fam);
+  EXPECT_EQ(back.dp, rq.dp);
+  EXPECT_EQ(back.params, rq.params);
+  EXPECT_EQ(back.modes, rq.modes);
+  ASSERT_EQ(back.buffers.size(), rq.buffers.size());
+  for (std::size_t i = 0; i < rq.buffers.size(); ++i) {
+    EXPECT_EQ(back.buffers[i].name, rq.buffers[i].name);
+    EXPECT_EQ(back.buffers[i].extent, rq.buffers[i].extent);
+    EXPECT_EQ(back.buffers[i].scratch, rq.buffers[i].scratch);
+    EXPECT_EQ(back.buffers[i].data, rq.buffers[i].data);
+  }
+  EXPECT_GE(rq.download, 0);
+  EXPECT_EQ(rq.buffers[static_cast<std::size_t>(rq.download)].name, "output");
+}
+
+TEST(gpu_wire, response_round_trips_and_truncation_throws) {
+  gpu::gpu_response r;
+  auto& run = r.runs.emplace_back();
+  run.mode = gpu::run_mode::checked;
+  run.touched = {5, -1, 7};
+  run.oob_count = 3;
+  run.oob.push_back({});
+  run.oob.back().index = 99;
+  run.guards.push_back({2, 1, 16, 4, 40});
+  run.output = std::vector<std::byte>(10, std::byte{1});
+  r.worker_exiting = true;
+  const auto m = gpu::encode(r);
+  const auto back = gpu::decode_response(m);
+  ASSERT_EQ(back.runs.size(), 1u);
+  EXPECT_EQ(back.runs[0].touched, run.touched);
+  EXPECT_EQ(back.runs[0].oob[0].index, 99);
+  EXPECT_EQ(back.runs[0].guards[0].last, 40);
+  EXPECT_TRUE(back.worker_exiting);
+  auto cut = m;
+  cut.resize(m.size() - 3);
+  EXPECT_THROW(gpu::decode_response(cut), std::runtime_error);
+}
+
+TEST(gpu_device, detection_never_throws_and_no_device_is_an_input_error) {
+  const int n = gpu_device_count();  // no driver / no CUDA build: 0, never an exception
+  EXPECT_GE(n, 0);
+  if (n == 0) {
+    EXPECT_THROW(make_gpu_executor(), input_error);
+  } else {
+    EXPECT_FALSE(gpu::find_worker().empty());
+  }
+}
+
+TEST(gpu_device, a_missing_worker_is_no_device_not_a_crash) {
+  const char* old = std::getenv(gpu::worker_path_env);
+  const std::string saved = old ? old : "";
+  ::setenv(gpu::worker_path_env, "/nonexistent/headroom_gpu_worker", 1);
+  {
+    gpu::worker_process w;
+    EXPECT_EQ(w.hello().device_count, 0);
+    EXPECT_NE(w.hello().error.find("no GPU worker executable"), std::string::npos) << w.hello().error;
+    const gpu::call_result r = w.call(gpu::gpu_request{});
+    EXPECT_TRUE(r.died);
+  }
+  if (old) ::setenv(gpu::worker_path_env, saved.c_str(), 1);
+  else ::unsetenv(gpu::worker_path_env);
+}
+
+}  // namespace
+}  // namespace headroom
