@@ -54,20 +54,12 @@ rc::Gen<options_draw> option_draws(const case_profile& p) {
 }
 
 check_case assemble(const options_draw& d, const sized_geometry& g) {
-  check_case c;
-  c.model = g.model;
-  c.tp = g.tp;
-  c.be = d.be;
-  c.pol = d.pol;
-  c.grp = d.grp;
-  c.hybrid = d.hybrid;
-  c.block_size = d.page;
+  check_case c = make_case(g.model, g.tp, d.be, d.pol, d.grp, d.hybrid, d.page, d.seed);
   c.flashinfer.page_size = d.page;
   c.flashinfer.cuda_graph = d.cuda_graph;
   c.triton.max_num_seqs = d.max_num_seqs;
   c.triton.snap_to_capture = d.snap;
   c.triton.kv_from_group_spec = d.kv_from_spec;
-  c.seed = d.seed;
   return c;
 }
 

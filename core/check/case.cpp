@@ -1,4 +1,4 @@
-// Case JSON: lossless in both directions (a counterexample file is a case).
+// make_case, and case JSON: lossless in both directions (a counterexample file is a case).
 #include "core/check/case.hpp"
 
 #include <nlohmann/json.hpp>
@@ -75,6 +75,20 @@ std::vector<int64_t> int_list(const json& obj, const std::string& key, const std
 }
 
 }  // namespace
+
+check_case make_case(const model_geometry& m, int64_t tp, backend be, policy pol, grouping grp,
+                     bool hybrid, int64_t block_size, uint64_t seed) {
+  check_case c;
+  c.model = m;
+  c.tp = tp;
+  c.be = be;
+  c.pol = pol;
+  c.grp = grp;
+  c.hybrid = hybrid;
+  c.block_size = block_size;
+  c.seed = seed;
+  return c;
+}
 
 json to_json(const check_case& c) {
   return {{"headroom_case", 1},

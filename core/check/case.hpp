@@ -34,6 +34,11 @@ struct check_case {
   bool operator==(const check_case&) const = default;
 };
 
+// The engine part of a case, which the whole-model check and the case generators both choose:
+// batch, backend options and builder_names stay at their defaults for the caller to fill.
+check_case make_case(const model_geometry& m, int64_t tp, backend be, policy pol, grouping grp,
+                     bool hybrid, int64_t block_size, uint64_t seed);
+
 nlohmann::json to_json(const check_case& c);
 // Throws input_error naming file and field on anything missing, mistyped or out of range.
 check_case case_from_json(const nlohmann::json& j, const std::string& file);

@@ -49,15 +49,7 @@ report run_check(const model_geometry& m, const check_options& o, executor& ex) 
   const auto extra = extra_batches(o.decode_seq_len, ex.exhaustive());
   for (int64_t tp : o.tps)
     for (backend be : o.backends) {
-      check_case base;
-      base.model = m;
-      base.tp = tp;
-      base.be = be;
-      base.pol = o.pol;
-      base.grp = o.grp;
-      base.hybrid = o.hybrid;
-      base.block_size = o.block_size;
-      base.seed = o.seed;
+      check_case base = make_case(m, tp, be, o.pol, o.grp, o.hybrid, o.block_size, o.seed);
       base.triton = o.triton;
       base.triton.max_num_seqs = o.max_num_seqs;
       base.flashinfer = o.flashinfer;

@@ -62,6 +62,11 @@ class executor {
   virtual observation run(const run_request& r) = 0;
 };
 
+// What the sizing formulas say one run of `layer` on `plan` over `b` touches, and for prefill the
+// rows no tile covers: the model executor's answer, and what the properties hold plans to.
+observation model_observation(const any_plan& plan, const rank_layer& layer, const batch& b,
+                              dtype kv_dtype);
+
 // The formulas as an executor: touched = what the sizing model says the run needs.
 class model_executor final : public executor {
  public:

@@ -5,23 +5,28 @@
 
 namespace headroom {
 
-observation model_executor::run(const run_request& r) {
+observation model_observation(const any_plan& plan, const rank_layer& layer, const batch& b,
+                              dtype kv_dtype) {
   observation o;
   std::visit(
       [&](const auto& p) {
         using plan_t = std::decay_t<decltype(p)>;
         if constexpr (std::is_same_v<plan_t, triton_plan>) {
-          o.touched = triton_needs(p, *r.layer, *r.b);
+          o.touched = triton_needs(p, layer, b);
         } else if constexpr (std::is_same_v<plan_t, fi_decode_plan>) {
-          o.touched = fi_decode_needs(p, *r.layer, r.kv_dtype);
+          o.touched = fi_decode_needs(p, layer, kv_dtype);
         } else {
-          auto run = fi_prefill_needs(p, *r.layer, *r.b);
+          auto run = fi_prefill_needs(p, layer, b);
           o.touched = run.needs;
           o.rows_never_computed = run.rows_never_computed;
         }
       },
-      *r.plan);
+      plan);
   return o;
+}
+
+observation model_executor::run(const run_request& r) {
+  return model_observation(*r.plan, *r.layer, *r.b, r.kv_dtype);
 }
 
 }  // namespace headroom

@@ -37,9 +37,7 @@ std::vector<planned> plans_for(const check_case& c, const engine_view& e, const 
 }
 
 std::vector<buffer_need> needs_of(const planned& p, const rank_layer& l, dtype out) {
-  if (const auto* t = std::get_if<triton_plan>(&p.plan)) return triton_needs(*t, l, p.b);
-  if (const auto* f = std::get_if<fi_decode_plan>(&p.plan)) return fi_decode_needs(*f, l, out);
-  return fi_prefill_needs(std::get<fi_prefill_plan>(p.plan), l, p.b).needs;
+  return model_observation(p.plan, l, p.b, out).touched;
 }
 
 const std::vector<buffer_plan>& buffers_of(const planned& p) {

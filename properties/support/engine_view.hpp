@@ -32,7 +32,7 @@ using planned = planned_part;
 std::vector<planned> plans_for(const check_case& c, const engine_view& e, const attention_group& g,
                                int64_t builder_heads, const batch& b);
 
-// What a layer's run needs of the plan's buffers, by the formulas.
+// What a layer's run needs of the plan's buffers, by the formulas: core's model_observation.
 std::vector<buffer_need> needs_of(const planned& p, const rank_layer& l, dtype out);
 const std::vector<buffer_plan>& buffers_of(const planned& p);
 

@@ -9,29 +9,26 @@
 #include <vector>
 
 #include "core/sim/launch.hpp"
+#include "tests/sim/sim_test_support.hpp"
 
 namespace headroom::sim {
 namespace {
 
-constexpr int64_t n_threads = 64;  // one block of two warps
+// The kernels here read `in` and write `out`; `barrier` false plants a missing barrier.
+struct barrier_params {
+  buffer_ref<const float> in;
+  buffer_ref<float> out;
+  bool barrier;
+};
 
 // Thread t publishes in[t] to shared memory, then reads its left neighbour's value.
-struct neighbour_kernel {
-  struct params {
-    buffer_ref<const float> in;
-    buffer_ref<float> out;
-    bool barrier;
-  };
-  struct shared_storage {
-    float a[n_threads];
-  };
-  static launch_dim grid(const params&) { return {2, 1, 1}; }
-  static launch_dim block(const params&) { return {n_threads, 1, 1}; }
+struct neighbour_kernel : tile_kernel<2> {
+  using params = barrier_params;
   template <class Ctx>
   void operator()(Ctx& ctx, const params& p, shared_storage& s) const {
     const auto in = ctx.global(p.in);
     const auto out = ctx.global(p.out);
-    const auto a = ctx.shared(s.a, "a");
+    const auto a = ctx.shared(s.tile, "a");
     const int64_t base = ctx.block_idx().x * n_threads;
     ctx.threads([&](const thread_idx& t) { a.store(t.x, in.load(base + t.x)); });
     if (p.barrier) ctx.sync();
@@ -78,22 +75,13 @@ TEST(Simulator, ReadAfterBarrierSeesTheValue) {
 
 // Partial sums in shared memory, then thread 0 adds them up: `barrier` false plants the classic
 // missing barrier of a block reduction.
-struct reduce_kernel {
-  struct params {
-    buffer_ref<const float> in;
-    buffer_ref<float> out;
-    bool barrier;
-  };
-  struct shared_storage {
-    float partial[n_threads];
-  };
-  static launch_dim grid(const params&) { return {1, 1, 1}; }
-  static launch_dim block(const params&) { return {n_threads, 1, 1}; }
+struct reduce_kernel : tile_kernel<1> {
+  using params = barrier_params;
   template <class Ctx>
   void operator()(Ctx& ctx, const params& p, shared_storage& s) const {
     const auto in = ctx.global(p.in);
     const auto out = ctx.global(p.out);
-    const auto part = ctx.shared(s.partial, "partial");
+    const auto part = ctx.shared(s.tile, "partial");
     ctx.threads([&](const thread_idx& t) { part.store(t.x, 2.0f * in.load(t.x)); });
     if (p.barrier) ctx.sync();
     ctx.threads([&](const thread_idx& t) {
@@ -129,17 +117,8 @@ TEST(Simulator, MissingBarrierInReductionIsCaught) {
 
 // Two rounds through one shared tile; `barrier` false drops the barrier that protects the tile
 // from being overwritten while other threads still read it (a write-after-read race).
-struct rounds_kernel {
-  struct params {
-    buffer_ref<const float> in;
-    buffer_ref<float> out;
-    bool barrier;
-  };
-  struct shared_storage {
-    float tile[n_threads];
-  };
-  static launch_dim grid(const params&) { return {1, 1, 1}; }
-  static launch_dim block(const params&) { return {n_threads, 1, 1}; }
+struct rounds_kernel : tile_kernel<1> {
+  using params = barrier_params;
   template <class Ctx>
   void operator()(Ctx& ctx, const params& p, shared_storage& s) const {
     const auto in = ctx.global(p.in);

@@ -8,11 +8,10 @@
 
 #include "core/sim/launch.hpp"
 #include "core/sim/native_context.hpp"
+#include "tests/sim/sim_test_support.hpp"
 
 namespace headroom::sim {
 namespace {
-
-constexpr int64_t n_threads = 64;  // one block of two warps
 
 // Each thread stores one element; `shift` = 1 plants the off-by-one.
 struct store_kernel {
@@ -59,21 +58,16 @@ TEST(Simulator, CorrectStoreIsClean) {
 }
 
 // Reads scratch nothing wrote, and shared memory only an earlier block wrote.
-struct uninit_kernel {
+struct uninit_kernel : tile_kernel<2> {
   struct params {
     buffer_ref<float> scratch;
     buffer_ref<float> out;
   };
-  struct shared_storage {
-    float a[n_threads];
-  };
-  static launch_dim grid(const params&) { return {2, 1, 1}; }
-  static launch_dim block(const params&) { return {n_threads, 1, 1}; }
   template <class Ctx>
   void operator()(Ctx& ctx, const params& p, shared_storage& s) const {
     const auto scratch = ctx.global(p.scratch);
     const auto out = ctx.global(p.out);
-    const auto a = ctx.shared(s.a, "a");
+    const auto a = ctx.shared(s.tile, "a");
     const int64_t bx = ctx.block_idx().x;
     ctx.threads([&](const thread_idx& t) {
       if (bx == 0) a.store(t.x, 1.0f);                // block 1 never writes the tile
