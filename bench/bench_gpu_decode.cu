@@ -117,31 +117,33 @@ std::string check_output(decode_case& c, const gpu::device_memory& m) {
 
 enum class variant { triton, fi };
 
-void run_variant(variant v, decode_case& c, bool guarded, bool bounded, std::vector<gpu::guard_report>* reports) {
+// Guarded: each launch is followed by its band check, enqueued on the stream as the GPU lane's
+// worker does (device time, timed); the host reads the checks back afterwards (finish_guards).
+void run_variant(variant v, decode_case& c, bool guarded) {
   const gpu::device_memory& m = guarded ? *c.guarded : *c.plain;
   auto after = [&](int k) {
-    if (guarded) c.guarded->check_guards(k, *reports);
+    if (guarded) c.guarded->check_guards(k);
   };
   if (v == variant::triton)
-    run_triton(m, c, bounded, after);
+    run_triton(m, c, after);
   else
-    run_fi(m, c, bounded, after);
+    run_fi(m, c, after);
 }
 
-void BM_decode(benchmark::State& state, variant v, int64_t batch, int64_t len, bool guarded, bool bounded) {
+void BM_decode(benchmark::State& state, variant v, int64_t batch, int64_t len, bool guarded) {
   decode_case& c = get_case(batch, len);
-  state.SetLabel((v == variant::triton ? c.triton_path() : c.fi_path()) + (guarded ? " guarded" : "") +
-                 (bounded ? " launch_bounds" : ""));
+  state.SetLabel((v == variant::triton ? c.triton_path() : c.fi_path()) + (guarded ? " guarded" : ""));
   gpu::device_memory& m = guarded ? guarded_memory(c) : *c.plain;
   std::vector<gpu::guard_report> reports;
   // Checked once per benchmark (Google Benchmark calls this function several times).
   static std::map<std::string, std::string> verdicts;
   const std::string key = std::string(v == variant::triton ? "triton " : "fi ") + c.shape() +
-                          (guarded ? " guarded" : "") + (bounded ? " launch_bounds" : "");
+                          (guarded ? " guarded" : "");
   if (!verdicts.count(key)) {
     for (buf_id id : {b_out, b_segm_o, b_segm_m, b_segm_e, b_tmp_v, b_tmp_s})  // poison scratch
       HEADROOM_CUDA_TRY(cudaMemsetAsync(m.pointers()[id], 0xFF, c.bufs[id].extent * c.bufs[id].elem_bytes, dev->stream));
-    run_variant(v, c, guarded, bounded, &reports);
+    run_variant(v, c, guarded);
+    if (guarded) c.guarded->finish_guards(reports);
     HEADROOM_CUDA_TRY(cudaStreamSynchronize(dev->stream));
     const std::string bad = check_output(c, m);
     verdicts[key] = !bad.empty() ? bad : reports.empty() ? "" : "guard band corrupted";
@@ -157,9 +159,10 @@ void BM_decode(benchmark::State& state, variant v, int64_t batch, int64_t len, b
   for (auto _ : state) {
     flush_l2(i++);
     HEADROOM_CUDA_TRY(cudaEventRecord(t.a, dev->stream));
-    run_variant(v, c, guarded, bounded, &reports);
+    run_variant(v, c, guarded);
     HEADROOM_CUDA_TRY(cudaEventRecord(t.b, dev->stream));
     HEADROOM_CUDA_TRY(cudaEventSynchronize(t.b));
+    if (guarded) c.guarded->finish_guards(reports);
     float x = 0;
     HEADROOM_CUDA_TRY(cudaEventElapsedTime(&x, t.a, t.b));
     ms.push_back(x);
@@ -204,15 +207,14 @@ int main(int argc, char** argv) {
   benchmark::AddCustomContext("device", prop.name);
   benchmark::AddCustomContext("copy_TBps", std::to_string(st.copy_bps * 1e-12));
   benchmark::RegisterBenchmark("copy/1GiB", BM_copy)->UseManualTime()->Iterations(1);
-  // Names: KERNEL[_lb][_guarded]/BATCHxCONTEXT; _lb: the bounded launcher (bench_gpu_decode_case.cuh).
+  // Names: KERNEL[_guarded]/BATCHxCONTEXT.
   const std::pair<int64_t, int64_t> shapes[] = {{1, 32768}, {16, 4096}, {64, 4096}, {128, 2048}, {256, 1024}};
-  for (int mode = 0; mode < 3; ++mode)
+  for (const bool guarded : {false, true})
     for (auto [b, l] : shapes)
       for (auto [name, v] : {std::pair{"triton", variant::triton}, std::pair{"fi", variant::fi}}) {
-        const bool guarded = mode == 2, bounded = mode == 1;
-        const std::string id = std::string(name) + (bounded ? "_lb" : "") + (guarded ? "_guarded" : "") + "/" +
+        const std::string id = std::string(name) + (guarded ? "_guarded" : "") + "/" +
                                std::to_string(b) + "x" + std::to_string(l);
-        benchmark::RegisterBenchmark(id.c_str(), BM_decode, v, b, l, guarded, bounded)
+        benchmark::RegisterBenchmark(id.c_str(), BM_decode, v, b, l, guarded)
             ->UseManualTime()->Unit(benchmark::kMicrosecond)->MinTime(0.05)->Repetitions(3)
             ->ReportAggregatesOnly(true);
       }

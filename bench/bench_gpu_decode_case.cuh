@@ -195,51 +195,27 @@ inline fi_decode_params<bf16> fi_for(const gpu::device_memory& m, const decode_c
   return p;
 }
 
-// The attention kernels as the GPU lane launches them (launch.cuh's body_kernel), or, `bounded`,
-// through the same body in a __global__ with __launch_bounds__(threads, blocks per SM): the
-// register cap a production launcher would set (a request to kernels/gpu, see docs/bench.md).
-inline constexpr int bounded_threads = 32 * HEADROOM_ATTN_WARPS;
-inline constexpr int bounded_blocks = HEADROOM_ATTN_WARPS <= 8 ? 2 : 1;
-
-template <class K>
-__global__ void __launch_bounds__(bounded_threads, bounded_blocks) bounded_kernel(const typename K::params p) {
-  extern __shared__ __align__(16) unsigned char smem_bytes[];
-  gpu::gpu_context ctx(gpu::gpu_context::launch_state{});
-  K{}(ctx, p, *reinterpret_cast<typename K::shared_storage*>(smem_bytes));
-}
-
-template <class K>
-void launch(const typename K::params& p, bool bounded, cudaStream_t s) {
-  if (!bounded) return gpu::launch_body<K, gpu::gpu_context>(p, {}, s);
-  const launch_dim g = K::grid(p), b = K::block(p);
-  if (g.count() == 0) return;
-  constexpr int smem = sizeof(typename K::shared_storage);
-  HEADROOM_CUDA_TRY(cudaFuncSetAttribute(bounded_kernel<K>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-  bounded_kernel<K><<<dim3(g.x, g.y, g.z), dim3(b.x, b.y, b.z), smem, s>>>(p);
-  HEADROOM_CUDA_TRY(cudaGetLastError());
-}
-
 // The engine's launches for one decode step; `after(k)` runs after launch k (guard checks).
 template <class After>
-void run_triton(const gpu::device_memory& m, const decode_case& c, bool bounded, After&& after) {
+void run_triton(const gpu::device_memory& m, const decode_case& c, After&& after) {
   using gpu::gpu_context;
   const auto p = triton_for(m, c);
   if (c.uses_3d) {
-    launch<triton_attention<bf16, head_dim, true>>(p, bounded, c.stream);
+    gpu::launch_body<triton_attention<bf16, head_dim, true>, gpu_context>(p, {}, c.stream);
     after(0);
     gpu::launch_body<triton_segment_reduce<bf16, head_dim>, gpu_context>(p, {}, c.stream);
     after(1);
   } else {
-    launch<triton_attention<bf16, head_dim, false>>(p, bounded, c.stream);
+    gpu::launch_body<triton_attention<bf16, head_dim, false>, gpu_context>(p, {}, c.stream);
     after(0);
   }
 }
 
 template <class After>
-void run_fi(const gpu::device_memory& m, const decode_case& c, bool bounded, After&& after) {
+void run_fi(const gpu::device_memory& m, const decode_case& c, After&& after) {
   using gpu::gpu_context;
   const auto p = fi_for(m, c);
-  launch<fi_batch_decode<bf16, head_dim>>(p, bounded, c.stream);
+  gpu::launch_body<fi_batch_decode<bf16, head_dim>, gpu_context>(p, {}, c.stream);
   after(0);
   if (p.split) {
     gpu::launch_body<fi_merge_states<bf16, head_dim>, gpu_context>(p, {}, c.stream);

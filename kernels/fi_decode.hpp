@@ -42,7 +42,11 @@ struct fi_batch_decode {
   using shared_storage = attn_shared<Dp>;
 
   static launch_dim grid(const params& p) { return {p.padded, p.in.num_kv_heads, 1}; }
-  static launch_dim block(const params& p) { return attn_block<Dp>(fi_max_keys(p)); }
+  // Tuned on the H200 (docs/bench.md): two blocks per SM (128 registers, a few spilled) beat one
+  // unspilled block for FlashInfer's many short work items; 32 keys per warp.
+  static constexpr int max_block_threads = attn_max_threads<Dp>, min_blocks_per_sm = 2;
+  static constexpr int64_t warp_keys = 32;
+  static launch_dim block(const params& p) { return attn_block<Dp>(fi_max_keys(p), warp_keys); }
 
   template <class Ctx>
   HEADROOM_HOST_DEVICE void operator()(Ctx& ctx, const params& p, shared_storage& s) const {
@@ -60,7 +64,7 @@ struct fi_batch_decode {
     }
     if (p.in.sliding_window > 0 && pos - p.in.sliding_window + 1 > lo) lo = pos - p.in.sliding_window + 1;
     const int64_t G = p.in.num_heads / p.in.num_kv_heads;
-    auto rg = make_attn_registers<Dp>(ctx);
+    auto rg = make_attn_registers<T, Dp>(ctx);
     for (int64_t base = 0; base < G; base += attn_rows) {
       const auto row_of = [&](int64_t mi) {
         const int64_t m = base + mi;

@@ -45,7 +45,11 @@ struct triton_attention {
     return {p.in.num_tokens / p.block_q + p.in.num_seqs, p.in.num_kv_heads,
             Segmented ? triton_num_segments : 1};
   }
-  static launch_dim block(const params& p) { return attn_block<Dp>(triton_max_keys(p, Segmented)); }
+  // Tuned on the H200 (docs/bench.md): one block of up to 8 warps per SM keeps the tensor-core
+  // pass's ~200 registers unspilled (the 3D grid has few blocks at small batches), 64 keys per warp.
+  static constexpr int max_block_threads = attn_max_threads<Dp>, min_blocks_per_sm = 1;
+  static constexpr int64_t warp_keys = 64;
+  static launch_dim block(const params& p) { return attn_block<Dp>(triton_max_keys(p, Segmented), warp_keys); }
 
   // The request of q-block b.x and its rows, read from the batch buffers (constructed again after
   // attend_range() for the stores).
@@ -80,7 +84,7 @@ struct triton_attention {
       if (lo >= seq_len) return;
       hi = lo + tps * kv_tile_keys < seq_len ? lo + tps * kv_tile_keys : seq_len;
     }
-    auto rg = make_attn_registers<Dp>(ctx);
+    auto rg = make_attn_registers<T, Dp>(ctx);
     for (int64_t base = 0; base < qb.rows; base += attn_rows) {
       const int64_t first_qi = qb.local * p.block_q + base / qb.G;
       if (first_qi >= qb.q_len) break;  // no valid row left

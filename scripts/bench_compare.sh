@@ -6,8 +6,8 @@
 #   BENCH_BINARY  default build/bench/bench_gpu_decode (build with: cmake -S . -B build &&
 #                 cmake --build build --target bench_gpu_decode)
 #   OUT_DIR       default bench-out: headroom.json, sdpa.json, table.md, bench_decode.png
-# Environment: BENCH_ARGS (extra Google Benchmark flags), BENCH_VARIANT ('' or '_lb', the launcher
-# shown in the table), BENCH_BASE (a JSON of another build for before/after columns).
+# Environment: BENCH_ARGS (extra Google Benchmark flags), BENCH_VARIANT (a benchmark-name suffix to
+# tabulate, default none), BENCH_BASE (a JSON of another build for before/after columns).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin=${1:-$root/build/bench/bench_gpu_decode}

@@ -7,8 +7,8 @@ usage: bench_table.py HEADROOM.json [--sdpa SDPA.json] [--base BASE.json] [--var
 Rows: shapes. Columns: headroom's Triton-style and FlashInfer-style kernels (TB/s, the path taken),
 torch SDPA (scripts/bench_sdpa.py), the copy ceiling, the kernels as fractions of SDPA and of copy,
 and the guard-band overhead (guarded/plain - 1, from the *_guarded benchmarks). --base adds the
-kernels of another build (the bodies before tuning) for before/after columns. --variant picks the
-launcher variant ('' = the GPU lane's launcher, '_lb' = with __launch_bounds__). The plot needs
+kernels of another build (the bodies before tuning) for before/after columns. --variant picks a
+benchmark-name suffix (default none: the GPU lane's launcher). The plot needs
 matplotlib: when it is missing the script installs Debian's python3-matplotlib with apt-get.
 """
 import argparse

@@ -21,11 +21,21 @@
 //                             discipline tracked per granule of G elements (sim_views.hpp).
 //   view.load(i), view.store(i, v), view.load_vec<N>(i), view.store_vec<N>(i, vec<T,N>),
 //   view.extent()             element indices (int64_t); vector accesses move N consecutive elements.
+//   view.load_vec_aligned<N>(i)  the same load from an address the body knows is aligned to the
+//                             vector (16 bytes for 8 bf16): no run-time test on a GPU; the simulator
+//                             records a broken promise as a misuse.
 //   ctx.registers<T>()        registers_view<T>: r[t] is thread t's T, kept across barriers (GPU: a
 //                             plain local variable; T must be trivially copyable).
-//   ctx.lane_sum(r, width)    r: registers_view<fvec<N>>; butterfly sum over groups of `width`
-//                             consecutive threads (a power of two <= 32: __shfl_xor_sync on a GPU);
-//                             every member gets the group sum. Block-uniform, like sync().
+//   ctx.lane_sum(r, width[, stride]), ctx.lane_max(...)
+//                             r: registers_view<fvec<N>>; butterfly sum / maximum over groups of
+//                             `width` threads `stride` apart (width * stride a power of two <= 32:
+//                             __shfl_xor_sync on a GPU); every member gets the group's result.
+//                             Block-uniform, like sync().
+//   ctx.mma_m16n8k16<T>(r, sel), ctx.transpose8x8<N>(r, sel)
+//                             warp collectives on tensor-core fragments (T = bf16 / fp16): sel(R&)
+//                             names the lane's operands (mma_operands) or its N registers of 8x8
+//                             matrices; layouts and the host emulation in core/sim/warp_ops.hpp.
+//                             Whole warps only; block-uniform.
 // Bodies never touch threadIdx, __syncthreads, __shared__ or raw pointers, never throw, never
 // allocate, and use no std:: containers or virtual calls (they compile under nvcc).
 // Notes for the GPU context: threads(f) calls f once with {threadIdx, linear id}; registers<T>()

@@ -43,4 +43,13 @@ struct vec {
 template <int N>
 using fvec = vec<float, N>;
 
+// One lane's operands of a warp's tensor-core product D = A * B + C (ctx.mma_m16n8k16; layouts in
+// core/sim/warp_ops.hpp): A and B registers (two 16-bit elements each) by value, C (4 floats)
+// accumulated in place.
+struct mma_operands {
+  uint32_t a[4];
+  uint32_t b[2];
+  float* c;
+};
+
 }  // namespace headroom

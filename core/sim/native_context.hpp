@@ -11,6 +11,7 @@
 #include "core/sim/arena.hpp"
 #include "core/sim/device_types.hpp"
 #include "core/sim/launch.hpp"
+#include "core/sim/warp_ops.hpp"
 
 namespace headroom::sim {
 
@@ -26,6 +27,10 @@ struct native_view {
     vec<value_type, N> r;
     std::memcpy(static_cast<void*>(&r), d + i, sizeof(r));
     return r;
+  }
+  template <int N>
+  vec<value_type, N> load_vec_aligned(int64_t i) const {
+    return load_vec<N>(i);
   }
   void store(int64_t i, value_type v) const requires(!std::is_const_v<T>) { d[i] = v; }
   template <int N>
@@ -57,13 +62,20 @@ class native_context {
     return {static_cast<T*>(arena_.alloc(sizeof(T) * static_cast<std::size_t>(n_)))};
   }
   template <int N>
-  void lane_sum(registers_view<fvec<N>> r, int width) {
-    for (int base = 0; base < n_; base += width)
-      for (int off = width / 2; off >= 1; off /= 2)
-        for (int i = base; i < base + width; ++i) {
-          if (i & off) continue;
-          for (int k = 0; k < N; ++k) r.p[i][k] = r.p[i + off][k] = r.p[i][k] + r.p[i + off][k];
-        }
+  void lane_sum(registers_view<fvec<N>> r, int width, int stride = 1) {
+    lane_butterfly(r, n_, width, stride, [](float a, float b) { return a + b; });
+  }
+  template <int N>
+  void lane_max(registers_view<fvec<N>> r, int width, int stride = 1) {
+    lane_butterfly(r, n_, width, stride, [](float a, float b) { return a > b ? a : b; });
+  }
+  template <class T, class R, class Sel>
+  void mma_m16n8k16(registers_view<R> r, Sel sel) {
+    emulate_mma<T>(r, n_, sel);
+  }
+  template <int N, class R, class Sel>
+  void transpose8x8(registers_view<R> r, Sel sel) {
+    emulate_transpose8x8<N>(r, n_, sel);
   }
   void begin_block(launch_dim b) {
     idx_ = b;

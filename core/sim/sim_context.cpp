@@ -69,14 +69,14 @@ sim_buffer* sim_context::checked_buffer(int32_t id, const void* data, int64_t ex
   return nullptr;
 }
 
-bool sim_context::lane_width_ok(int width) {
+bool sim_context::collective_ok(const char* op, int span) {
   if (in_threads_) {
-    misuse("lane_sum() inside threads(): a collective in thread-divergent code");
+    misuse(std::string(op) + "() inside threads(): a collective in thread-divergent code");
     return false;
   }
-  if (width < 1 || width > warp_size || (width & (width - 1)) != 0 || nthreads_ % width != 0) {
-    misuse("lane_sum(): width " + std::to_string(width) + " is not a power of two <= 32 dividing " +
-           std::to_string(nthreads_) + " threads");
+  if (span < 1 || span > warp_size || (span & (span - 1)) != 0 || nthreads_ % span != 0) {
+    misuse(std::string(op) + "(): lane group span " + std::to_string(span) +
+           " is not a power of two <= 32 dividing " + std::to_string(nthreads_) + " threads");
     return false;
   }
   return true;
@@ -149,6 +149,11 @@ void push_oob(sim_context& c, const std::string& buffer, int64_t index, int64_t 
 void record_oob(sim_context& c, sim_buffer& b, int64_t index, bool write) {
   ++b.stats.oob;
   push_oob(c, b.name, index, b.extent, write);
+}
+
+void record_misaligned(sim_context& c, sim_buffer& b, int64_t index, int64_t alignment) {
+  c.misuse("load_vec_aligned(): " + b.name + " index " + std::to_string(index) + " is not " +
+           std::to_string(alignment) + "-byte aligned");
 }
 
 void record_uninit(sim_context& c, sim_buffer& b, int64_t index) {

@@ -28,6 +28,7 @@
 #include "core/sim/device_types.hpp"
 #include "core/sim/memory.hpp"
 #include "core/sim/sim_views.hpp"
+#include "core/sim/warp_ops.hpp"
 
 namespace headroom::sim {
 
@@ -109,21 +110,27 @@ class sim_context {
     return {static_cast<T*>(arena_.alloc(sizeof(T) * static_cast<std::size_t>(nthreads_)))};
   }
 
-  // Butterfly sum within groups of `width` consecutive threads (the order __shfl_xor_sync uses, so
-  // the simulator and the GPU produce the same bits); every thread of a group gets the group's sum.
+  // Butterfly sum / maximum over groups of `width` lanes `stride` apart (offsets width/2 * stride
+  // .. stride, the order __shfl_xor_sync uses, so the simulator and the GPU produce the same bits);
+  // every thread of a group gets the group's result.
   template <int N>
-  void lane_sum(registers_view<fvec<N>> r, int width) {
-    if (!lane_width_ok(width)) return;
-    for (int base = 0; base < nthreads_; base += width)
-      for (int off = width / 2; off >= 1; off /= 2)
-        for (int i = base; i < base + width; ++i) {
-          if (i & off) continue;
-          for (int k = 0; k < N; ++k) {
-            const float s = r.p[i][k] + r.p[i + off][k];
-            r.p[i][k] = s;
-            r.p[i + off][k] = s;
-          }
-        }
+  void lane_sum(registers_view<fvec<N>> r, int width, int stride = 1) {
+    if (collective_ok("lane_sum", width * stride))
+      lane_butterfly(r, nthreads_, width, stride, [](float a, float b) { return a + b; });
+  }
+  template <int N>
+  void lane_max(registers_view<fvec<N>> r, int width, int stride = 1) {
+    if (collective_ok("lane_max", width * stride))
+      lane_butterfly(r, nthreads_, width, stride, [](float a, float b) { return a > b ? a : b; });
+  }
+  // Tensor-core product and 8x8 transpose per warp (warp_ops.hpp has the fragment layouts).
+  template <class T, class R, class Sel>
+  void mma_m16n8k16(registers_view<R> r, Sel sel) {
+    if (collective_ok("mma_m16n8k16", warp_size)) emulate_mma<T>(r, nthreads_, sel);
+  }
+  template <int N, class R, class Sel>
+  void transpose8x8(registers_view<R> r, Sel sel) {
+    if (collective_ok("transpose8x8", warp_size)) emulate_transpose8x8<N>(r, nthreads_, sel);
   }
 
   // ---- the launcher's side (launch.hpp)
@@ -141,7 +148,7 @@ class sim_context {
 
  private:
   sim_buffer* checked_buffer(int32_t id, const void* data, int64_t extent);
-  bool lane_width_ok(int width);
+  bool collective_ok(const char* op, int span);  // outside threads(), whole lane groups
 
   memory& mem_;
   launch_dim grid_, block_, block_idx_;

@@ -32,6 +32,13 @@ void record_oob(sim_context& c, sim_buffer& b, int64_t index, bool write);
 void record_uninit(sim_context& c, sim_buffer& b, int64_t index);
 void record_shared(sim_context& c, hazard_kind k, const char* name, int64_t index, uint32_t other);
 void record_shared_oob(sim_context& c, const char* name, int64_t index, int64_t extent, bool write);
+void record_misaligned(sim_context& c, sim_buffer& b, int64_t index, int64_t alignment);
+
+// The alignment a vector access of `bytes` bytes gets on a GPU: the largest power of two <= 16
+// dividing its size (16 for 16 bytes of bf16).
+constexpr int64_t vector_alignment(int64_t bytes) {
+  return bytes % 16 == 0 ? 16 : bytes % 8 == 0 ? 8 : bytes % 4 == 0 ? 4 : bytes % 2 == 0 ? 2 : 1;
+}
 
 // The state every access reads: the barrier epoch, the epoch the block began in, the current thread.
 struct hot_state {
@@ -70,6 +77,15 @@ class global_view {
     ++s.loads;
     for (int k = 0; k < N; ++k) r[k] = load_slow(i + k);
     return r;
+  }
+  // The caller promises an aligned address (vector_alignment): a GPU then loads it with one
+  // instruction and no run-time test. A broken promise is a misuse (on a GPU: a misaligned fault).
+  template <int N>
+  HEADROOM_FORCEINLINE vec<value_type, N> load_vec_aligned(int64_t i) const {
+    constexpr int64_t a = vector_alignment(N * static_cast<int64_t>(sizeof(T)));
+    if (reinterpret_cast<uintptr_t>(data_ + i) % a != 0) [[unlikely]]
+      record_misaligned(*hs_->ctx, *buf_, i, a);
+    return load_vec<N>(i);
   }
 
   void store(int64_t i, value_type v) const requires(!std::is_const_v<T>) {

@@ -105,6 +105,18 @@ class checked_view {
     for (int k = 0; k < N; ++k) r[k] = checked_load_one(d_, n_, i + k, *s_, id_, name_);
     return r;
   }
+  // Checked like load_vec; the alignment promise is the simulator's to check (a misaligned
+  // in-bounds address faults here, as it would in production).
+  template <int N>
+  HEADROOM_HOST_DEVICE vec<value_type, N> load_vec_aligned(int64_t i) const {
+    if (i >= 0 && i <= n_ - N) {
+      vec<value_type, N> r;
+      touch(i + N);
+      copy_vec_aligned(r, d_ + i);
+      return r;
+    }
+    return load_vec<N>(i);
+  }
 
   HEADROOM_HOST_DEVICE void store(int64_t i, value_type v) const requires(!std::is_const_v<T>) {
     vec<value_type, 1> x;

@@ -2,11 +2,11 @@
 // allocation per buffer, as production and compute-sanitizer see them. Guarded: one arena in which
 // every buffer sits between two guard bands filled with a position-dependent canary:
 //   [before: min_band][payload, 256-aligned][after: min_band, or max(min_band, factor x payload)
-//    for a writable buffer] [before of the next buffer] ...
+//    for a writable buffer, of which the first max_band bytes hold canaries][before of the next] ...
 // Inputs are uploaded, scratch (outputs, plan buffers) poisoned with 0xFF bytes (NaN / -1).
-// check_guards(k) enqueues one CUB reduction over the arena (payload chunks skipped) after launch k,
-// into device memory, with no host synchronisation; finish_guards() reads all of them at once and,
-// only when canary bytes changed, attributes them per buffer with Thrust reductions.
+// check_guards(k) enqueues one reduction kernel over the bands only (never the payloads) after
+// launch k, into device memory, with no host synchronisation; finish_guards() reads all of them at
+// once and, only when canary bytes changed, attributes them per buffer with Thrust reductions.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -23,10 +23,11 @@ namespace headroom::gpu {
 inline constexpr int64_t payload_alignment = 256;
 
 struct arena_slot {
-  int64_t before = 0;  // first byte of the before band
-  int64_t start = 0;   // first payload byte
-  int64_t end = 0;     // one past the last payload byte
-  int64_t after = 0;   // one past the after band
+  int64_t before = 0;   // first byte of the before band
+  int64_t start = 0;    // first payload byte
+  int64_t end = 0;      // one past the last payload byte
+  int64_t checked = 0;  // one past the canary part of the after band (the rest is slack)
+  int64_t after = 0;    // one past the after band
 };
 
 // Where each buffer goes in a guarded arena, and the arena's size.
@@ -44,12 +45,10 @@ class device_memory {
   const std::vector<void*>& pointers() const { return ptrs_; }
   bool guarded() const { return arena_ != nullptr; }
   // Guarded only. check_guards: enqueue the check after launch `launch` (< max_checked_launches).
-  // finish_guards: wait, and report the buffers whose bands changed (launch = the first check that
-  // saw any change).
+  // finish_guards: wait, report the buffers whose bands changed (launch = the first check that saw
+  // any change; buffers already in `into` are not reported again), and start a new sequence.
   void check_guards(int32_t launch);
   void finish_guards(std::vector<guard_report>& into);
-  // Both at once for one launch (synchronous; buffers already in `into` are not reported again).
-  void check_guards(int32_t launch, std::vector<guard_report>& into);
   static constexpr int max_checked_launches = 8;
   std::vector<std::byte> download(int32_t id) const;
 
@@ -61,11 +60,10 @@ class device_memory {
   std::byte* arena_ = nullptr;             // guarded
   int64_t arena_bytes_ = 0;
   std::vector<arena_slot> slots_;
-  std::byte* table_ = nullptr;             // device copy of the payload ranges
-  std::byte* stats_ = nullptr;             // one band_stats per checked launch
-  std::byte* temp_ = nullptr;              // CUB's temporary storage for the check
-  std::size_t temp_bytes_ = 0;
-  int32_t checks_ = 0, read_ = 0;  // checks enqueued; checks already read back
+  std::byte* meta_ = nullptr;              // one band_stats per checked launch, then the band table
+  int bands_ = 0;
+  int64_t band_chunks_ = 0;                // 16-byte chunks the fill and the checks visit
+  int32_t checks_ = 0;  // checks enqueued since the last finish_guards()
   void attribute(int32_t launch, std::vector<guard_report>& into);
 };
 

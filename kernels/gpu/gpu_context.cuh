@@ -12,6 +12,7 @@
 
 #include "core/sim/context.hpp"
 #include "core/sim/device_types.hpp"
+#include "kernels/numeric.hpp"
 
 namespace headroom::gpu {
 
@@ -40,6 +41,23 @@ HEADROOM_HOST_DEVICE HEADROOM_FORCEINLINE void copy_vec(V& dst, const T* src) {
   }
   auto* d = reinterpret_cast<std::remove_const_t<T>*>(&dst);
   for (int k = 0; k < bytes / static_cast<int>(sizeof(T)); ++k) d[k] = src[k];
+}
+
+// The same copy from an address the caller knows to be aligned (load_vec_aligned): no run-time test.
+template <class V, class T>
+HEADROOM_HOST_DEVICE HEADROOM_FORCEINLINE void copy_vec_aligned(V& dst, const T* src) {
+  constexpr int bytes = sizeof(V);
+  if constexpr (bytes % 16 == 0) {
+    auto* d = reinterpret_cast<uint4*>(&dst);
+    const auto* s = reinterpret_cast<const uint4*>(src);
+    for (int k = 0; k < bytes / 16; ++k) d[k] = s[k];
+  } else if constexpr (bytes % 8 == 0) {
+    auto* d = reinterpret_cast<uint2*>(&dst);
+    const auto* s = reinterpret_cast<const uint2*>(src);
+    for (int k = 0; k < bytes / 8; ++k) d[k] = s[k];
+  } else {
+    copy_vec(dst, src);
+  }
 }
 
 template <class V, class T>
@@ -78,6 +96,12 @@ struct raw_view {
   HEADROOM_HOST_DEVICE vec<value_type, N> load_vec(int64_t i) const {
     vec<value_type, N> r;
     copy_vec(r, d + i);
+    return r;
+  }
+  template <int N>
+  HEADROOM_HOST_DEVICE vec<value_type, N> load_vec_aligned(int64_t i) const {
+    vec<value_type, N> r;
+    copy_vec_aligned(r, d + i);
     return r;
   }
   HEADROOM_HOST_DEVICE void store(int64_t i, value_type v) const requires(!std::is_const_v<T>) { d[i] = v; }
@@ -138,16 +162,57 @@ class gpu_context_base {
     static_assert(std::is_trivially_copyable_v<T>, "registers hold plain values");
     return {};
   }
-  // Butterfly over groups of `width` consecutive lanes (width divides the block, so a partial last
-  // warp only ever exchanges with lanes that exist; the mask names exactly those).
+  // Butterfly over groups of `width` lanes `stride` apart (the group span divides the block, so a
+  // partial last warp only ever exchanges with lanes that exist; the mask names exactly those).
   template <int N>
-  HEADROOM_HOST_DEVICE void lane_sum(const gpu_registers<fvec<N>>& r, int width) {
+  HEADROOM_HOST_DEVICE void lane_sum(const gpu_registers<fvec<N>>& r, int width, int stride = 1) {
 #if HEADROOM_ON_DEVICE
-    for (int off = width / 2; off >= 1; off /= 2)
+    for (int off = width / 2 * stride; off >= stride; off /= 2)
 #pragma unroll
       for (int k = 0; k < N; ++k) r.v[k] += __shfl_xor_sync(mask_, r.v[k], off);
 #else
-    (void)r, (void)width;
+    (void)r, (void)width, (void)stride;
+#endif
+  }
+  template <int N>
+  HEADROOM_HOST_DEVICE void lane_max(const gpu_registers<fvec<N>>& r, int width, int stride = 1) {
+#if HEADROOM_ON_DEVICE
+    for (int off = width / 2 * stride; off >= stride; off /= 2)
+#pragma unroll
+      for (int k = 0; k < N; ++k) r.v[k] = fmaxf(r.v[k], __shfl_xor_sync(mask_, r.v[k], off));
+#else
+    (void)r, (void)width, (void)stride;
+#endif
+  }
+  // mma.sync.aligned.m16n8k16 (fp32 accumulate) and movmatrix.trans: whole warps only (the bodies
+  // that use them launch {32, W} blocks); layouts in core/sim/warp_ops.hpp.
+  template <class T, class R, class Sel>
+  HEADROOM_HOST_DEVICE void mma_m16n8k16(const gpu_registers<R>& r, Sel sel) {
+#if HEADROOM_ON_DEVICE
+    const mma_operands o = sel(r.v);
+    float* c = o.c;
+    if constexpr (std::is_same_v<T, bf16>)
+      asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+          "{%0,%1,%2,%3};"
+          : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+          : "r"(o.a[0]), "r"(o.a[1]), "r"(o.a[2]), "r"(o.a[3]), "r"(o.b[0]), "r"(o.b[1]));
+    else
+      asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+          "{%0,%1,%2,%3};"
+          : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+          : "r"(o.a[0]), "r"(o.a[1]), "r"(o.a[2]), "r"(o.a[3]), "r"(o.b[0]), "r"(o.b[1]));
+#else
+    (void)r, (void)sel;
+#endif
+  }
+  template <int N, class R, class Sel>
+  HEADROOM_HOST_DEVICE void transpose8x8(const gpu_registers<R>& r, Sel sel) {
+#if HEADROOM_ON_DEVICE
+    uint32_t* x = sel(r.v);
+#pragma unroll
+    for (int i = 0; i < N; ++i) asm("movmatrix.sync.aligned.m8n8.trans.b16 %0, %1;" : "=r"(x[i]) : "r"(x[i]));
+#else
+    (void)r, (void)sel;
 #endif
   }
   HEADROOM_HOST_DEVICE const thread_idx& thread() const { return t_; }

@@ -20,8 +20,21 @@ namespace headroom::gpu {
 // Shared storage above this needs cudaFuncAttributeMaxDynamicSharedMemorySize (CUDA's default cap).
 inline constexpr std::size_t default_dynamic_smem_limit = 48 * 1024;
 
+// Launch bounds a body may declare (static constexpr int max_block_threads, min_blocks_per_sm):
+// they let ptxas budget registers for the occupancy the body was tuned for.
+template <class K>
+constexpr int body_max_threads() {
+  if constexpr (requires { K::max_block_threads; }) return K::max_block_threads;
+  else return 1024;
+}
+template <class K>
+constexpr int body_min_blocks() {
+  if constexpr (requires { K::min_blocks_per_sm; }) return K::min_blocks_per_sm;
+  else return 1;
+}
+
 template <class K, class Ctx>
-__global__ void body_kernel(const typename K::params p, const typename Ctx::launch_state ls) {
+__global__ void __launch_bounds__(body_max_threads<K>(), body_min_blocks<K>()) body_kernel(const typename K::params p, const typename Ctx::launch_state ls) {
   extern __shared__ __align__(16) unsigned char smem_bytes[];
   using storage = typename K::shared_storage;
   static_assert(std::is_trivially_default_constructible_v<storage>,

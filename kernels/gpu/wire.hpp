@@ -38,10 +38,16 @@ struct wire_buffer {
 };
 
 // Guard bands: before each buffer `min_band` bytes; after a writable (scratch) buffer
-// max(min_band, after_factor x its size), after an input min_band (inputs are only read).
+// max(min_band, after_factor x its size), after an input min_band (inputs are only read). Only the
+// first max(min_band, max_band) bytes of an after band hold canaries and are checked; the rest is
+// slack. An overrun that starts at the end lands in the canaries whatever the band's size; the
+// slack keeps large overruns (a layer with 7x the planned heads) inside the arena and off the next
+// buffer, and the cap keeps the check's cost (it reads every canary byte after every launch)
+// independent of how large the engine's plan buffers are.
 struct guard_options {
   int64_t min_band = 64 * 1024;
   int64_t after_factor = 4;
+  int64_t max_band = 1 << 20;
 };
 
 struct gpu_request {

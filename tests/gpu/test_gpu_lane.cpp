@@ -121,6 +121,29 @@ TEST(gpu_lane, planted_overflow_is_caught_by_guards_and_the_checked_build) {
   EXPECT_FALSE(guarded.faulted);
 }
 
+// The guard check walks the bands only, in 16-byte chunks; a buffer whose end is not 16-aligned
+// shares its last chunk with the band after it. One element past that end, and one before the
+// start, must still be seen.
+TEST(gpu_lane, one_element_past_an_unaligned_end_or_before_the_start_is_caught_by_guards) {
+  struct probe {
+    int64_t offset, n_store, first, last;  // bytes written, relative to the buffer's start
+  };
+  for (const probe& pr : {probe{1001, 1, 4004, 4007}, probe{-1, 1, -4, -1}}) {
+    gpu_test::planted_case p;
+    p.out_extent = 1001, p.offset = pr.offset, p.n_store = pr.n_store;  // 4004 bytes: 4 past a chunk
+    gpu::gpu_request rq = gpu_test::planted_request(p);
+    rq.modes = {gpu::run_mode::guarded};
+    const gpu::gpu_response resp = shared_gpu().execute(rq);
+    ASSERT_EQ(resp.runs.size(), 1u) << resp.error;
+    const auto& g = resp.runs[0];
+    ASSERT_EQ(g.guards.size(), 1u) << "offset " << pr.offset;
+    EXPECT_EQ(g.guards[0].buffer, 0);
+    EXPECT_GE(g.guards[0].first, pr.first);
+    EXPECT_LE(g.guards[0].last, pr.last);
+    EXPECT_GE(g.guards[0].corrupted_bytes, 1);
+  }
+}
+
 TEST(gpu_lane, a_faulting_case_is_isolated) {
   gpu_test::planted_case p;
   p.n_store = 256, p.offset = int64_t{1} << 40;  // 4 TiB past the buffer: an illegal address

@@ -1,0 +1,100 @@
+// Host emulation of the warp collectives of the context interface (context.hpp), shared by the
+// simulator and the native context: butterfly reductions over lane groups (__shfl_xor_sync), the
+// tensor-core product mma.sync.m16n8k16 (bf16 / fp16 in, fp32 accumulate) and the 8x8 transpose
+// movmatrix.sync.m8n8.trans.b16. The fragment layouts are PTX's (ISA, "Matrix fragments for
+// mma.m16n8k16 with floating point type"); for lane l, g = l / 4 and q = l % 4:
+//   A (16x16, row-major), 4 registers of two 16-bit elements, low half first:
+//     a0 = A[g][2q..2q+1]   a1 = A[g+8][2q..2q+1]   a2 = A[g][2q+8..2q+9]   a3 = A[g+8][2q+8..2q+9]
+//   B (16x8, k x n), 2 registers:  b0 = B[2q..2q+1][g]   b1 = B[2q+8..2q+9][g]
+//   C, D (16x8, fp32):  c0, c1 = C[g][2q], C[g][2q+1]   c2, c3 = C[g+8][2q], C[g+8][2q+1]
+//   8x8 matrix of movmatrix: lane l holds M[g][2q..2q+1]; afterwards it holds M^T[g][2q..2q+1].
+// The emulated product sums the 16 exact products in k order in fp32, then adds C: the tensor core
+// adds in an order of its own, so sim and GPU results may differ in the last bits (the kernels'
+// outputs are compared within tolerance, never bitwise).
+#pragma once
+
+#include <cstdint>
+
+#include "core/sim/device_types.hpp"
+
+namespace headroom::sim {
+
+inline constexpr int warp_lanes = 32;
+
+// Butterfly over lane groups: offsets width/2 * stride, ..., stride (xor), op applied pairwise; every
+// member of a group ends with the group's result, in __shfl_xor_sync's order.
+template <class Regs, class Op>
+void lane_butterfly(Regs r, int nthreads, int width, int stride, Op op) {
+  for (int off = width / 2 * stride; off >= stride; off /= 2)
+    for (int i = 0; i < nthreads; ++i) {
+      if (i & off) continue;
+      auto& x = r.p[i];
+      auto& y = r.p[i + off];
+      for (int k = 0; k < static_cast<int>(sizeof(x.v) / sizeof(x.v[0])); ++k) x.v[k] = y.v[k] = op(x.v[k], y.v[k]);
+    }
+}
+
+// One 16-bit element of a register: element e (0 = low half).
+inline uint16_t half_of(uint32_t reg, int e) { return static_cast<uint16_t>(reg >> (16 * e)); }
+
+template <class T>
+float element_value(uint32_t reg, int e) {
+  return to_float(T{half_of(reg, e)});  // found by argument-dependent lookup (kernels/numeric.hpp)
+}
+
+// D = A * B + C for every warp of the block; sel(R&) -> mma_operands for that lane.
+template <class T, class Regs, class Sel>
+void emulate_mma(Regs r, int nthreads, Sel sel) {
+  for (int w = 0; w + warp_lanes <= nthreads; w += warp_lanes) {
+    float A[16][16], B[16][8];
+    float* C[warp_lanes];
+    for (int l = 0; l < warp_lanes; ++l) {
+      const mma_operands o = sel(r.p[w + l]);
+      const int g = l / 4, q = l % 4;
+      for (int e = 0; e < 2; ++e) {
+        A[g][2 * q + e] = element_value<T>(o.a[0], e);
+        A[g + 8][2 * q + e] = element_value<T>(o.a[1], e);
+        A[g][2 * q + 8 + e] = element_value<T>(o.a[2], e);
+        A[g + 8][2 * q + 8 + e] = element_value<T>(o.a[3], e);
+        B[2 * q + e][g] = element_value<T>(o.b[0], e);
+        B[2 * q + 8 + e][g] = element_value<T>(o.b[1], e);
+      }
+      C[l] = o.c;
+    }
+    float D[16][8];
+    for (int i = 0; i < 16; ++i)
+      for (int j = 0; j < 8; ++j) {
+        float s = 0.0f;
+        for (int k = 0; k < 16; ++k) s += A[i][k] * B[k][j];
+        D[i][j] = s;
+      }
+    for (int l = 0; l < warp_lanes; ++l) {
+      const int g = l / 4, q = l % 4;
+      C[l][0] += D[g][2 * q];
+      C[l][1] += D[g][2 * q + 1];
+      C[l][2] += D[g + 8][2 * q];
+      C[l][3] += D[g + 8][2 * q + 1];
+    }
+  }
+}
+
+// Transposes N independent 8x8 matrices of 16-bit elements per warp; sel(R&) -> uint32_t* to the
+// lane's N consecutive registers (matrix i in register i), transposed in place.
+template <int N, class Regs, class Sel>
+void emulate_transpose8x8(Regs r, int nthreads, Sel sel) {
+  for (int w = 0; w + warp_lanes <= nthreads; w += warp_lanes)
+    for (int i = 0; i < N; ++i) {
+      uint16_t M[8][8];
+      uint32_t* reg[warp_lanes];
+      for (int l = 0; l < warp_lanes; ++l) {
+        reg[l] = sel(r.p[w + l]) + i;
+        for (int e = 0; e < 2; ++e) M[l / 4][2 * (l % 4) + e] = half_of(*reg[l], e);
+      }
+      for (int l = 0; l < warp_lanes; ++l) {
+        const int g = l / 4, c = 2 * (l % 4);
+        *reg[l] = static_cast<uint32_t>(M[c][g]) | static_cast<uint32_t>(M[c + 1][g]) << 16;
+      }
+    }
+}
+
+}  // namespace headroom::sim

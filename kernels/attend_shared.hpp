@@ -1,0 +1,87 @@
+// What both attention passes (attend_simt.hpp on CUDA cores, attend_mma.hpp on tensor cores)
+// share: the pass shape (attn_rows query rows of one kv head, tiles of attn_tile keys per warp per
+// round), the shared storage in which every warp publishes its (m, l, accumulators), the block
+// shape, and attn_combined(), which merges the warps for the bodies' stores.
+#pragma once
+
+#include "kernels/attention_common.hpp"
+
+namespace headroom {
+
+// Tuning knobs (bench sweeps override them with -D; the defaults are the measured best).
+#ifndef HEADROOM_ATTN_PAIR_KEYS
+#define HEADROOM_ATTN_PAIR_KEYS 2
+#endif
+#ifndef HEADROOM_ATTN_VBATCH
+#define HEADROOM_ATTN_VBATCH 4
+#endif
+#ifndef HEADROOM_ATTN_WARPS
+#define HEADROOM_ATTN_WARPS 8
+#endif
+
+
+inline constexpr int attn_rows = 8;  // query rows per pass (GQA group 8 = one pass)
+inline constexpr int attn_pair_keys = HEADROOM_ATTN_PAIR_KEYS;  // keys per lane pair (scores phase)
+inline constexpr int attn_tile = 16 * attn_pair_keys;            // keys per warp per round
+static_assert(attn_pair_keys == 2 || attn_pair_keys == 4, "tiles of 32 or 64 keys (whole value batches)");
+inline constexpr int attn_chunk = 8;      // elements of a K chunk (16 bytes of bf16)
+inline constexpr int attn_kstride = attn_rows + 4;  // floats per key in the score / probability tiles
+inline constexpr int attn_vbatch = HEADROOM_ATTN_VBATCH;  // values phase: keys per batch of V loads
+
+// Warps per block at most: the combine buffer holds W x rows x Dp floats (32 KiB for Dp <= 128).
+template <int Dp>
+inline constexpr int attn_max_warps = Dp <= 128 ? HEADROOM_ATTN_WARPS : (Dp == 256 ? 4 : 2);
+
+// Threads per block at most for the attention bodies' launch bounds (kernels/gpu/launch.cuh).
+template <int Dp>
+inline constexpr int attn_max_threads = 32 * attn_max_warps<Dp>;
+
+template <int Dp>
+inline constexpr int attn_lane_dims = Dp / 32;  // values phase: dims per lane
+template <int Dp>  // barrier-tracking granule of attn_shared::o (lanes write LD, stores read 8)
+inline constexpr int attn_out_granule = attn_lane_dims<Dp> < attn_chunk ? attn_lane_dims<Dp> : attn_chunk;
+
+template <int Dp>
+struct attn_shared {
+  static constexpr int W = attn_max_warps<Dp>;
+  float q[attn_rows * Dp];                   // the pass's rows, scaled, [row][d]
+  float s[W * attn_tile * attn_kstride];     // per warp [key][row] scores
+  float p[W * attn_tile * attn_kstride];     // per warp [key][row] probabilities
+  float alpha[W * attn_rows];                // per warp rescale factor of the tile
+  int64_t koff[2 * W * attn_tile];           // per round parity and warp: element offset of each key's row
+  float o[W * attn_rows * Dp];               // per warp accumulators, [row][d]
+  float ml[W * attn_rows * 2];               // per warp (m, l) of each row
+};
+
+// Threads per block for a pass whose key ranges are at most max_keys long: a warp per warp_keys
+// keys (short ranges get fewer, busier warps), up to attn_max_warps.
+template <int Dp>
+inline launch_dim attn_block(int64_t max_keys, int64_t warp_keys) {
+  int64_t w = (max_keys + warp_keys - 1) / warp_keys;
+  w = w < 1 ? 1 : (w > attn_max_warps<Dp> ? attn_max_warps<Dp> : w);
+  return {32, w, 1};
+}
+
+// Row m's combined state for dims [d0, d0 + attn_chunk): acc relative to the maximum M, sum L.
+template <int Dp, class Ctx>
+HEADROOM_HOST_DEVICE void attn_combined(Ctx& ctx, attn_shared<Dp>& s, int64_t m, int64_t d0,
+                                        float (&acc)[attn_chunk], float& M, float& L) {
+  const auto os = ctx.template shared<attn_out_granule<Dp>>(s.o, "warp_out");
+  const auto mls = ctx.template shared<1>(s.ml, "warp_ml");
+  const int64_t W = ctx.block_dim().y;
+  M = neg_inf();
+  L = 0.0f;
+  for (int e = 0; e < attn_chunk; ++e) acc[e] = 0.0f;
+  for (int64_t w = 0; w < W; ++w) M = max_f(M, mls.load((w * attn_rows + m) * 2));
+  if (M == neg_inf()) return;
+  for (int64_t w = 0; w < W; ++w) {
+    const float mw = mls.load((w * attn_rows + m) * 2);
+    if (mw == neg_inf()) continue;
+    const float wt = fast_exp(mw - M);
+    L += wt * mls.load((w * attn_rows + m) * 2 + 1);
+    const auto x = os.template load_vec<attn_chunk>((w * attn_rows + m) * Dp + d0);
+    for (int e = 0; e < attn_chunk; ++e) acc[e] += wt * x[e];
+  }
+}
+
+}  // namespace headroom
