@@ -67,7 +67,7 @@ class native_context {
   }
   template <int N>
   void lane_max(registers_view<fvec<N>> r, int width, int stride = 1) {
-    lane_butterfly(r, n_, width, stride, [](float a, float b) { return a > b ? a : b; });
+    lane_butterfly(r, n_, width, stride, [](float a, float b) { return std::fmax(a, b); });
   }
   template <class T, class R, class Sel>
   void mma_m16n8k16(registers_view<R> r, Sel sel) {

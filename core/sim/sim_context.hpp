@@ -121,7 +121,7 @@ class sim_context {
   template <int N>
   void lane_max(registers_view<fvec<N>> r, int width, int stride = 1) {
     if (collective_ok("lane_max", width * stride))
-      lane_butterfly(r, nthreads_, width, stride, [](float a, float b) { return a > b ? a : b; });
+      lane_butterfly(r, nthreads_, width, stride, [](float a, float b) { return std::fmax(a, b); });
   }
   // Tensor-core product and 8x8 transpose per warp (warp_ops.hpp has the fragment layouts).
   template <class T, class R, class Sel>

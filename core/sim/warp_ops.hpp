@@ -13,6 +13,7 @@
 // outputs are compared within tolerance, never bitwise).
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 
 #include "core/sim/device_types.hpp"
@@ -22,7 +23,8 @@ namespace headroom::sim {
 inline constexpr int warp_lanes = 32;
 
 // Butterfly over lane groups: offsets width/2 * stride, ..., stride (xor), op applied pairwise; every
-// member of a group ends with the group's result, in __shfl_xor_sync's order.
+// member of a group ends with the group's result, in __shfl_xor_sync's order. (Maxima use
+// std::fmax, IEEE maxNum like the GPU's fmaxf: symmetric, a NaN loses.)
 template <class Regs, class Op>
 void lane_butterfly(Regs r, int nthreads, int width, int stride, Op op) {
   for (int off = width / 2 * stride; off >= stride; off /= 2)

@@ -15,9 +15,14 @@ namespace headroom::gpu::bands {
 
 inline constexpr int64_t chunk = 16;  // bytes a thread fills or checks at once
 
+// The canary: a position-dependent word per 4-byte-aligned word of the arena (one multiply per
+// word to check), so a shifted or replayed copy of a band never matches; a byte's canary is its byte
+// of that word (little-endian).
+__host__ __device__ inline uint32_t canary_word(int64_t word_offset) {  // word_offset % 4 == 0
+  return (static_cast<uint32_t>(word_offset >> 2) * 0x9E3779B1u) ^ 0xA5A5A5A5u;
+}
 __host__ __device__ inline uint8_t canary_byte(int64_t offset) {
-  const uint32_t x = static_cast<uint32_t>(offset) * 0x9E3779B1u;
-  return static_cast<uint8_t>((x >> 24) ^ 0xA5u);
+  return static_cast<uint8_t>(canary_word(offset & ~int64_t{3}) >> (8 * (offset & 3)));
 }
 
 
@@ -87,11 +92,6 @@ struct band_stats_sum {
 
 constexpr long long no_offset_lo = 0x7FFFFFFFFFFFFFFFLL, no_offset_hi = -1;
 
-// The canary of the 4 bytes at arena byte o (o % 4 == 0), as the little-endian word they form.
-__device__ inline uint32_t canary_word(int64_t o) {
-  return canary_byte(o) | canary_byte(o + 1) << 8 | canary_byte(o + 2) << 16 | static_cast<uint32_t>(canary_byte(o + 3)) << 24;
-}
-
 // Changed canary bytes of the 16 bytes w loaded from arena byte o (16-byte aligned), within [lo, hi).
 // A word at its canary (the usual case) costs one compare; bytes are counted only in a word that
 // changed or that the band clips.
@@ -126,11 +126,12 @@ struct check_range_chunk {
 };
 
 // The check after a launch, one kernel. Block k takes band chunks [k * check_span, + check_span):
-// one band lookup per block, then each thread issues all its 16-byte loads before comparing any
-// (latency, not bandwidth, bounds a check of a few MiB). Lanes combine with shuffles; only a warp
+// one band lookup per block, then each thread issues its 16-byte loads before comparing any, and
+// blocks are small so that a few MiB of bands spread over every SM (latency, not bandwidth, bounds
+// a check of a few MiB). Lanes combine with shuffles; only a warp
 // that saw a changed byte touches the result (atomics). The result slot starts at
 // {0, no_offset_lo, no_offset_hi} and stays there while the bands are intact.
-constexpr int check_threads = 256, check_per_thread = 8, check_smem_bands = 128;
+constexpr int check_threads = 256, check_per_thread = 2, check_smem_bands = 128;
 constexpr int64_t check_span = check_threads * check_per_thread;
 
 __global__ void __launch_bounds__(check_threads) check_bands(const std::byte* arena, band_table t, int64_t n,

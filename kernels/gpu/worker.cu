@@ -10,6 +10,7 @@
 #include "kernels/gpu/cuda_try.hpp"
 #include "kernels/gpu/device_memory.hpp"
 #include "kernels/gpu/dispatch.hpp"
+#include "kernels/gpu/serve.hpp"
 
 namespace headroom::gpu {
 namespace {
@@ -131,18 +132,7 @@ int worker_main(int in_fd, int out_fd, int device) {
   const worker_hello hello = probe_devices();
   if (!write_message(out_fd, encode(hello)) || hello.device_count == 0) return 0;
   if (cudaSetDevice(device) != cudaSuccess) return 3;
-  std::vector<std::byte> msg;
-  while (read_message(in_fd, msg) == read_status::ok) {
-    gpu_response resp;
-    try {
-      resp = execute(decode_request(msg));
-    } catch (const std::exception& e) {
-      resp.error = e.what();
-    }
-    if (!write_message(out_fd, encode(resp))) return 0;
-    if (resp.worker_exiting) return 4;
-  }
-  return 0;
+  return serve_requests(in_fd, out_fd, execute);
 }
 
 }  // namespace headroom::gpu

@@ -8,6 +8,7 @@
 
 #include "core/sim/launch.hpp"
 #include "kernels/gpu/param_refs.hpp"
+#include "kernels/gpu/serve.hpp"
 #include "kernels/gpu/worker.hpp"
 #include "kernels/gpu/worker_process.hpp"
 
@@ -111,17 +112,7 @@ gpu_response execute(const gpu_request& rq) {
 
 int worker_main(int in_fd, int out_fd, int) {
   if (!write_message(out_fd, encode(probe_devices()))) return 0;
-  std::vector<std::byte> msg;
-  while (read_message(in_fd, msg) == read_status::ok) {
-    gpu_response resp;
-    try {
-      resp = execute(decode_request(msg));
-    } catch (const std::exception& e) {
-      resp.error = e.what();
-    }
-    if (!write_message(out_fd, encode(resp))) return 0;
-  }
-  return 0;
+  return serve_requests(in_fd, out_fd, execute);
 }
 
 }  // namespace headroom::gpu
