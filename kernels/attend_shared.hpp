@@ -19,7 +19,6 @@ namespace headroom {
 #define HEADROOM_ATTN_WARPS 8
 #endif
 
-
 inline constexpr int attn_rows = 8;  // query rows per pass (GQA group 8 = one pass)
 inline constexpr int attn_pair_keys = HEADROOM_ATTN_PAIR_KEYS;  // keys per lane pair (scores phase)
 inline constexpr int attn_tile = 16 * attn_pair_keys;            // keys per warp per round

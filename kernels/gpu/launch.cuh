@@ -34,7 +34,8 @@ constexpr int body_min_blocks() {
 }
 
 template <class K, class Ctx>
-__global__ void __launch_bounds__(body_max_threads<K>(), body_min_blocks<K>()) body_kernel(const typename K::params p, const typename Ctx::launch_state ls) {
+__global__ void __launch_bounds__(body_max_threads<K>(), body_min_blocks<K>())
+    body_kernel(const typename K::params p, const typename Ctx::launch_state ls) {
   extern __shared__ __align__(16) unsigned char smem_bytes[];
   using storage = typename K::shared_storage;
   static_assert(std::is_trivially_default_constructible_v<storage>,
