@@ -1,0 +1,121 @@
+// Property (label gpu; exits 77, skipped, without a device): the simulator and the GPU agree on
+// every verdict of a generated case. Per run (paired_executor, the simulator on the reference
+// side): the same touched extent of every plan buffer and an overflow on both sides or neither.
+// Per case: the same out_of_bounds (group, buffer) pairs from the simulator and the device-checked
+// build, and the same group_agreement / plan_run_heads / fallback / index_overflow verdicts; the
+// guard bands corrupted in exactly the groups where the simulator saw an out-of-bounds access; no
+// output_mismatch (fp32 reference, dtype tolerance) in a group the simulator found in bounds.
+// prop_sim_gpu_simworker runs it on any machine against tests/gpu/sim_worker.cpp (no guard bands
+// there: HEADROOM_GPU_SIMULATED skips the guard clause).
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <set>
+#include <tuple>
+
+#include "core/check/check.hpp"
+#include "kernels/gpu/gpu_executor.hpp"
+#include "properties/support/engine_view.hpp"
+#include "properties/support/paired.hpp"
+#include "properties/support/prop_check.hpp"
+#include "properties/support/profiles.hpp"
+
+namespace headroom {
+namespace {
+
+bool simulated_worker() { return std::getenv("HEADROOM_GPU_SIMULATED") != nullptr; }
+
+// One worker process for the whole binary (starting one initialises CUDA).
+executor& shared_gpu() {
+  static const std::unique_ptr<executor> gpu = make_gpu_executor();
+  return *gpu;
+}
+
+using verdict = std::tuple<int, std::string, std::string>;  // group, invariant, buffer
+
+std::set<verdict> verdicts(const report& r, const std::set<std::string>& kinds) {
+  std::set<verdict> out;
+  for (const auto& v : r.violations)
+    if (kinds.count(v.invariant)) out.insert({v.group, v.invariant, v.invariant == inv::out_of_bounds ? v.buffer : ""});
+  return out;
+}
+
+std::set<int> groups_with(const report& r, const char* invariant) {
+  std::set<int> out;
+  for (const auto& v : r.violations)
+    if (v.invariant == invariant) out.insert(v.group);
+  return out;
+}
+
+std::string describe(const std::set<verdict>& s) {
+  std::string out;
+  for (const auto& [g, inv, buf] : s) out += " [group " + std::to_string(g) + " " + inv + " " + buf + "]";
+  return out.empty() ? " (none)" : out;
+}
+
+// `gpu` is the executor under test (the real one, or a planted fault around it).
+void sim_and_gpu_agree(const check_case& c, executor& gpu) {
+  auto sim_a = props::make_sim(), sim_b = props::make_sim();
+  props::paired_executor paired(*sim_a, gpu);
+  const report rs = run_case(c, *sim_b);
+  const report rg = run_case(c, paired);
+  RC_CLASSIFY(!groups_with(rs, inv::out_of_bounds).empty(), "sim saw an overflow");
+  RC_TAG(to_string(c.be), to_string(c.pol));
+  if (!paired.disagreements().empty()) RC_FAIL("per run: " + paired.disagreements().front());
+  const std::set<std::string> kinds{inv::out_of_bounds, inv::group_agreement, inv::plan_run_heads,
+                                    inv::fallback_when_empty, inv::index_overflow};
+  const auto vs = verdicts(rs, kinds), vg = verdicts(rg, kinds);
+  if (vs != vg) RC_FAIL("verdicts differ: sim" + describe(vs) + " vs gpu" + describe(vg));
+  const auto over = groups_with(rs, inv::out_of_bounds);
+  if (!simulated_worker() && groups_with(rg, inv::guard_corrupted) != over)
+    RC_FAIL("guard bands corrupted in other groups than the simulator's out-of-bounds ones");
+  for (int g : groups_with(rg, inv::output_mismatch))
+    if (!over.count(g)) RC_FAIL("gpu output differs from the reference in in-bounds group " + std::to_string(g));
+}
+
+const props::budget budget{40, 0, 100};
+
+TEST(SimGpu, AgreeOnEveryVerdict) {
+  const auto p = props::everything();
+  props::check([p] { sim_and_gpu_agree(*generators::cases(p), shared_gpu()); }, budget);
+}
+
+// The regressed policy alone: most cases overflow, so the overflow clauses are exercised.
+TEST(SimGpu, AgreeOnTheRegressedPolicy) {
+  const auto p = props::regressed();
+  props::check([p] { sim_and_gpu_agree(*generators::cases(p), shared_gpu()); }, budget);
+}
+
+// A device-checked build that under-reports by one element: the property must notice.
+class short_gpu final : public executor {
+ public:
+  const char* name() const override { return "gpu"; }
+  bool exhaustive() const override { return false; }
+  observation run(const run_request& r) override {
+    observation o = shared_gpu().run(r);
+    for (auto& t : o.touched) t.elems -= 1;
+    return o;
+  }
+};
+
+TEST(SimGpu, DetectsAPlantedUnderReport) {
+  const auto p = props::everything();
+  const auto r = props::run([p] {
+    short_gpu gpu;
+    sim_and_gpu_agree(*generators::cases(p), gpu);
+  }, budget);
+  ASSERT_TRUE(props::is_failure(r)) << "a device that under-reports went unnoticed";
+}
+
+}  // namespace
+}  // namespace headroom
+
+int main(int argc, char** argv) {
+  if (headroom::gpu_device_count() == 0) {
+    std::printf("prop_sim_gpu: no GPU device, skipped\n");
+    return 77;
+  }
+  ::testing::InitGoogleTest(&argc, argv);
+  headroom::props::init_profile(argc, argv);
+  return RUN_ALL_TESTS();
+}
