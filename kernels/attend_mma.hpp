@@ -111,8 +111,8 @@ HEADROOM_HOST_DEVICE void mma_softmax(Ctx& ctx, const paged_attention_inputs<T>&
   });
 }
 
-// The pass's steps: K of step i + 1 is in flight while step i computes (scores, V loads,
-// softmax, values).
+// The pass's steps, each: K loads, scores, V loads, softmax, values. With HEADROOM_ATTN_PREFETCH
+// (off: measured slower) K of step i + 1 is issued before step i's products instead.
 template <class T, int Dp, bool Aligned, class Ctx, class Regs>
 HEADROOM_HOST_DEVICE void mma_steps(Ctx& ctx, const paged_attention_inputs<T>& p, Regs& rg, int64_t seq,
                                     int64_t kvh, int64_t lo, int64_t hi, int64_t steps) {
