@@ -111,17 +111,13 @@ HEADROOM_HOST_DEVICE void mma_softmax(Ctx& ctx, const paged_attention_inputs<T>&
   });
 }
 
-// The pass's steps, each: K loads, scores, V loads, softmax, values. With HEADROOM_ATTN_PREFETCH
-// (off: measured slower) K of step i + 1 is issued before step i's products instead.
+// The pass's steps, each: K loads, scores, V loads, softmax, values.
 template <class T, int Dp, bool Aligned, class Ctx, class Regs>
 HEADROOM_HOST_DEVICE void mma_steps(Ctx& ctx, const paged_attention_inputs<T>& p, Regs& rg, int64_t seq,
                                     int64_t kvh, int64_t lo, int64_t hi, int64_t steps) {
   constexpr int J = Dp / 32;
-  if (attn_prefetch_k) mma_fetch_k<T, Dp, Aligned>(ctx, p, rg, seq, kvh, lo, hi, 0);
   for (int64_t step = 0; step < steps; ++step) {
-    if (!attn_prefetch_k) mma_fetch_k<T, Dp, Aligned>(ctx, p, rg, seq, kvh, lo, hi, step);
-    mma_take_k<Dp>(ctx, rg);
-    if (attn_prefetch_k && step + 1 < steps) mma_fetch_k<T, Dp, Aligned>(ctx, p, rg, seq, kvh, lo, hi, step + 1);
+    mma_fetch_k<T, Dp, Aligned>(ctx, p, rg, seq, kvh, lo, hi, step);
     HEADROOM_UNROLL
     for (int j = 0; j < J; ++j)
       HEADROOM_UNROLL

@@ -9,14 +9,6 @@ namespace headroom {
 
 inline constexpr int mma_keys = 16;  // keys per product (the m of m16n8k16)
 
-// Tuning knob (bench sweeps override it with -D): issue the next step's K loads before this step's
-// products (software pipelining) or at the start of each step (the default: measured faster on the
-// H200, docs/bench.md; the extra registers cost more than the overlap gained).
-#ifndef HEADROOM_ATTN_PREFETCH
-#define HEADROOM_ATTN_PREFETCH 0
-#endif
-inline constexpr bool attn_prefetch_k = HEADROOM_ATTN_PREFETCH != 0;
-
 // One lane's registers for a pass (about 200 at Dp 128 without launch bounds: the compiler keeps
 // them in registers when every index is a compile-time constant).
 template <int Dp>
@@ -25,8 +17,7 @@ struct mma_lane {
   uint32_t q[J][4];                  // Q[row g][32j + 8q ..] as bf16 / fp16 pairs (B of the scores)
   uint32_t kv[2][J][4];              // K[key base + 8h + g][32j + 8q ..] (A of the scores), then V
                                      // of the same keys and dims, transposed before the values
-  uint32_t kn[2][J][4];              // K of the next step, in flight while this one computes
-  int64_t off[2], offn[2];           // element offsets of the rows of keys base + g, base + 8 + g
+  int64_t off[2];                    // element offsets of the rows of keys base + g, base + 8 + g
   float s[4];                        // S^T[key g, g + 8][rows 2q, 2q + 1]: c0 c1 = key g
   uint32_t pt[2];                    // P^T of keys 0-7, 8-15 (B of the values) after the transpose
   float o[J][2][4];                  // O^T of (j, pair u): dims d(2u), d(2u + 1) x rows 2q, 2q + 1
@@ -88,9 +79,10 @@ HEADROOM_HOST_DEVICE inline int64_t mma_step_base(int64_t lo, int64_t W, int64_t
   return lo + ((step / 2) * W + y) * attn_tile + (step % 2) * mma_keys;
 }
 
-// Issues the K loads of step `step` into kn (keys at or past hi, and a warp without a tile, read
-// zeros, or in the aligned form the last key's row again: its probability is 0); the keys' row
-// offsets go to offn for the V loads.
+// Issues the K loads of step `step` (keys at or past hi, and a warp without a tile, read zeros, or
+// in the aligned form the last key's row again: its probability is 0); the keys' row offsets stay
+// for the V loads, and the score accumulators start at zero. (Issuing the next step's K before
+// this step's products, software pipelining, measured slower on the H200: docs/bench.md.)
 template <class T, int Dp, bool Aligned, class Ctx, class Regs>
 HEADROOM_HOST_DEVICE void mma_fetch_k(Ctx& ctx, const paged_attention_inputs<T>& p, Regs& rg, int64_t seq,
                                       int64_t kvh, int64_t lo, int64_t hi, int64_t step) {
@@ -104,27 +96,11 @@ HEADROOM_HOST_DEVICE void mma_fetch_k(Ctx& ctx, const paged_attention_inputs<T>&
     HEADROOM_UNROLL
     for (int h = 0; h < 2; ++h) {
       int64_t key = base + 8 * h + g;
-      r.offn[h] = -1;
+      r.off[h] = -1;
       if (Aligned && key >= hi) key = hi - 1;
       if (key < hi)
-        r.offn[h] = ((bt.load(seq * p.max_blocks_per_seq + key / bs) * bs + key % bs) * p.num_kv_heads + kvh) * D;
-      mma_load_row<T, Dp, Aligned>(kc, r.offn[h], D, q, r.kn[h]);
-    }
-  });
-}
-
-// The fetched K becomes this step's; the score accumulators start at zero.
-template <int Dp, class Ctx, class Regs>
-HEADROOM_HOST_DEVICE void mma_take_k(Ctx& ctx, Regs& rg) {
-  ctx.threads([&](const thread_idx& t) {
-    auto& r = rg.st[t];
-    HEADROOM_UNROLL
-    for (int h = 0; h < 2; ++h) {
-      r.off[h] = r.offn[h];
-      HEADROOM_UNROLL
-      for (int j = 0; j < Dp / 32; ++j)
-        HEADROOM_UNROLL
-        for (int i = 0; i < 4; ++i) r.kv[h][j][i] = r.kn[h][j][i];
+        r.off[h] = ((bt.load(seq * p.max_blocks_per_seq + key / bs) * bs + key % bs) * p.num_kv_heads + kvh) * D;
+      mma_load_row<T, Dp, Aligned>(kc, r.off[h], D, q, r.kv[h]);
     }
     HEADROOM_UNROLL
     for (int c = 0; c < 4; ++c) r.s[c] = 0.0f;

@@ -83,4 +83,23 @@ HEADROOM_HOST_DEVICE void attn_combined(Ctx& ctx, attn_shared<Dp>& s, int64_t m,
   }
 }
 
+// Every (valid row, attn_chunk-element chunk below head_size D) of a pass, spread over the block's
+// threads, with the warps' combined state: f(row, d0, acc, M, L). The bodies' stores.
+template <int Dp, class Ctx, class RowOf, class F>
+HEADROOM_HOST_DEVICE void for_combined_chunks(Ctx& ctx, attn_shared<Dp>& s, const RowOf& row_of, int64_t D,
+                                              F&& f) {
+  constexpr int chunks = Dp / attn_chunk;
+  const int64_t n = ctx.block_dim().count();
+  ctx.threads([&](const thread_idx& t) {
+    for (int64_t item = t.linear; item < attn_rows * chunks; item += n) {
+      const int64_t m = item / chunks, d0 = item % chunks * attn_chunk;
+      const row_desc row = row_of(m);
+      if (!row.valid || d0 >= D) continue;
+      float acc[attn_chunk], M, L;
+      attn_combined<Dp>(ctx, s, m, d0, acc, M, L);
+      f(row, d0, acc, M, L);
+    }
+  });
+}
+
 }  // namespace headroom

@@ -83,24 +83,17 @@ struct fi_batch_decode {
     const auto tv = ctx.global(p.tmp_v);
     const auto ts = ctx.global(p.tmp_s);
     const auto out = ctx.global(p.output);
-    const int64_t D = p.in.head_size, H = p.in.num_heads, n = ctx.block_dim().count();
-    constexpr int chunks = Dp / attn_chunk;
-    ctx.threads([&](const thread_idx& t) {
-      for (int64_t item = t.linear; item < attn_rows * chunks; item += n) {
-        const int64_t m = item / chunks, d0 = item % chunks * attn_chunk;
-        const row_desc row = row_of(m);
-        if (!row.valid || d0 >= D) continue;
-        float acc[attn_chunk], M, L;
-        attn_combined<Dp>(ctx, s, m, d0, acc, M, L);
-        const float inv = L > 0.0f ? 1.0f / L : 0.0f;
-        const bool whole = D - d0 >= attn_chunk;
-        if (!p.split) {
-          store_chunk<attn_chunk>(out, (row.token * H + row.head) * D + d0, D - d0, whole, acc, inv);
-          continue;
-        }
-        store_chunk<attn_chunk>(tv, (w * H + row.head) * D + d0, D - d0, whole, acc, inv);
-        if (d0 == 0) ts.store(w * H + row.head, L > 0.0f ? M + log_f(L) : neg_inf());
+    const int64_t D = p.in.head_size, H = p.in.num_heads;
+    for_combined_chunks<Dp>(ctx, s, row_of, D, [&](const row_desc& row, int64_t d0, const float(&acc)[attn_chunk],
+                                                   float M, float L) {
+      const float inv = L > 0.0f ? 1.0f / L : 0.0f;
+      const bool whole = D - d0 >= attn_chunk;
+      if (!p.split) {
+        store_chunk<attn_chunk>(out, (row.token * H + row.head) * D + d0, D - d0, whole, acc, inv);
+        return;
       }
+      store_chunk<attn_chunk>(tv, (w * H + row.head) * D + d0, D - d0, whole, acc, inv);
+      if (d0 == 0) ts.store(w * H + row.head, L > 0.0f ? M + log_f(L) : neg_inf());
     });
   }
 };

@@ -108,16 +108,6 @@ struct triton_attention {
   }
 
  private:
-  // Items of a pass's output: (row, 8-element chunk) pairs, spread over the block's threads.
-  template <class Ctx, class F>
-  HEADROOM_HOST_DEVICE static void for_items(Ctx& ctx, F&& f) {
-    const int64_t n = ctx.block_dim().count();
-    ctx.threads([&](const thread_idx& t) {
-      for (int64_t item = t.linear; item < attn_rows * (Dp / attn_chunk); item += n)
-        f(item / (Dp / attn_chunk), item % (Dp / attn_chunk) * attn_chunk);
-    });
-  }
-
   template <class Ctx, class RowOf>
   HEADROOM_HOST_DEVICE static void store_segment(Ctx& ctx, const params& p, shared_storage& s,
                                                  const RowOf& row_of, int64_t segment) {
@@ -125,11 +115,8 @@ struct triton_attention {
     const auto sm = ctx.global(p.segm_max);
     const auto se = ctx.global(p.segm_expsum);
     const int64_t D = p.in.head_size, Dpl = p.head_size_padded;
-    for_items(ctx, [&](int64_t m, int64_t d0) {
-      const row_desc row = row_of(m);
-      if (!row.valid || d0 >= D) return;
-      float acc[attn_chunk], M, L;
-      attn_combined<Dp>(ctx, s, m, d0, acc, M, L);
+    for_combined_chunks<Dp>(ctx, s, row_of, D, [&](const row_desc& row, int64_t d0, const float(&acc)[attn_chunk],
+                                                   float M, float L) {
       const int64_t srow = (row.token * p.in.num_heads + row.head) * triton_num_segments + segment;
       store_chunk<attn_chunk>(so, srow * Dpl + d0, D - d0, D - d0 >= attn_chunk && Dpl % attn_chunk == 0, acc, 1.0f);
       if (d0 == 0) {
@@ -144,11 +131,8 @@ struct triton_attention {
                                                 const RowOf& row_of) {
     const auto out = ctx.global(p.output);
     const int64_t D = p.in.head_size;
-    for_items(ctx, [&](int64_t m, int64_t d0) {
-      const row_desc row = row_of(m);
-      if (!row.valid || d0 >= D) return;
-      float acc[attn_chunk], M, L;
-      attn_combined<Dp>(ctx, s, m, d0, acc, M, L);
+    for_combined_chunks<Dp>(ctx, s, row_of, D, [&](const row_desc& row, int64_t d0, const float(&acc)[attn_chunk],
+                                                   float, float L) {
       store_chunk<attn_chunk>(out, (row.token * p.in.num_heads + row.head) * D + d0, D - d0,
                               D - d0 >= attn_chunk, acc, L > 0.0f ? 1.0f / L : 0.0f);
     });
