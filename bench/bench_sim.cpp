@@ -6,6 +6,7 @@
 #include <benchmark/benchmark.h>
 
 #include <ctime>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -113,8 +114,8 @@ void run_all(std::vector<prepared>& ps, sim_mode mode) {
   }
 }
 
-void BM_kernels_checked_vs_native(benchmark::State& state) {
-  auto ps = prepare(make_mix(64, 2));
+// Every iteration runs the prepared cases checked, then native; CPU seconds of each, summed.
+std::pair<double, double> checked_and_native_seconds(benchmark::State& state, std::vector<prepared>& ps) {
   double checked_s = 0, native_s = 0;
   for (auto _ : state) {
     const double t0 = cpu_seconds();
@@ -124,6 +125,12 @@ void BM_kernels_checked_vs_native(benchmark::State& state) {
     checked_s += t1 - t0;
     native_s += cpu_seconds() - t1;
   }
+  return {checked_s, native_s};
+}
+
+void BM_kernels_checked_vs_native(benchmark::State& state) {
+  auto ps = prepare(make_mix(64, 2));
+  const auto [checked_s, native_s] = checked_and_native_seconds(state, ps);
   int64_t accesses = 0;
   for (const auto& p : ps) accesses += checked_accesses(*p.mem);
   state.counters["checked_accesses/s"] = static_cast<double>(accesses) / checked_s;
@@ -140,15 +147,7 @@ void BM_laguna_tp8_checked_vs_native(benchmark::State& state) {
   c.b = decode_batch(32, 256);
   c.plan = plan_triton(8, 1, 128, {});
   auto ps = prepare({c});
-  double checked_s = 0, native_s = 0;
-  for (auto _ : state) {
-    const double t0 = cpu_seconds();
-    run_all(ps, sim_mode::checked);
-    const double t1 = cpu_seconds();
-    run_all(ps, sim_mode::native);
-    checked_s += t1 - t0;
-    native_s += cpu_seconds() - t1;
-  }
+  const auto [checked_s, native_s] = checked_and_native_seconds(state, ps);
   state.counters["checked_accesses/s"] = static_cast<double>(checked_accesses(*ps[0].mem)) / checked_s;
   state.counters["overhead_x"] = checked_s / native_s;
 }
