@@ -16,7 +16,7 @@
 namespace headroom {
 namespace {
 
-using verdict = std::tuple<int, std::string, std::string>;  // group, invariant, buffer
+using props::verdict;
 
 // The verdicts the formulas can predict, with the sim's out_of_bounds named as the model's.
 std::set<verdict> predictable(const report& r) {
@@ -28,12 +28,6 @@ std::set<verdict> predictable(const report& r) {
       out.insert({v.group, inv, v.buffer});
   }
   return out;
-}
-
-std::string describe(const std::set<verdict>& s) {
-  std::string out;
-  for (const auto& [g, inv, buf] : s) out += " [group " + std::to_string(g) + " " + inv + " " + buf + "]";
-  return out.empty() ? " (none)" : out;
 }
 
 // Runs the case on `model` and on the simulator (paired with `model_for_pairing`).
@@ -49,7 +43,7 @@ void model_and_sim_agree(const check_case& c, executor& model, executor& model_f
   RC_TAG(to_string(c.be), to_string(c.pol));
   if (!paired.disagreements().empty()) RC_FAIL("per run: " + paired.disagreements().front());
   const auto pm = predictable(rm), ps = predictable(rs);
-  if (pm != ps) RC_FAIL("verdicts differ: model" + describe(pm) + " vs sim" + describe(ps));
+  if (pm != ps) RC_FAIL("verdicts differ: model" + props::describe(pm) + " vs sim" + props::describe(ps));
 }
 
 const props::budget budget{400, 0, 100};

@@ -31,7 +31,7 @@ executor& shared_gpu() {
   return *gpu;
 }
 
-using verdict = std::tuple<int, std::string, std::string>;  // group, invariant, buffer
+using props::verdict;
 
 std::set<verdict> verdicts(const report& r, const std::set<std::string>& kinds) {
   std::set<verdict> out;
@@ -47,12 +47,6 @@ std::set<int> groups_with(const report& r, const char* invariant) {
   return out;
 }
 
-std::string describe(const std::set<verdict>& s) {
-  std::string out;
-  for (const auto& [g, inv, buf] : s) out += " [group " + std::to_string(g) + " " + inv + " " + buf + "]";
-  return out.empty() ? " (none)" : out;
-}
-
 // `gpu` is the executor under test (the real one, or a planted fault around it).
 void sim_and_gpu_agree(const check_case& c, executor& gpu) {
   auto sim_a = props::make_sim(), sim_b = props::make_sim();
@@ -65,7 +59,7 @@ void sim_and_gpu_agree(const check_case& c, executor& gpu) {
   const std::set<std::string> kinds{inv::out_of_bounds, inv::group_agreement, inv::plan_run_heads,
                                     inv::fallback_when_empty, inv::index_overflow};
   const auto vs = verdicts(rs, kinds), vg = verdicts(rg, kinds);
-  if (vs != vg) RC_FAIL("verdicts differ: sim" + describe(vs) + " vs gpu" + describe(vg));
+  if (vs != vg) RC_FAIL("verdicts differ: sim" + props::describe(vs) + " vs gpu" + props::describe(vg));
   const auto over = groups_with(rs, inv::out_of_bounds);
   if (!simulated_worker() && groups_with(rg, inv::guard_corrupted) != over)
     RC_FAIL("guard bands corrupted in other groups than the simulator's out-of-bounds ones");

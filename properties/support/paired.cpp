@@ -24,6 +24,12 @@ int64_t builder_heads_of(const any_plan& p) {
 
 }  // namespace
 
+std::string describe(const std::set<verdict>& s) {
+  std::string out;
+  for (const auto& [g, inv, buf] : s) out += " [group " + std::to_string(g) + " " + inv + " " + buf + "]";
+  return out.empty() ? " (none)" : out;
+}
+
 observation paired_executor::run(const run_request& r) {
   const observation m = model_.run(r);
   if (std::holds_alternative<fi_prefill_plan>(*r.plan)) return m;  // not simulated

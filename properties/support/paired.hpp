@@ -3,12 +3,19 @@
 // second one's observation so the checker judges the simulator. Differential testing in one run.
 #pragma once
 
+#include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/check/executor.hpp"
 
 namespace headroom::props {
+
+// A case's verdict as the differential properties compare them: group, invariant, buffer.
+using verdict = std::tuple<int, std::string, std::string>;
+// " [group G invariant buffer]..." or " (none)": one line for a failure message.
+std::string describe(const std::set<verdict>& s);
 
 // What one simulated run looked like (prefill plans are not simulated and not recorded).
 struct run_record {
