@@ -166,23 +166,11 @@ class gpu_context_base {
   // partial last warp only ever exchanges with lanes that exist; the mask names exactly those).
   template <int N>
   HEADROOM_HOST_DEVICE void lane_sum(const gpu_registers<fvec<N>>& r, int width, int stride = 1) {
-#if HEADROOM_ON_DEVICE
-    for (int off = width / 2 * stride; off >= stride; off /= 2)
-#pragma unroll
-      for (int k = 0; k < N; ++k) r.v[k] += __shfl_xor_sync(mask_, r.v[k], off);
-#else
-    (void)r, (void)width, (void)stride;
-#endif
+    butterfly(r, width, stride, [](float a, float b) { return a + b; });
   }
   template <int N>
   HEADROOM_HOST_DEVICE void lane_max(const gpu_registers<fvec<N>>& r, int width, int stride = 1) {
-#if HEADROOM_ON_DEVICE
-    for (int off = width / 2 * stride; off >= stride; off /= 2)
-#pragma unroll
-      for (int k = 0; k < N; ++k) r.v[k] = fmaxf(r.v[k], __shfl_xor_sync(mask_, r.v[k], off));
-#else
-    (void)r, (void)width, (void)stride;
-#endif
+    butterfly(r, width, stride, [](float a, float b) { return fmaxf(a, b); });
   }
   // mma.sync.aligned.m16n8k16 (fp32 accumulate) and movmatrix.trans: whole warps only (the bodies
   // that use them launch {32, W} blocks); layouts in core/sim/warp_ops.hpp.
@@ -218,6 +206,18 @@ class gpu_context_base {
   HEADROOM_HOST_DEVICE const thread_idx& thread() const { return t_; }
 
  protected:
+  // The xor butterfly of lane_sum / lane_max (core/sim/warp_ops.hpp's lane_butterfly on the host).
+  template <int N, class Op>
+  HEADROOM_HOST_DEVICE void butterfly(const gpu_registers<fvec<N>>& r, int width, int stride, Op op) {
+#if HEADROOM_ON_DEVICE
+    for (int off = width / 2 * stride; off >= stride; off /= 2)
+#pragma unroll
+      for (int k = 0; k < N; ++k) r.v[k] = op(r.v[k], __shfl_xor_sync(mask_, r.v[k], off));
+#else
+    (void)r, (void)width, (void)stride, (void)op;
+#endif
+  }
+
   thread_idx t_{};
   unsigned mask_ = 0xFFFFFFFFu;
 };
