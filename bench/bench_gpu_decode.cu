@@ -5,6 +5,7 @@
 // Reported per repetition: the median time, bytes/s (every KV byte once, q and output) and the
 // fraction of the device copy bandwidth this run measures itself (a 1 GiB device-to-device copy,
 // read + write). Every variant is checked against the fp32 reference before it is timed.
+// `read_per_head/...`, `read_by_page/...`: the read ceilings of the paged cache (bench_gpu_read_ceiling.cuh).
 // `guarded/...`: the same launches in kernels/gpu's guarded arena with its guard check after every
 // launch (the GPU lane's guarded mode), for the guard-band overhead. Without a device: skip, exit 0.
 #include <benchmark/benchmark.h>
@@ -14,6 +15,7 @@
 #include <map>
 
 #include "bench/bench_gpu_decode_case.cuh"
+#include "bench/bench_gpu_read_ceiling.cuh"
 
 namespace headroom::bench {
 namespace {
@@ -115,6 +117,33 @@ std::string check_output(decode_case& c, const gpu::device_memory& m) {
   return cmp.mismatch ? cmp.detail : std::string{};
 }
 
+// Google Benchmark's loop: flush L2, `body` between two events (manual time), then `after` outside
+// the timed interval; counters from the median: bytes/s for `bytes` and the fraction of the copy.
+template <class Body, class After>
+void timed_loop(benchmark::State& state, double bytes, Body&& body, After&& after) {
+  timer t;
+  std::vector<double> ms;
+  int i = 0;
+  for (auto _ : state) {
+    flush_l2(i++);
+    HEADROOM_CUDA_TRY(cudaEventRecord(t.a, dev->stream));
+    body();
+    HEADROOM_CUDA_TRY(cudaEventRecord(t.b, dev->stream));
+    HEADROOM_CUDA_TRY(cudaEventSynchronize(t.b));
+    after();
+    float x = 0;
+    HEADROOM_CUDA_TRY(cudaEventElapsedTime(&x, t.a, t.b));
+    ms.push_back(x);
+    state.SetIterationTime(x * 1e-3);
+  }
+  const double med = median(ms), bps = bytes / (med * 1e-3);
+  state.counters["median_us"] = med * 1e3;
+  state.counters["TBps"] = bps * 1e-12;
+  state.counters["frac_copy"] = bps / dev->copy_bps;
+  state.counters["copy_TBps"] = dev->copy_bps * 1e-12;
+  state.counters["bytes"] = bytes;
+}
+
 enum class variant { triton, fi };
 
 // Guarded: each launch is followed by its band check, enqueued on the stream as the GPU lane's
@@ -153,27 +182,23 @@ void BM_decode(benchmark::State& state, variant v, int64_t batch, int64_t len, b
     state.SkipWithError(verdicts[key].c_str());
     return;
   }
-  timer t;
-  std::vector<double> ms;
-  int i = 0;
-  for (auto _ : state) {
-    flush_l2(i++);
-    HEADROOM_CUDA_TRY(cudaEventRecord(t.a, dev->stream));
-    run_variant(v, c, guarded);
-    HEADROOM_CUDA_TRY(cudaEventRecord(t.b, dev->stream));
-    HEADROOM_CUDA_TRY(cudaEventSynchronize(t.b));
-    if (guarded) c.guarded->finish_guards(reports);
-    float x = 0;
-    HEADROOM_CUDA_TRY(cudaEventElapsedTime(&x, t.a, t.b));
-    ms.push_back(x);
-    state.SetIterationTime(x * 1e-3);
-  }
-  const double med = median(ms), bps = c.bytes() / (med * 1e-3);
-  state.counters["median_us"] = med * 1e3;
-  state.counters["TBps"] = bps * 1e-12;
-  state.counters["frac_copy"] = bps / dev->copy_bps;
-  state.counters["copy_TBps"] = dev->copy_bps * 1e-12;
-  state.counters["bytes"] = c.bytes();
+  timed_loop(state, c.bytes(), [&] { run_variant(v, c, guarded); },
+             [&] {
+               if (guarded) c.guarded->finish_guards(reports);
+             });
+}
+
+// The read ceilings (bench_gpu_read_ceiling.cuh): every K and V byte of the case once, no arithmetic.
+void BM_read(benchmark::State& state, read_order order, int64_t batch, int64_t len) {
+  decode_case& c = get_case(batch, len);
+  static uint4* sink = nullptr;
+  if (!sink) HEADROOM_CUDA_TRY(cudaMalloc(&sink, sizeof(uint4)));
+  const auto& ptr = c.plain->pointers();
+  const double kv_bytes = 2.0 * batch * len * n_kv * head_dim * sizeof(bf16);
+  timed_loop(state, kv_bytes, [&] {
+    launch_read<head_dim>(order, ptr[b_k], ptr[b_v], static_cast<const int32_t*>(ptr[b_bt]), batch, len,
+                          c.host.max_blocks_per_seq, n_kv, page, sink, dev->stream);
+  }, [] {});
 }
 
 void BM_copy(benchmark::State& state) {
@@ -218,6 +243,12 @@ int main(int argc, char** argv) {
             ->UseManualTime()->Unit(benchmark::kMicrosecond)->MinTime(0.05)->Repetitions(3)
             ->ReportAggregatesOnly(true);
       }
+  for (auto [b, l] : shapes)
+    for (auto [name, o] : {std::pair{"read_per_head", read_order::per_head}, std::pair{"read_by_page", read_order::by_page}}) {
+      const std::string id = std::string(name) + "/" + std::to_string(b) + "x" + std::to_string(l);
+      benchmark::RegisterBenchmark(id.c_str(), BM_read, o, b, l)
+          ->UseManualTime()->Unit(benchmark::kMicrosecond)->MinTime(0.05)->Repetitions(3)->ReportAggregatesOnly(true);
+    }
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

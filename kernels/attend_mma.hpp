@@ -4,30 +4,28 @@
 // in registers. Warps never wait for each other inside a pass (all exchange is within a warp), so a
 // round has no barrier. A tile is walked in steps of 16 keys; for lane l, g = l / 4, q = l % 4:
 //   loads   K and V rows of keys base + g and base + 8 + g, dims 32j + 8q .. 32j + 8q + 7 (16 bytes
-//           per load, straight from the paged cache), q row g at the same dims once per pass.
-//           When every row is whole and 16-byte aligned (mma_rows_aligned: the usual case) the
-//           loads are unconditional and branch-free; otherwise partial chunks read as zeros.
+//           per chunk, straight from the paged cache) into the lane's own slots of a shared-memory
+//           stage of S steps (attn_shared_mma): asynchronous copies (cp.async) when every row is
+//           whole and 16-byte aligned (mma_rows_aligned: the usual case), so S - 1 steps of K and
+//           V are in flight while a step computes and no registers hold them; plain loads and
+//           stores otherwise. q row g at the same dims is read once per pass.
 //   scores  S^T (16 keys x 8 rows) = K (16 x Dp) * Q^T, accumulated over Dp / 16 products. The
 //           16 dims of product (j, m) are a permutation of 32j + 8q + 4m + {0..3} (the same one on
 //           both sides, so the dot products are exact sums of the same terms): lane l holds
 //           S^T[key g and g + 8][rows 2q, 2q + 1].
 //   softmax the lane's two rows: tile maximum over the 8 lanes of equal q (lane_max stride 4),
 //           rescale, p = exp(s - m) packed to 16 bits and transposed (8x8) into the B operand.
-//   values  O^T (Dp x 8 rows) += V^T (Dp x 16 keys) * P^T: each 16-byte V load holds four 8x8
+//   values  O^T (Dp x 8 rows) += V^T (Dp x 16 keys) * P^T: each 16-byte V chunk holds four 8x8
 //           tiles (dims 2f, 2f + 1 of lanes' 8-dim chunks), transposed in registers (movmatrix);
 //           lane l accumulates rows 2q, 2q + 1 at dims 32j + 8(g / 2) + 2f + g % 2.
-// Then every warp publishes (m, l, O) to attn_shared exactly as the CUDA-core pass does, and
+// A lane reads back only the chunks it copied, so the stage needs no barrier either. Then every
+// warp publishes (m, l, O) to shared memory exactly as the CUDA-core pass does, and
 // attn_combined() merges the warps.
 #pragma once
-
-#include <type_traits>
 
 #include "kernels/attend_mma_lane.hpp"
 
 namespace headroom {
-
-template <class T, int Dp>
-inline constexpr bool attn_on_tensor_cores = (std::is_same_v<T, bf16> || std::is_same_v<T, fp16>) && Dp <= 256;
 
 // Every warp reads the q rows into its lanes' fragments (a few KiB, from L2 after the first warp),
 // so no warp waits on a barrier before its first K loads.
@@ -40,7 +38,7 @@ HEADROOM_HOST_DEVICE uint32_t mma_begin(Ctx& ctx, const paged_attention_inputs<T
     auto& r = rg.st[t];
     const int g = t.x / 4, q = t.x % 4;
     const row_desc row = row_of(g);
-    mma_load_row<T, Dp, false>(qg, row.valid ? (row.token * p.num_heads + row.head) * D : -1, D, q, r.q);
+    mma_load_q<T, Dp>(qg, row.valid ? (row.token * p.num_heads + row.head) * D : -1, D, q, r.q);
     HEADROOM_UNROLL
     for (int i = 0; i < 2; ++i) {
       const row_desc ri = row_of(2 * q + i);
@@ -111,41 +109,63 @@ HEADROOM_HOST_DEVICE void mma_softmax(Ctx& ctx, const paged_attention_inputs<T>&
   });
 }
 
-// The pass's steps, each: K loads, scores, V loads, softmax, values.
-template <class T, int Dp, bool Aligned, class Ctx, class Regs>
-HEADROOM_HOST_DEVICE void mma_steps(Ctx& ctx, const paged_attention_inputs<T>& p, Regs& rg, int64_t seq,
-                                    int64_t kvh, int64_t lo, int64_t hi, int64_t steps) {
+// The pass's steps. The first S - 1 steps are issued ahead, one copy group per step (empty past
+// the last step, so step k is always group k); each step issues step + S - 1 (and reads the block
+// table for the one after), waits for its own group, then: scores (K block by block from the
+// stage), softmax, values (V block by block).
+template <class T, int Dp, int S, bool Aligned, class Ctx, class Regs, class SV>
+HEADROOM_HOST_DEVICE void mma_steps(Ctx& ctx, const paged_attention_inputs<T>& p, Regs& rg, const SV& st,
+                                    int64_t seq, int64_t kvh, int64_t lo, int64_t hi, int64_t steps) {
   constexpr int J = Dp / 32;
+  const auto issue = [&](int64_t k) {  // step k's copies, then step k + 1's rows
+    if (k >= steps) return;
+    mma_issue<T, Dp, S, Aligned>(ctx, p, st, rg, k);
+    if (k + 1 < steps) mma_rows<T, Aligned>(ctx, p, rg, seq, kvh, lo, hi, k + 1);
+  };
+  if (steps > 0) mma_rows<T, Aligned>(ctx, p, rg, seq, kvh, lo, hi, 0);
+  for (int64_t k = 0; k < S - 1; ++k) {
+    issue(k);
+    ctx.async_commit();
+  }
   for (int64_t step = 0; step < steps; ++step) {
-    mma_fetch_k<T, Dp, Aligned>(ctx, p, rg, seq, kvh, lo, hi, step);
+    issue(step + S - 1);
+    ctx.async_commit();
+    ctx.template async_wait<S - 1>();
+    ctx.threads([&](const thread_idx& t) {
+      HEADROOM_UNROLL
+      for (int c = 0; c < 4; ++c) rg.st[t].s[c] = 0.0f;
+    });
     HEADROOM_UNROLL
-    for (int j = 0; j < J; ++j)
+    for (int j = 0; j < J; ++j) {
+      mma_read<Dp, S>(ctx, st, rg, step, 0, j);
       HEADROOM_UNROLL
       for (int m = 0; m < 2; ++m)
         ctx.template mma_m16n8k16<T>(rg.st, [&](mma_lane<Dp>& r) {
-          return mma_operands{{r.kv[0][j][2 * m], r.kv[1][j][2 * m], r.kv[0][j][2 * m + 1], r.kv[1][j][2 * m + 1]},
+          return mma_operands{{r.kv[0][2 * m], r.kv[1][2 * m], r.kv[0][2 * m + 1], r.kv[1][2 * m + 1]},
                               {r.q[j][2 * m], r.q[j][2 * m + 1]},
                               r.s};
         });
-    mma_load_v<T, Dp, Aligned>(ctx, p, rg);
+    }
     mma_softmax<T, Dp>(ctx, p, rg, lo, step);
     ctx.template transpose8x8<2>(rg.st, [](mma_lane<Dp>& r) { return &r.pt[0]; });
-    ctx.template transpose8x8<2 * J * 4>(rg.st, [](mma_lane<Dp>& r) { return &r.kv[0][0][0]; });
     HEADROOM_UNROLL
-    for (int j = 0; j < J; ++j)
+    for (int j = 0; j < J; ++j) {
+      mma_read<Dp, S>(ctx, st, rg, step, 1, j);
+      ctx.template transpose8x8<8>(rg.st, [](mma_lane<Dp>& r) { return &r.kv[0][0]; });
       HEADROOM_UNROLL
       for (int u = 0; u < 2; ++u)
         ctx.template mma_m16n8k16<T>(rg.st, [&](mma_lane<Dp>& r) {
-          return mma_operands{{r.kv[0][j][2 * u], r.kv[0][j][2 * u + 1], r.kv[1][j][2 * u], r.kv[1][j][2 * u + 1]},
+          return mma_operands{{r.kv[0][2 * u], r.kv[0][2 * u + 1], r.kv[1][2 * u], r.kv[1][2 * u + 1]},
                               {r.pt[0], r.pt[1]},
                               r.o[j][u]};
         });
+    }
   }
 }
 
 // Every warp's (m, l) and accumulators into attn_shared for attn_combined(). Ends on a barrier.
-template <int Dp, class Ctx, class Regs>
-HEADROOM_HOST_DEVICE void mma_publish(Ctx& ctx, attn_shared<Dp>& s, Regs& rg) {
+template <int Dp, class Ctx, class Sh, class Regs>
+HEADROOM_HOST_DEVICE void mma_publish(Ctx& ctx, Sh& s, Regs& rg) {
   const auto os = ctx.template shared<1>(s.o, "warp_out");  // lanes g, g ^ 1 share 8-float chunks
   const auto mls = ctx.template shared<1>(s.ml, "warp_ml");
   ctx.threads([&](const thread_idx& t) { rg.red[t] = {{rg.st[t].l[0], rg.st[t].l[1]}}; });
@@ -173,18 +193,20 @@ HEADROOM_HOST_DEVICE void mma_publish(Ctx& ctx, attn_shared<Dp>& s, Regs& rg) {
   ctx.sync();
 }
 
-template <class T, int Dp, class Ctx, class RowOf, class Regs>
-HEADROOM_HOST_DEVICE uint32_t attend_range_mma(Ctx& ctx, const paged_attention_inputs<T>& p, attn_shared<Dp>& s,
+template <class T, int Dp, class Ctx, class Sh, class RowOf, class Regs>
+HEADROOM_HOST_DEVICE uint32_t attend_range_mma(Ctx& ctx, const paged_attention_inputs<T>& p, Sh& s,
                                                const RowOf& row_of, int64_t seq, int64_t kvh, int64_t lo,
                                                int64_t hi, Regs& rg) {
   const uint32_t rmask = mma_begin<T, Dp>(ctx, p, row_of, lo, hi, rg);
   const int64_t W = ctx.block_dim().y;
   const int64_t tiles = hi > lo ? (hi - lo + attn_tile - 1) / attn_tile : 0;
   const int64_t steps = (tiles + W - 1) / W * (attn_tile / mma_keys);
+  constexpr int S = Sh::stages;
+  const auto st = ctx.template shared<attn_chunk>(s.stage, "kv_stage");
   if (mma_rows_aligned<Dp>(p))
-    mma_steps<T, Dp, true>(ctx, p, rg, seq, kvh, lo, hi, steps);
+    mma_steps<T, Dp, S, true>(ctx, p, rg, st, seq, kvh, lo, hi, steps);
   else
-    mma_steps<T, Dp, false>(ctx, p, rg, seq, kvh, lo, hi, steps);
+    mma_steps<T, Dp, S, false>(ctx, p, rg, st, seq, kvh, lo, hi, steps);
   mma_publish<Dp>(ctx, s, rg);
   return rmask;
 }

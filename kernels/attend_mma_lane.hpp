@@ -1,6 +1,8 @@
 // The registers and loads of the tensor-core pass (attend_mma.hpp): one lane's fragments and
-// state, and the K / V row loads of a 16-key step straight from the paged cache (16-byte chunks;
-// branch-free when every row is whole and aligned).
+// state, and the K / V row loads of a 16-key step straight from the paged cache (16-byte chunks)
+// into the lane's own slots of the shared-memory stage: asynchronous copies when every row is whole
+// and aligned, plain loads and stores otherwise. The lane reads its chunks back one 32-dim block
+// at a time, just before the products that use them.
 #pragma once
 
 #include "kernels/attend_shared.hpp"
@@ -9,15 +11,15 @@ namespace headroom {
 
 inline constexpr int mma_keys = 16;  // keys per product (the m of m16n8k16)
 
-// One lane's registers for a pass (about 200 at Dp 128 without launch bounds: the compiler keeps
-// them in registers when every index is a compile-time constant).
+// One lane's registers for a pass (the compiler keeps them in registers when every index is a
+// compile-time constant).
 template <int Dp>
 struct mma_lane {
   static constexpr int J = Dp / 32;  // 32-dim blocks
   uint32_t q[J][4];                  // Q[row g][32j + 8q ..] as bf16 / fp16 pairs (B of the scores)
-  uint32_t kv[2][J][4];              // K[key base + 8h + g][32j + 8q ..] (A of the scores), then V
-                                     // of the same keys and dims, transposed before the values
-  int64_t off[2];                    // element offsets of the rows of keys base + g, base + 8 + g
+  uint32_t kv[2][4];                 // K[key base + 8h + g][32j + 8q ..] of the current j (A of the
+                                     // scores), then V of the same keys and dims, transposed
+  int64_t off[2];                    // rows of keys base + g, base + 8 + g of the next step to issue
   float s[4];                        // S^T[key g, g + 8][rows 2q, 2q + 1]: c0 c1 = key g
   uint32_t pt[2];                    // P^T of keys 0-7, 8-15 (B of the values) after the transpose
   float o[J][2][4];                  // O^T of (j, pair u): dims d(2u), d(2u + 1) x rows 2q, 2q + 1
@@ -52,69 +54,97 @@ HEADROOM_HOST_DEVICE bool mma_rows_aligned(const paged_attention_inputs<T>& p) {
   return p.head_size == Dp && a16(p.q.data) && a16(p.k_cache.data) && a16(p.v_cache.data);
 }
 
-// The 16-byte chunk of dims 32j + 8q .. of the row at element offset `off` (-1: zeros). Aligned:
-// `off` is always a row (the caller clamps) and every chunk is whole: one unconditional load each,
-// all issued before any is used.
-template <class T, int Dp, bool Aligned, class View>
-HEADROOM_HOST_DEVICE void mma_load_row(const View& v, int64_t off, int64_t D, int q, uint32_t (&w)[Dp / 32][4]) {
-  HEADROOM_UNROLL
-  for (int j = 0; j < Dp / 32; ++j) {
-    const int64_t d0 = 32 * j + 8 * q;
-    vec<T, 8> x;
-    if constexpr (Aligned) {
-      x = v.template load_vec_aligned<8>(off + d0);
-    } else {
-      if (off >= 0 && d0 < D)
-        x = load_chunk<8>(v, off + d0, D - d0, D - d0 >= 8);
-      else
-        for (int e = 0; e < 8; ++e) x[e] = from_float<T>(0.0f);
-    }
-    pack8(x, w[j]);
-  }
+// The 16-byte chunk of dims d0 .. of the row at element offset `off`, zeros past D or for off -1.
+template <class T, class View>
+HEADROOM_HOST_DEVICE vec<T, attn_chunk> mma_chunk_or_zeros(const View& v, int64_t off, int64_t d0, int64_t D) {
+  if (off >= 0 && d0 < D) return load_chunk<attn_chunk>(v, off + d0, D - d0, D - d0 >= attn_chunk);
+  vec<T, attn_chunk> x;
+  for (int e = 0; e < attn_chunk; ++e) x[e] = from_float<T>(0.0f);
+  return x;
 }
 
-// Rows and state at the start of a pass; returns the mask of valid rows.
+// The pass's q row at `off` (-1: zeros) as the B fragments of the scores: dims 32j + 8q ...
+template <class T, int Dp, class View>
+HEADROOM_HOST_DEVICE void mma_load_q(const View& v, int64_t off, int64_t D, int q, uint32_t (&w)[Dp / 32][4]) {
+  HEADROOM_UNROLL
+  for (int j = 0; j < Dp / 32; ++j) pack8(mma_chunk_or_zeros<T>(v, off, 32 * j + 8 * q, D), w[j]);
+}
+
 // The first key of warp y's step `step` (a step is one half of a tile: round step / 2, half step % 2).
 HEADROOM_HOST_DEVICE inline int64_t mma_step_base(int64_t lo, int64_t W, int64_t y, int64_t step) {
   return lo + ((step / 2) * W + y) * attn_tile + (step % 2) * mma_keys;
 }
 
-// Issues the K loads of step `step` (keys at or past hi, and a warp without a tile, read zeros, or
-// in the aligned form the last key's row again: its probability is 0); the keys' row offsets stay
-// for the V loads, and the score accumulators start at zero. (Issuing the next step's K before
-// this step's products, software pipelining, measured slower on the H200: docs/bench.md.)
-template <class T, int Dp, bool Aligned, class Ctx, class Regs>
-HEADROOM_HOST_DEVICE void mma_fetch_k(Ctx& ctx, const paged_attention_inputs<T>& p, Regs& rg, int64_t seq,
-                                      int64_t kvh, int64_t lo, int64_t hi, int64_t step) {
-  const auto kc = ctx.global(p.k_cache);
+// The element offset in attn_shared_mma::stage of lane t.x's chunk (K or V, row h, 32-dim block j)
+// of warp t.y's step `step`: slots [warp][step % S][K|V][h][j][lane], 16 bytes per lane, so a
+// warp's reads of one (K|V, h, j) are 512 consecutive bytes.
+template <int Dp, int S>
+HEADROOM_HOST_DEVICE inline int64_t mma_chunk_at(const thread_idx& t, int64_t step, int kv, int h, int j) {
+  const int64_t slot = static_cast<int64_t>(t.y) * S + step % S;
+  return (((slot * 2 + kv) * 2 + h) * (Dp / 32) + j) * 32 * attn_chunk + static_cast<int64_t>(t.x) * attn_chunk;
+}
+
+// One 16-byte chunk of a K or V row (element offset `off`, -1: zeros) into the stage at `at`.
+template <class T, bool Aligned, class Ctx, class SV, class GV>
+HEADROOM_HOST_DEVICE void mma_stage_chunk(Ctx& ctx, const SV& st, int64_t at, const GV& src, int64_t off,
+                                          int64_t d0, int64_t D) {
+  if constexpr (Aligned)
+    ctx.template copy_async<attn_chunk>(st, at, src, off + d0);
+  else
+    st.template store_vec<attn_chunk>(at, mma_chunk_or_zeros<T>(src, off, d0, D));
+}
+
+// The element offsets of step `step`'s two K / V rows of the lane into r.off, from the block
+// table (keys at or past hi, and a warp without a tile: -1, zeros; in the aligned form the last
+// key's row again, whose probability is 0). Read one issue ahead of use, so the table's latency
+// is not on the step's path.
+template <class T, bool Aligned, class Ctx, class Regs>
+HEADROOM_HOST_DEVICE void mma_rows(Ctx& ctx, const paged_attention_inputs<T>& p, Regs& rg, int64_t seq,
+                                   int64_t kvh, int64_t lo, int64_t hi, int64_t step) {
   const auto bt = ctx.global(p.block_table);
-  const int64_t D = p.head_size, bs = p.block_size, W = ctx.block_dim().y;
+  const int64_t bs = p.block_size, W = ctx.block_dim().y;
   ctx.threads([&](const thread_idx& t) {
-    auto& r = rg.st[t];
-    const int g = t.x / 4, q = t.x % 4;
     const int64_t base = mma_step_base(lo, W, t.y, step);
     HEADROOM_UNROLL
     for (int h = 0; h < 2; ++h) {
-      int64_t key = base + 8 * h + g;
-      r.off[h] = -1;
+      int64_t key = base + 8 * h + t.x / 4, off = -1;
       if (Aligned && key >= hi) key = hi - 1;
       if (key < hi)
-        r.off[h] = ((bt.load(seq * p.max_blocks_per_seq + key / bs) * bs + key % bs) * p.num_kv_heads + kvh) * D;
-      mma_load_row<T, Dp, Aligned>(kc, r.off[h], D, q, r.kv[h]);
+        off = ((bt.load(seq * p.max_blocks_per_seq + key / bs) * bs + key % bs) * p.num_kv_heads + kvh) * p.head_size;
+      rg.st[t].off[h] = off;
     }
-    HEADROOM_UNROLL
-    for (int c = 0; c < 4; ++c) r.s[c] = 0.0f;
   });
 }
 
-// V of the same keys, issued after the scores' products (K's registers are free by then).
-template <class T, int Dp, bool Aligned, class Ctx, class Regs>
-HEADROOM_HOST_DEVICE void mma_load_v(Ctx& ctx, const paged_attention_inputs<T>& p, Regs& rg) {
+// Issues step `step`'s K and V chunks (rows r.off, from mma_rows) into its slot.
+template <class T, int Dp, int S, bool Aligned, class Ctx, class SV, class Regs>
+HEADROOM_HOST_DEVICE void mma_issue(Ctx& ctx, const paged_attention_inputs<T>& p, const SV& st, Regs& rg,
+                                    int64_t step) {
+  const auto kc = ctx.global(p.k_cache);
   const auto vc = ctx.global(p.v_cache);
+  const int64_t D = p.head_size;
+  ctx.threads([&](const thread_idx& t) {
+    const int q = t.x % 4;
+    HEADROOM_UNROLL
+    for (int h = 0; h < 2; ++h) {
+      const int64_t off = rg.st[t].off[h];
+      HEADROOM_UNROLL
+      for (int j = 0; j < Dp / 32; ++j) {
+        const int64_t d0 = 32 * j + 8 * q;
+        mma_stage_chunk<T, Aligned>(ctx, st, mma_chunk_at<Dp, S>(t, step, 0, h, j), kc, off, d0, D);
+        mma_stage_chunk<T, Aligned>(ctx, st, mma_chunk_at<Dp, S>(t, step, 1, h, j), vc, off, d0, D);
+      }
+    }
+  });
+}
+
+// The lane's K (kv 0) or V (kv 1) chunks of block j of step `step`, from the stage into r.kv.
+template <int Dp, int S, class Ctx, class SV, class Regs>
+HEADROOM_HOST_DEVICE void mma_read(Ctx& ctx, const SV& st, Regs& rg, int64_t step, int kv, int j) {
   ctx.threads([&](const thread_idx& t) {
     auto& r = rg.st[t];
     HEADROOM_UNROLL
-    for (int h = 0; h < 2; ++h) mma_load_row<T, Dp, Aligned>(vc, r.off[h], p.head_size, t.x % 4, r.kv[h]);
+    for (int h = 0; h < 2; ++h) pack8(st.template load_vec_aligned<attn_chunk>(mma_chunk_at<Dp, S>(t, step, kv, h, j)), r.kv[h]);
   });
 }
 

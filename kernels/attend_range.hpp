@@ -21,8 +21,8 @@ HEADROOM_HOST_DEVICE auto make_attn_registers(Ctx& ctx) {
 }
 
 // The pass; ends on a barrier and returns the mask of valid rows.
-template <class T, int Dp, class Ctx, class RowOf, class Regs>
-HEADROOM_HOST_DEVICE uint32_t attend_range(Ctx& ctx, const paged_attention_inputs<T>& p, attn_shared<Dp>& s,
+template <class T, int Dp, class Ctx, class Sh, class RowOf, class Regs>
+HEADROOM_HOST_DEVICE uint32_t attend_range(Ctx& ctx, const paged_attention_inputs<T>& p, Sh& s,
                                            const RowOf& row_of, int64_t seq, int64_t kvh, int64_t lo,
                                            int64_t hi, Regs& rg) {
   if constexpr (attn_on_tensor_cores<T, Dp>)

@@ -4,6 +4,8 @@
 // shape, and attn_combined(), which merges the warps for the bodies' stores.
 #pragma once
 
+#include <type_traits>
+
 #include "kernels/attention_common.hpp"
 
 namespace headroom {
@@ -40,8 +42,13 @@ inline constexpr int attn_lane_dims = Dp / 32;  // values phase: dims per lane
 template <int Dp>  // barrier-tracking granule of attn_shared::o (lanes write LD, stores read 8)
 inline constexpr int attn_out_granule = attn_lane_dims<Dp> < attn_chunk ? attn_lane_dims<Dp> : attn_chunk;
 
+// Which pass runs: tensor cores for bf16 / fp16 up to Dp 256, CUDA cores otherwise.
+template <class T, int Dp>
+inline constexpr bool attn_on_tensor_cores = (std::is_same_v<T, bf16> || std::is_same_v<T, fp16>) && Dp <= 256;
+
+// The CUDA-core pass's shared storage (attend_simt.hpp).
 template <int Dp>
-struct attn_shared {
+struct attn_shared_simt {
   static constexpr int W = attn_max_warps<Dp>;
   float q[attn_rows * Dp];                   // the pass's rows, scaled, [row][d]
   float s[W * attn_tile * attn_kstride];     // per warp [key][row] scores
@@ -51,6 +58,22 @@ struct attn_shared {
   float o[W * attn_rows * Dp];               // per warp accumulators, [row][d]
   float ml[W * attn_rows * 2];               // per warp (m, l) of each row
 };
+
+// The tensor-core pass's (attend_mma.hpp): per warp, Stages slots of one 16-key step's K and V
+// rows, each lane's own 16-byte chunks (filled by asynchronous copies, read back by the same lane,
+// so no barrier), then the same publishing arrays as the CUDA-core pass.
+template <class T, int Dp, int Stages>
+struct attn_shared_mma {
+  static constexpr int W = attn_max_warps<Dp>, stages = Stages;
+  static constexpr int64_t slot_elems = 2 * 2 * (Dp / 32) * 32 * attn_chunk;  // K|V x 2 rows x chunks x lanes
+  alignas(16) T stage[W * Stages * slot_elems];
+  float o[W * attn_rows * Dp];
+  float ml[W * attn_rows * 2];
+};
+
+template <class T, int Dp, int Stages>
+using attn_shared = std::conditional_t<attn_on_tensor_cores<T, Dp>, attn_shared_mma<T, Dp, Stages>,
+                                       attn_shared_simt<Dp>>;
 
 // Threads per block for a pass whose key ranges are at most max_keys long: a warp per warp_keys
 // keys (short ranges get fewer, busier warps), up to attn_max_warps.
@@ -62,8 +85,8 @@ inline launch_dim attn_block(int64_t max_keys, int64_t warp_keys) {
 }
 
 // Row m's combined state for dims [d0, d0 + attn_chunk): acc relative to the maximum M, sum L.
-template <int Dp, class Ctx>
-HEADROOM_HOST_DEVICE void attn_combined(Ctx& ctx, attn_shared<Dp>& s, int64_t m, int64_t d0,
+template <int Dp, class Ctx, class Sh>
+HEADROOM_HOST_DEVICE void attn_combined(Ctx& ctx, Sh& s, int64_t m, int64_t d0,
                                         float (&acc)[attn_chunk], float& M, float& L) {
   const auto os = ctx.template shared<attn_out_granule<Dp>>(s.o, "warp_out");
   const auto mls = ctx.template shared<1>(s.ml, "warp_ml");
@@ -85,8 +108,8 @@ HEADROOM_HOST_DEVICE void attn_combined(Ctx& ctx, attn_shared<Dp>& s, int64_t m,
 
 // Every (valid row, attn_chunk-element chunk below head_size D) of a pass, spread over the block's
 // threads, with the warps' combined state: f(row, d0, acc, M, L). The bodies' stores.
-template <int Dp, class Ctx, class RowOf, class F>
-HEADROOM_HOST_DEVICE void for_combined_chunks(Ctx& ctx, attn_shared<Dp>& s, const RowOf& row_of, int64_t D,
+template <int Dp, class Ctx, class Sh, class RowOf, class F>
+HEADROOM_HOST_DEVICE void for_combined_chunks(Ctx& ctx, Sh& s, const RowOf& row_of, int64_t D,
                                               F&& f) {
   constexpr int chunks = Dp / attn_chunk;
   const int64_t n = ctx.block_dim().count();

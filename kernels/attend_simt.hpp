@@ -41,7 +41,7 @@ HEADROOM_HOST_DEVICE simt_registers<Dp, Ctx> make_simt_registers(Ctx& ctx) {
 
 template <class T, int Dp, class Ctx, class RowOf>
 HEADROOM_HOST_DEVICE uint32_t attn_load_q(Ctx& ctx, const paged_attention_inputs<T>& p,
-                                          attn_shared<Dp>& s, const RowOf& row_of) {
+                                          attn_shared_simt<Dp>& s, const RowOf& row_of) {
   const auto qg = ctx.global(p.q);
   const auto qs = ctx.template shared<attn_chunk>(s.q, "q_rows");
   const int64_t D = p.head_size, n = ctx.block_dim().count();
@@ -70,7 +70,7 @@ HEADROOM_HOST_DEVICE uint32_t attn_load_q(Ctx& ctx, const paged_attention_inputs
 // koff[par][w]). The chunk loop is unrolled with the next chunk's K loads issued before the current
 // chunk's arithmetic (double buffering), so a lane keeps two chunks of its four keys in flight.
 template <class T, int Dp, class Ctx, class Regs>
-HEADROOM_HOST_DEVICE void attn_scores(Ctx& ctx, const paged_attention_inputs<T>& p, attn_shared<Dp>& s,
+HEADROOM_HOST_DEVICE void attn_scores(Ctx& ctx, const paged_attention_inputs<T>& p, attn_shared_simt<Dp>& s,
                                       Regs& rg, uint32_t rmask, int64_t seq, int64_t kvh, int64_t lo,
                                       int64_t hi, int64_t round, int par) {
   constexpr int PK = attn_pair_keys, chunks = Dp / (2 * attn_chunk);
@@ -154,7 +154,7 @@ HEADROOM_HOST_DEVICE void attn_scores(Ctx& ctx, const paged_attention_inputs<T>&
 // Softmax phase: lane (row h = lane / 4, o = lane % 4) takes the tile's maximum over the row's
 // visible keys, then p = exp(s - m) for keys 4i + o (interleaved: the 32 lanes' stores hit 32 banks).
 template <int Dp, class Ctx, class Regs>
-HEADROOM_HOST_DEVICE void attn_softmax(Ctx& ctx, attn_shared<Dp>& s, Regs& rg, int64_t lo, int64_t hi,
+HEADROOM_HOST_DEVICE void attn_softmax(Ctx& ctx, attn_shared_simt<Dp>& s, Regs& rg, int64_t lo, int64_t hi,
                                        int64_t round) {
   const auto ss = ctx.template shared<1>(s.s, "scores");
   const auto ps = ctx.template shared<1>(s.p, "probs");
@@ -191,7 +191,7 @@ HEADROOM_HOST_DEVICE void attn_softmax(Ctx& ctx, attn_shared<Dp>& s, Regs& rg, i
 // accumulators loaded from and stored back to the lane's own slots of attn_shared::o. Keys go in
 // batches of attn_vbatch, the next batch's V loads issued before the current batch's arithmetic.
 template <class T, int Dp, class Ctx>
-HEADROOM_HOST_DEVICE void attn_values(Ctx& ctx, const paged_attention_inputs<T>& p, attn_shared<Dp>& s,
+HEADROOM_HOST_DEVICE void attn_values(Ctx& ctx, const paged_attention_inputs<T>& p, attn_shared_simt<Dp>& s,
                                       uint32_t rmask, int64_t lo, int64_t hi, int64_t round, int par) {
   constexpr int LD = attn_lane_dims<Dp>, B = attn_vbatch, batches = attn_tile / attn_vbatch;
   const auto vc = ctx.global(p.v_cache);
@@ -267,7 +267,7 @@ HEADROOM_HOST_DEVICE void attn_values(Ctx& ctx, const paged_attention_inputs<T>&
 // The pass: q rows into shared memory, the rounds of tiles, then every warp's (m, l) next to its
 // accumulators for attn_combined(). Ends on a barrier; returns the mask of valid rows.
 template <class T, int Dp, class Ctx, class RowOf, class Regs>
-HEADROOM_HOST_DEVICE uint32_t attend_range_simt(Ctx& ctx, const paged_attention_inputs<T>& p, attn_shared<Dp>& s,
+HEADROOM_HOST_DEVICE uint32_t attend_range_simt(Ctx& ctx, const paged_attention_inputs<T>& p, attn_shared_simt<Dp>& s,
                                            const RowOf& row_of, int64_t seq, int64_t kvh, int64_t lo,
                                            int64_t hi, Regs& rg) {
   constexpr int LD = attn_lane_dims<Dp>;

@@ -36,10 +36,11 @@ inline int64_t fi_max_keys(const fi_decode_params<T>& p) {
   return p.in.sliding_window > 0 && p.in.sliding_window < keys ? p.in.sliding_window : keys;
 }
 
-template <class T, int Dp>
+// Stages as for triton_attention (measured: 1 stage at two blocks per SM best at every shape).
+template <class T, int Dp, int Stages = 1>
 struct fi_batch_decode {
   using params = fi_decode_params<T>;
-  using shared_storage = attn_shared<Dp>;
+  using shared_storage = attn_shared<T, Dp, Stages>;
 
   static launch_dim grid(const params& p) { return {p.padded, p.in.num_kv_heads, 1}; }
   // Tuned on the H200 (docs/bench.md): two blocks per SM (128 registers, a few spilled) beat one

@@ -36,18 +36,21 @@ inline int64_t triton_max_keys(const triton_params<T>& p, bool segmented) {
   return (len + span - 1) / span * kv_tile_keys;
 }
 
-template <class T, int Dp, bool Segmented>
+// Stages: K/V steps of the tensor-core pass in shared memory per warp (1: a step's K and V in
+// flight together; more: steps ahead too). Measured on the H200 (docs/bench.md): 1 stage at two
+// blocks per SM beat 2 or 3 stages at one block per SM at every shape but 1x32768 (equal there).
+template <class T, int Dp, bool Segmented, int Stages = 1>
 struct triton_attention {
   using params = triton_params<T>;
-  using shared_storage = attn_shared<Dp>;
+  using shared_storage = attn_shared<T, Dp, Stages>;
 
   static launch_dim grid(const params& p) {
     return {p.in.num_tokens / p.block_q + p.in.num_seqs, p.in.num_kv_heads,
             Segmented ? triton_num_segments : 1};
   }
-  // Tuned on the H200 (docs/bench.md): one block of up to 8 warps per SM keeps the tensor-core
-  // pass's ~200 registers unspilled (the 3D grid has few blocks at small batches), 64 keys per warp.
-  static constexpr int max_block_threads = attn_max_threads<Dp>, min_blocks_per_sm = 1;
+  // Tuned on the H200 (docs/bench.md): two blocks of up to 8 warps per SM (128 registers), 64 keys
+  // per warp.
+  static constexpr int max_block_threads = attn_max_threads<Dp>, min_blocks_per_sm = 2;
   static constexpr int64_t warp_keys = 64;
   static launch_dim block(const params& p) { return attn_block<Dp>(triton_max_keys(p, Segmented), warp_keys); }
 

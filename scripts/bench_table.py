@@ -6,7 +6,9 @@ usage: bench_table.py HEADROOM.json [--sdpa SDPA.json] [--base BASE.json] [--var
 
 Rows: shapes. Columns: headroom's Triton-style and FlashInfer-style kernels (TB/s, the path taken),
 torch SDPA (scripts/bench_sdpa.py), the copy ceiling, the kernels as fractions of SDPA and of copy,
-and the guard-band overhead (guarded/plain - 1, from the *_guarded benchmarks). --base adds the
+the guard-band overhead (guarded/plain - 1, from the *_guarded benchmarks), and the paged cache's
+read ceilings (read_per_head: the engines' per-kv-head order; read_by_page: whole pages; KV bytes
+only, no arithmetic) with the kernels as a fraction of the per-head one. --base adds the
 kernels of another build (the bodies before tuning) for before/after columns. --variant picks a
 benchmark-name suffix (default none: the GPU lane's launcher). The plot needs
 matplotlib: when it is missing the script installs Debian's python3-matplotlib with apt-get.
@@ -77,7 +79,8 @@ def main():
             sdpa = {s["shape"]: s for s in json.load(f)["shapes"]}
     copy = runs.get("copy/1GiB", {}).get("TBps") or float(ctx.get("copy_TBps", "nan"))
     head = ["shape", "triton TB/s (path)", "fi TB/s (path)", "SDPA TB/s", "copy TB/s",
-            "triton / SDPA", "fi / SDPA", "triton / copy", "fi / copy", "guard overhead triton / fi"]
+            "triton / SDPA", "fi / SDPA", "triton / copy", "fi / copy", "guard overhead triton / fi",
+            "read per head / by page TB/s", "triton / fi vs read per head"]
     if base:
         head[1:1] = ["triton before", "fi before"]
     rows, plot = [], {"triton": [], "fi": [], "sdpa": []}
@@ -97,6 +100,9 @@ def main():
                f"{cell(fi)} ({fi.get('label', '').split()[0] if ok(fi) else '-'})",
                f"{s:.2f}" if s else "-", f"{copy:.2f}", ratio(tv, s), ratio(fv, s), ratio(tv, copy),
                ratio(fv, copy), f"{over(tg, plain_t)} / {over(fg, plain_f)}"]
+        rh, rp = runs.get(f"read_per_head/{shape}"), runs.get(f"read_by_page/{shape}")
+        rv = rh["TBps"] if ok(rh) else None
+        row += [f"{cell(rh)} / {cell(rp)}", f"{ratio(tv, rv)} / {ratio(fv, rv)}"]
         if base:
             row[1:1] = [cell(base.get(f"triton/{shape}")), cell(base.get(f"fi/{shape}"))]
         rows.append(row)

@@ -18,7 +18,7 @@ if [[ "${1:-}" == "--pack" ]]; then
   build="$(cd "$2" && pwd)"; carry="$3"
   rm -rf "$carry" && mkdir -p "$carry"
   src="$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$build/CMakeCache.txt")"
-  (cd "$build" && find . -name CTestTestfile.cmake -o -name test_gpu_lane -o -name gpu_agree \
+  (cd "$build" && find . -name CTestTestfile.cmake -o -name test_gpu_lane -o -name gpu_agree -o -name prop_sim_gpu \
       -o -name headroom_gpu_worker -o -path ./cli/headroom) | while read -r f; do
     mkdir -p "$carry/$(dirname "$f")" && cp -p "$build/$f" "$carry/$f"
   done

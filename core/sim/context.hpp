@@ -36,6 +36,16 @@
 //                             names the lane's operands (mma_operands) or its N registers of 8x8
 //                             matrices; layouts and the host emulation in core/sim/warp_ops.hpp.
 //                             Whole warps only; block-uniform.
+//   ctx.copy_async<N>(dst, di, src, si)
+//                             inside threads(): this thread's asynchronous copy of N elements (4, 8
+//                             or 16 bytes, aligned on both sides) from global view src at si to
+//                             shared view dst at di (cp.async on a GPU). It lands before the
+//                             async_wait that completes its group; until then the destination
+//                             must not be read. After the wait only the copying thread may read
+//                             it (other threads need a barrier as well).
+//   ctx.async_commit()        closes every thread's group of copies issued since the last commit.
+//   ctx.async_wait<P>()       waits until at most P committed groups of every thread are still in
+//                             flight. Both block-uniform, like sync().
 // Bodies never touch threadIdx, __syncthreads, __shared__ or raw pointers, never throw, never
 // allocate, and use no std:: containers or virtual calls (they compile under nvcc).
 // Notes for the GPU context: threads(f) calls f once with {threadIdx, linear id}; registers<T>()

@@ -77,6 +77,14 @@ class native_context {
   void transpose8x8(registers_view<R> r, Sel sel) {
     emulate_transpose8x8<N>(r, n_, sel);
   }
+  // Asynchronous copies land at once (a correct body waits before it reads them).
+  template <int N, class SV, class GV>
+  void copy_async(const SV& dst, int64_t di, const GV& src, int64_t si) {
+    dst.template store_vec<N>(di, src.template load_vec<N>(si));
+  }
+  void async_commit() {}
+  template <int P>
+  void async_wait() {}
   void begin_block(launch_dim b) {
     idx_ = b;
     arena_.reset();

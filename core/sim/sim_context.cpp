@@ -19,26 +19,82 @@ int64_t total_violations(const sim_log& l) {
 }
 }  // namespace
 
+// Shared memory and its per-2-byte tags, kept per thread across launches, so a launch costs no
+// allocation and no fill (a fresh 100 KiB block page-faulted on every launch). Barrier epochs only
+// grow across the pool's launches, so whatever an earlier launch left reads as never written
+// (sim_views.hpp) and the bytes need no reset. Tags hold epochs in 32 bits: the pool starts over
+// (tags cleared) before they could wrap. A second live context on the thread gets its own buffers.
+smem_buffers::~smem_buffers() { std::free(mem); }
+
+void smem_buffers::reserve(std::size_t alloc) {
+  if (alloc > bytes) {
+    std::free(mem);
+    mem = static_cast<std::byte*>(std::aligned_alloc(smem_alignment, alloc));
+    if (!mem) throw std::bad_alloc();
+    bytes = alloc;
+    std::fill(mem, mem + alloc, std::byte{0xFF});
+    wtag.assign(alloc / 2 + 1, 0);
+    rtag.assign(alloc / 2 + 1, 0);
+    epoch = 0;
+  }
+  if (epoch > (uint64_t{1} << 31)) {
+    std::fill(wtag.begin(), wtag.end(), 0);
+    std::fill(rtag.begin(), rtag.end(), 0);
+    epoch = 0;
+  }
+}
+
+namespace {
+thread_local smem_buffers pool;
+thread_local bool pool_busy = false;
+}  // namespace
+
 sim_context::sim_context(memory& m, launch_dim grid, launch_dim block, std::size_t smem_bytes,
                          const launch_options& o)
     : mem_(m), grid_(grid), block_(block), opt_(o) {
   nthreads_ = static_cast<int>(block.count());
   smem_bytes_ = smem_bytes;
-  const std::size_t alloc = round_up(std::max<std::size_t>(smem_bytes, 1), smem_alignment);
-  smem_ = static_cast<std::byte*>(std::aligned_alloc(smem_alignment, alloc));
-  if (!smem_) throw std::bad_alloc();
-  std::fill(smem_, smem_ + alloc, std::byte{0xFF});
-  wtag_.assign(alloc / 2 + 1, 0);
-  rtag_.assign(alloc / 2 + 1, 0);
+  pooled_ = !pool_busy;
+  smem_buffers& sb = pooled_ ? pool : own_;
+  pool_busy = pool_busy || pooled_;
+  sb.reserve(round_up(std::max<std::size_t>(smem_bytes, 1), smem_alignment));
+  smem_ = sb.mem;
+  wtag_ = sb.wtag.data();
+  rtag_ = sb.rtag.data();
+  hot_.epoch = sb.epoch;
   hot_.ctx = this;
   bad_buffer_.name = "<buffer not in this memory>";
   null_buffer_.name = "<null buffer>";
   violations_at_start_ = total_violations(mem_.log);
 }
 
-sim_context::~sim_context() { std::free(smem_); }
+sim_context::~sim_context() {
+  (pooled_ ? pool : own_).epoch = hot_.epoch;
+  if (pooled_) pool_busy = false;
+}
+
+void sim_context::land_copies(int64_t before_group) {
+  while (pending_head_ < pending_.size() && pending_[pending_head_].group < before_group) {
+    const pending_copy& c = pending_[pending_head_++];
+    for (int64_t g = 0; g < c.granules; ++g) c.tag[g * c.stride] = hot_.epoch << 32 | c.tid;
+  }
+  if (pending_head_ == pending_.size()) {
+    pending_.clear();
+    pending_head_ = 0;
+  }
+}
+
+void sim_context::end_async() {
+  if (pending_head_ < pending_.size())
+    misuse(std::to_string(pending_.size() - pending_head_) +
+           " asynchronous copies were never waited for (async_wait) before the block ended");
+  pending_.clear();
+  pending_head_ = 0;
+  async_groups_ = 0;
+}
 
 bool sim_context::begin_block(launch_dim b) {
+  if (blocks_run_ > 0) end_async();
   if (mem_.log.aborted) return false;
   if (total_violations(mem_.log) - violations_at_start_ >= opt_.max_violations) {
     mem_.log.aborted = true;
@@ -55,6 +111,7 @@ bool sim_context::begin_block(launch_dim b) {
 }
 
 launch_result sim_context::finish() {
+  if (blocks_run_ > 0) end_async();
   mem_.shared_accesses += hot_.shared_accesses;
   hot_.shared_accesses = 0;
   return {grid_, block_, blocks_run_, barriers_, mem_.log.aborted};
@@ -154,6 +211,11 @@ void record_oob(sim_context& c, sim_buffer& b, int64_t index, bool write) {
 void record_misaligned(sim_context& c, sim_buffer& b, int64_t index, int64_t alignment) {
   c.misuse("load_vec_aligned(): " + b.name + " index " + std::to_string(index) + " is not " +
            std::to_string(alignment) + "-byte aligned");
+}
+
+void record_shared_misaligned(sim_context& c, const char* name, int64_t index, int64_t alignment) {
+  c.misuse(std::string("shared:") + name + " index " + std::to_string(index) + " is not " +
+           std::to_string(alignment) + "-byte aligned for a vector access");
 }
 
 void record_uninit(sim_context& c, sim_buffer& b, int64_t index) {

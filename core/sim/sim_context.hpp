@@ -7,8 +7,8 @@
 // per thread). Barrier semantics are real although threads of one epoch run one after the other:
 // shared memory is tracked per granule (shared_view), so a read of another thread's write from the
 // same epoch sees poison and is recorded, as is a write over another thread's read. Shared memory
-// is poisoned (0xFF) at launch and, per block, by epoch: a granule no thread of the current block
-// wrote reads as poison and counts as an uninitialized read (no per-block memset).
+// is poisoned by epoch, per block and per launch: a granule no thread of the current block wrote
+// reads as poison and counts as an uninitialized read (no memset per block or per launch).
 // Why phases and not fibers, measured before choosing (g++ 12 -O2, the 2-core development VM, a
 // 256-thread block doing 4 x {checked tile load, barrier, 16 checked shared reads, barrier}):
 //   phases 219 us/block; fibers with a hand-written x86-64 stack switch 398-428 us/block (256 stacks
@@ -47,6 +47,19 @@ struct launch_result {
 inline constexpr int64_t max_block_threads = 1024;
 // The widest lane group lane_sum accepts: one warp.
 inline constexpr int warp_size = 32;
+
+// Shared memory of a launch and its tags (sim_context.cpp keeps one per thread across launches).
+struct smem_buffers {
+  std::byte* mem = nullptr;
+  std::size_t bytes = 0;
+  std::vector<uint64_t> wtag, rtag;
+  uint64_t epoch = 0;  // the last barrier epoch of the previous launch
+  smem_buffers() = default;
+  smem_buffers(const smem_buffers&) = delete;
+  smem_buffers& operator=(const smem_buffers&) = delete;
+  ~smem_buffers();
+  void reserve(std::size_t alloc);  // at least alloc bytes; start over before epochs could wrap
+};
 
 class sim_context {
  public:
@@ -97,10 +110,9 @@ class sim_context {
     const auto off = reinterpret_cast<const std::byte*>(&a[0]) - smem_;
     if (off < 0 || static_cast<std::size_t>(off) + sizeof(a) > smem_bytes_ || off % 2 != 0) {
       misuse(std::string("shared(") + name + "): array is not in shared_storage");
-      return shared_view<T, G>(a, 0, wtag_.data(), rtag_.data(), name, &hot_);
+      return shared_view<T, G>(a, 0, wtag_, rtag_, name, &hot_);
     }
-    return shared_view<T, G>(a, static_cast<int64_t>(N), wtag_.data() + off / 2,
-                             rtag_.data() + off / 2, name, &hot_);
+    return shared_view<T, G>(a, static_cast<int64_t>(N), wtag_ + off / 2, rtag_ + off / 2, name, &hot_);
   }
 
   template <class T>
@@ -133,6 +145,31 @@ class sim_context {
     if (collective_ok("transpose8x8", warp_size)) emulate_transpose8x8<N>(r, nthreads_, sel);
   }
 
+  // Asynchronous copies global -> shared (cp.async on a GPU): the source is read and checked now
+  // (bounds, touched extent, alignment, as load_vec_aligned), the destination is written now but
+  // reads as never written (shared_view::begin_async_store) until a wait completes the copy's
+  // group. Commit and wait are block-uniform (every thread commits / waits), like sync().
+  template <int N, class SV, class GV>
+  void copy_async(const SV& dst, int64_t di, const GV& src, int64_t si) {
+    using T = typename SV::value_type;
+    static_assert(std::is_same_v<T, typename GV::value_type>, "copy_async copies one element type");
+    static_assert(N * sizeof(T) == 4 || N * sizeof(T) == 8 || N * sizeof(T) == 16,
+                  "an asynchronous copy moves 4, 8 or 16 bytes");
+    if (!in_threads_) return misuse("copy_async() outside threads()");
+    const auto claim = dst.template begin_async_store<N>(di, src.template load_vec_aligned<N>(si));
+    if (claim.tag) pending_.push_back({claim.tag, claim.granules, claim.stride, async_groups_, hot_.tid});
+  }
+  void async_commit() {
+    if (in_threads_) return misuse("async_commit() inside threads(): it is block-uniform");
+    ++async_groups_;
+  }
+  // Until at most P committed groups are outstanding: the older groups' copies land.
+  template <int P>
+  void async_wait() {
+    if (in_threads_) return misuse("async_wait() inside threads(): it is block-uniform");
+    land_copies(async_groups_ - P);
+  }
+
   // ---- the launcher's side (launch.hpp)
   std::byte* shared_base() { return smem_; }
   bool begin_block(launch_dim b);  // false once the launch is aborted
@@ -147,6 +184,13 @@ class sim_context {
   void note_violation();
 
  private:
+  struct pending_copy {  // the destination granules' write tags, re-tagged when the copy lands
+    uint64_t* tag;
+    int64_t granules, stride, group;
+    uint32_t tid;
+  };
+  void land_copies(int64_t before_group);  // lands the copies of groups < before_group
+  void end_async();                         // block end: copies never waited for are a misuse
   sim_buffer* checked_buffer(int32_t id, const void* data, int64_t extent);
   bool collective_ok(const char* op, int span);  // outside threads(), whole lane groups
 
@@ -160,8 +204,14 @@ class sim_context {
   int64_t violations_at_start_ = 0;
   std::byte* smem_ = nullptr;
   std::size_t smem_bytes_ = 0;
-  std::vector<uint64_t> wtag_, rtag_;  // per 2 bytes of shared memory
+  uint64_t* wtag_ = nullptr;  // write and read tags per 2 bytes of shared memory
+  uint64_t* rtag_ = nullptr;
+  bool pooled_ = false;  // smem_ and the tags are the thread's pool (else own_)
+  smem_buffers own_;
   register_arena arena_;  // registers, reset per block
+  std::vector<pending_copy> pending_;  // in issue order (so in group order)
+  std::size_t pending_head_ = 0;       // pending_[0, head) have landed
+  int64_t async_groups_ = 0;           // groups committed in this block
   sim_buffer bad_buffer_;   // target of views whose buffer_ref is not this memory's
   sim_buffer null_buffer_;  // target of views of a null buffer_ref
 };

@@ -33,6 +33,7 @@ void record_uninit(sim_context& c, sim_buffer& b, int64_t index);
 void record_shared(sim_context& c, hazard_kind k, const char* name, int64_t index, uint32_t other);
 void record_shared_oob(sim_context& c, const char* name, int64_t index, int64_t extent, bool write);
 void record_misaligned(sim_context& c, sim_buffer& b, int64_t index, int64_t alignment);
+void record_shared_misaligned(sim_context& c, const char* name, int64_t index, int64_t alignment);
 
 // The alignment a vector access of `bytes` bytes gets on a GPU: the largest power of two <= 16
 // dividing its size (16 for 16 bytes of bf16).
@@ -202,6 +203,47 @@ class shared_view {
         else data_[i + k] = v[k];
       return;
     }
+    mark_write(i, N, hs_->epoch << 32 | hs_->tid);
+    std::memcpy(static_cast<void*>(data_ + i), &v, sizeof(v));
+  }
+
+  // An aligned vector load (load_vec_aligned of the global views); a broken promise is a misuse.
+  template <int N>
+  HEADROOM_FORCEINLINE vec<value_type, N> load_vec_aligned(int64_t i) const {
+    constexpr int64_t a = vector_alignment(N * static_cast<int64_t>(sizeof(T)));
+    if (reinterpret_cast<uintptr_t>(data_ + i) % a != 0) [[unlikely]]
+      record_shared_misaligned(*hs_->ctx, name_, i, a);
+    return load_vec<N>(i);
+  }
+
+  // The destination of an asynchronous copy (sim_context::copy_async), checked now like a store of
+  // the current thread (bounds, alignment, races with other threads' accesses in this epoch). The
+  // bytes go in now, but the granules are tagged as never written (epoch 0, the copying thread)
+  // until the wait that completes the copy re-tags them (sim_context::land_copies): a read before
+  // that is an uninitialized read naming the copying thread and sees poison. An out-of-bounds
+  // destination is recorded and claims nothing (tag null).
+  struct async_claim {
+    uint64_t* tag = nullptr;  // write tag of the first granule
+    int64_t granules = 0, stride = 0;
+  };
+  template <int N>
+  async_claim begin_async_store(int64_t i, const vec<value_type, N>& v) const requires(!std::is_const_v<T>) {
+    if (!(i >= 0 && i <= extent_ - N)) {
+      for (int k = 0; k < N; ++k)
+        if (i + k < 0 || i + k >= extent_) record_shared_oob(*hs_->ctx, name_, i + k, extent_, true);
+      return {};
+    }
+    constexpr int64_t a = vector_alignment(N * static_cast<int64_t>(sizeof(T)));
+    if (reinterpret_cast<uintptr_t>(data_ + i) % a != 0) record_shared_misaligned(*hs_->ctx, name_, i, a);
+    mark_write(i, N, hs_->tid);  // epoch 0: older than every block
+    std::memcpy(static_cast<void*>(data_ + i), &v, sizeof(v));
+    return {wtag_ + (i / G) * meta_stride, (i + N - 1) / G - i / G + 1, meta_stride};
+  }
+
+ private:
+  // The write bookkeeping of granules [i / G, (i + N - 1) / G]: races against this epoch's other
+  // threads, then the write tag `tag`.
+  HEADROOM_FORCEINLINE void mark_write(int64_t i, int N, uint64_t tag) const {
     const uint64_t e = hs_->epoch;
     const uint32_t tid = hs_->tid;
     ++hs_->shared_accesses;
@@ -212,12 +254,10 @@ class shared_view {
         record_shared(*hs_->ctx, hazard_kind::write_after_write, name_, g * G, static_cast<uint32_t>(w));
       if ((rt >> 32) == e && (static_cast<uint32_t>(rt) != tid || tid == uniform_tid)) [[unlikely]]
         record_shared(*hs_->ctx, hazard_kind::write_after_read, name_, g * G, static_cast<uint32_t>(rt));
-      w = e << 32 | tid;
+      w = tag;
     }
-    std::memcpy(static_cast<void*>(data_ + i), &v, sizeof(v));
   }
 
- private:
   T* data_;
   int64_t extent_;
   uint64_t* wtag_;

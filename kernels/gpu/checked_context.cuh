@@ -118,6 +118,14 @@ class checked_view {
     return load_vec<N>(i);
   }
 
+  // The address of elements [i, i + N) when all are in bounds (touched), else null (not touched).
+  template <int N>
+  HEADROOM_HOST_DEVICE T* address(int64_t i) const {
+    if (!(i >= 0 && i <= n_ - N)) return nullptr;
+    touch(i + N);
+    return d_ + i;
+  }
+
   HEADROOM_HOST_DEVICE void store(int64_t i, value_type v) const requires(!std::is_const_v<T>) {
     vec<value_type, 1> x;
     x[0] = v;
@@ -174,6 +182,18 @@ class checked_context : public gpu_context_base {
   template <int G = 1, class T, std::size_t N>
   HEADROOM_HOST_DEVICE checked_view<T> shared(T (&a)[N], const char* name) {
     return {a, static_cast<int64_t>(N), shared_buffer_id, name, &s_};
+  }
+  // An in-bounds copy goes asynchronously; one out of bounds on either side is done at once
+  // through the checked load and store (logged; poison lands where the source was out of bounds).
+  template <int N, class T, class U>
+  HEADROOM_HOST_DEVICE void copy_async(const checked_view<T>& dst, int64_t di, const checked_view<U>& src,
+                                       int64_t si) {
+    T* d = dst.template address<N>(di);
+    const U* s = src.template address<N>(si);
+    if (d && s)
+      cp_async<N * static_cast<int>(sizeof(T))>(d, s);
+    else
+      dst.template store_vec<N>(di, src.template load_vec<N>(si));
   }
   // Merges this thread's touched extents into the log (the launcher calls it after the body).
   HEADROOM_HOST_DEVICE void finish() {

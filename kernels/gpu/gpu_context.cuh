@@ -84,6 +84,21 @@ HEADROOM_HOST_DEVICE HEADROOM_FORCEINLINE void store_vec_bytes(T* dst, const V& 
   for (int k = 0; k < bytes / static_cast<int>(sizeof(T)); ++k) dst[k] = s[k];
 }
 
+// One cp.async of Bytes (4, 8 or 16) from global to shared memory; 16 bytes bypass L1 (.cg).
+template <int Bytes>
+HEADROOM_HOST_DEVICE HEADROOM_FORCEINLINE void cp_async(void* smem, const void* gmem) {
+  static_assert(Bytes == 4 || Bytes == 8 || Bytes == 16, "cp.async moves 4, 8 or 16 bytes");
+#if HEADROOM_ON_DEVICE
+  const auto s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  if constexpr (Bytes == 16)
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem) : "memory");
+  else
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(s), "l"(gmem), "n"(Bytes) : "memory");
+#else
+  (void)smem, (void)gmem;
+#endif
+}
+
 // A view with no checks: what a production kernel does with a pointer.
 template <class T>
 struct raw_view {
@@ -203,6 +218,18 @@ class gpu_context_base {
     (void)r, (void)sel;
 #endif
   }
+  // cp.async groups (the copies themselves are the contexts' copy_async).
+  HEADROOM_HOST_DEVICE void async_commit() {
+#if HEADROOM_ON_DEVICE
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+  }
+  template <int P>
+  HEADROOM_HOST_DEVICE void async_wait() {
+#if HEADROOM_ON_DEVICE
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(P) : "memory");
+#endif
+  }
   HEADROOM_HOST_DEVICE const thread_idx& thread() const { return t_; }
 
  protected:
@@ -238,6 +265,10 @@ class gpu_context : public gpu_context_base {
   template <int G = 1, class T, std::size_t N>
   HEADROOM_HOST_DEVICE raw_view<T> shared(T (&a)[N], const char*) {
     return {a, static_cast<int64_t>(N)};
+  }
+  template <int N, class T, class U>
+  HEADROOM_HOST_DEVICE void copy_async(const raw_view<T>& dst, int64_t di, const raw_view<U>& src, int64_t si) {
+    cp_async<N * static_cast<int>(sizeof(T))>(dst.d + di, src.d + si);
   }
   HEADROOM_HOST_DEVICE void finish() {}
 };

@@ -1,7 +1,7 @@
 // Every kernel body against the fp32 reference within the dtype tolerance, on random in-bounds
 // geometries (GQA groups 1..8, head sizes 64 / 80 / 128 and a few odd ones, sliding windows,
 // decode and prefill batches), for bf16, fp16 and fp32; the checked run is also identical, bit for
-// bit, to the same bodies run natively.
+// bit, to the same bodies run natively, and to the tensor-core pass at other pipeline depths.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -190,6 +190,58 @@ TEST(Kernels, CheckedRunEqualsNativeRun) {
     EXPECT_EQ(outs[0], outs[1]) << describe(c, dtype::bf16);
     EXPECT_EQ(outs[2], outs[3]) << describe(c, dtype::bf16);
   }
+}
+
+// The tensor-core pass's pipeline depth (Stages) changes when K and V arrive, never what is computed:
+// 1 to 4 stages write the same bits, each run checked with nothing recorded (a read of a slot
+// before its copy landed would be an uninitialized read).
+template <int Dp, int S>
+std::vector<uint16_t> staged_output(const geometry_case& c, uint64_t seed, bool fi) {
+  sim::memory m;
+  const auto in = upload_inputs(m, make_attention_inputs<bf16>(c.layer, c.b, c.block_size, seed));
+  if (fi) {
+    flashinfer_options fo;
+    fo.page_size = c.block_size;
+    const auto p = make_fi_decode_params(
+        m, in, plan_fi_decode(c.layer.num_heads, c.layer.num_kv_heads, c.layer.head_size, dtype::bf16, c.b, fo));
+    sim::launch(m, fi_batch_decode<bf16, Dp, S>{}, p);
+    if (p.split) sim::launch(m, fi_merge_states<bf16, Dp>{}, p);
+  } else {
+    const triton_plan tp = plan_triton(c.layer.num_heads, c.layer.num_kv_heads, c.layer.head_size, {});
+    sim::launch(m, triton_attention<bf16, Dp, false, S>{}, make_triton_params(m, in, tp, c.layer, c.b, false));
+  }
+  EXPECT_EQ(m.log.oob_count + m.log.uninitialized_reads + m.log.races + m.log.misuse_count, 0)
+      << (fi ? "flashinfer " : "triton ") << S << " stages " << describe(c, dtype::bf16);
+  std::vector<uint16_t> bits;
+  for (const bf16 x : m.download(in.output, true)) bits.push_back(x.bits);
+  return bits;
+}
+
+template <int Dp>
+void expect_same_at_every_depth(const geometry_case& c, uint64_t seed) {
+  for (const bool fi : {false, true}) {
+    const auto one = staged_output<Dp, 1>(c, seed, fi);
+    EXPECT_EQ(one, (staged_output<Dp, 2>(c, seed, fi))) << describe(c, dtype::bf16);
+    EXPECT_EQ(one, (staged_output<Dp, 3>(c, seed, fi))) << describe(c, dtype::bf16);
+    EXPECT_EQ(one, (staged_output<Dp, 4>(c, seed, fi))) << describe(c, dtype::bf16);  // > a warp's 2 steps
+  }
+}
+
+TEST(Kernels, PipelineDepthDoesNotChangeTheResult) {
+  splitmix64 rng{11};
+  int tried = 0;
+  for (int i = 0; tried < 6 && i < 100; ++i) {
+    const auto c = random_case(rng, true, 300);
+    const int dp = head_config(c.layer.head_size);
+    if (dp == 64)
+      expect_same_at_every_depth<64>(c, static_cast<uint64_t>(i));
+    else if (dp == 128)
+      expect_same_at_every_depth<128>(c, static_cast<uint64_t>(i));
+    else
+      continue;
+    ++tried;
+  }
+  EXPECT_EQ(tried, 6);
 }
 
 TEST(Kernels, PrefillPlanIsNotSimulated) {

@@ -62,6 +62,7 @@ struct uninit_kernel : tile_kernel<2> {
   struct params {
     buffer_ref<float> scratch;
     buffer_ref<float> out;
+    bool write_tile = true;  // false: block 0 does not write the tile either
   };
   template <class Ctx>
   void operator()(Ctx& ctx, const params& p, shared_storage& s) const {
@@ -70,7 +71,7 @@ struct uninit_kernel : tile_kernel<2> {
     const auto a = ctx.shared(s.tile, "a");
     const int64_t bx = ctx.block_idx().x;
     ctx.threads([&](const thread_idx& t) {
-      if (bx == 0) a.store(t.x, 1.0f);                // block 1 never writes the tile
+      if (bx == 0 && p.write_tile) a.store(t.x, 1.0f);  // block 1 never writes the tile
       if (t.x < 2) scratch.store(t.x, 3.0f);          // elements 2.. stay unwritten
     });
     ctx.sync();
@@ -98,6 +99,21 @@ TEST(Simulator, UninitializedReadsAreFlagged) {
   const auto got = m.download(out);
   EXPECT_EQ(got[0], 4.0f);
   EXPECT_TRUE(std::isnan(got[1]));
+}
+
+// The simulator keeps shared memory across launches (no fill per launch): what an earlier launch
+// wrote must still read as never written.
+TEST(Simulator, SharedMemoryOfAnEarlierLaunchReadsAsUninitialized) {
+  memory m;
+  auto scratch = m.alloc<float>("scratch", 16, fill::scratch);
+  auto out = m.alloc<float>("out", 2, fill::scratch);
+  launch(m, uninit_kernel{}, {scratch, out, true});
+  const auto before = m.log.hazards.size();
+  launch(m, uninit_kernel{}, {scratch, out, false});
+  ASSERT_GE(m.log.hazards.size(), before + 1);
+  EXPECT_EQ(m.log.hazards[before].buffer, "shared:a");  // block 0's a[7]: written by launch 1 only
+  EXPECT_EQ(m.log.hazards[before].block[0], 0);
+  EXPECT_TRUE(std::isnan(m.download(out)[0]));
 }
 
 // Misuse: a barrier inside thread code, a lane group wider than a warp, an unknown buffer.
