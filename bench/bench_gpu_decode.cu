@@ -244,7 +244,8 @@ int main(int argc, char** argv) {
             ->ReportAggregatesOnly(true);
       }
   for (auto [b, l] : shapes)
-    for (auto [name, o] : {std::pair{"read_per_head", read_order::per_head}, std::pair{"read_by_page", read_order::by_page}}) {
+    for (auto [name, o] : {std::pair{"read_per_head", read_order::per_head},
+                           std::pair{"read_by_page", read_order::by_page}}) {
       const std::string id = std::string(name) + "/" + std::to_string(b) + "x" + std::to_string(l);
       benchmark::RegisterBenchmark(id.c_str(), BM_read, o, b, l)
           ->UseManualTime()->Unit(benchmark::kMicrosecond)->MinTime(0.05)->Repetitions(3)->ReportAggregatesOnly(true);

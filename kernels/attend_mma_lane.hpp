@@ -144,7 +144,8 @@ HEADROOM_HOST_DEVICE void mma_read(Ctx& ctx, const SV& st, Regs& rg, int64_t ste
   ctx.threads([&](const thread_idx& t) {
     auto& r = rg.st[t];
     HEADROOM_UNROLL
-    for (int h = 0; h < 2; ++h) pack8(st.template load_vec_aligned<attn_chunk>(mma_chunk_at<Dp, S>(t, step, kv, h, j)), r.kv[h]);
+    for (int h = 0; h < 2; ++h)
+      pack8(st.template load_vec_aligned<attn_chunk>(mma_chunk_at<Dp, S>(t, step, kv, h, j)), r.kv[h]);
   });
 }
 

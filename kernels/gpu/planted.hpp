@@ -1,5 +1,6 @@
 // A kernel that is wrong on purpose (tests and the lane's planted checks): thread i stores
-// out[offset + i] for i < n_store and loads in[i] for i < n_load, so with n_store > extent - offset
+// out[offset + i] for i < n_store and loads in[i] for i < n_load (through an asynchronous copy into
+// shared memory, so the copy's checked paths run on every context), so with n_store > extent - offset
 // it writes past its buffer (guards and the checked build must see it; compute-sanitizer too), and
 // with a huge offset it faults the GPU (an illegal address: isolation must keep the run alive).
 // The same body runs on the simulator, which records the same accesses.
@@ -22,9 +23,9 @@ struct planted_params {
 struct planted_store {
   using params = planted_params;
   struct shared_storage {
-    int unused;
+    alignas(16) float in[128];  // the block's loads, copied asynchronously
   };
-  static constexpr int64_t threads = 128;  // one block covers 128 elements
+  static constexpr int64_t threads = 128;  // one block covers 128 elements (the tile's size)
 
   static launch_dim grid(const params& p) {
     const int64_t n = p.n_store > p.n_load ? p.n_store : p.n_load;
@@ -33,14 +34,20 @@ struct planted_store {
   static launch_dim block(const params&) { return {threads, 1, 1}; }
 
   template <class Ctx>
-  HEADROOM_HOST_DEVICE void operator()(Ctx& ctx, const params& p, shared_storage&) const {
+  HEADROOM_HOST_DEVICE void operator()(Ctx& ctx, const params& p, shared_storage& s) const {
     const auto out = ctx.global(p.out);
     const auto in = ctx.global(p.in);
+    const auto tile = ctx.shared(s.in, "in_tile");
     const int64_t base = ctx.block_idx().x * threads;
+    ctx.threads([&](const thread_idx& t) {
+      if (base + t.x < p.n_load) ctx.template copy_async<1>(tile, t.x, in, base + t.x);
+    });
+    ctx.async_commit();
+    ctx.template async_wait<0>();
     ctx.threads([&](const thread_idx& t) {
       const int64_t i = base + t.x;
       float v = 1.0f + static_cast<float>(i);
-      if (i < p.n_load) v += in.load(i);
+      if (i < p.n_load) v += tile.load(t.x);
       if (i < p.n_store) out.store(p.offset + i, v);
     });
   }

@@ -5,11 +5,13 @@
 // misuse; the native context gives the same result for a correct body.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include "core/sim/launch.hpp"
 #include "core/sim/native_context.hpp"
+#include "kernels/gpu/planted.hpp"
 #include "tests/sim/sim_test_support.hpp"
 
 namespace headroom::sim {
@@ -94,7 +96,9 @@ struct copy_run {
     got = m.download(out);
   }
   // What thread t read of `region`, element e, and what the source holds for thread `from` there.
-  float read(int64_t t, int64_t region, int64_t e) const { return got[static_cast<std::size_t>((t * 2 + region) * V + e)]; }
+  float read(int64_t t, int64_t region, int64_t e) const {
+    return got[static_cast<std::size_t>((t * 2 + region) * V + e)];
+  }
   float source(int64_t from, int64_t region, int64_t e) const {
     return src[static_cast<std::size_t>((region * n_threads + from) * V + e)];
   }
@@ -173,6 +177,25 @@ TEST(AsyncCopy, NativeContextGivesTheSameResult) {
                                 {out.data(), static_cast<int64_t>(out.size())},
                                 plan::correct});
   EXPECT_EQ(out, checked.got);
+}
+
+// The GPU lane's planted kernel loads through an asynchronous copy: its out-of-bounds reads are
+// recorded at the copy, attributed to the copying thread (the GPU lane compares these with the
+// device-checked build's records).
+TEST(AsyncCopy, PlantedKernelRecordsItsReadsAtTheCopy) {
+  memory m;
+  auto out = m.alloc<float>("out", 1000, fill::scratch);
+  auto in = m.upload("in", std::vector<float>(500, 1.0f));
+  launch(m, planted_store{}, {out, in, 1024, 520, 0});
+  EXPECT_EQ(m.log.oob_count, 24 + 20);
+  EXPECT_EQ(m.log.misuse_count + m.log.races + m.log.uninitialized_reads, 0);
+  const auto first_read =
+      std::find_if(m.log.oob.begin(), m.log.oob.end(), [](const sim_access& a) { return !a.write; });
+  ASSERT_NE(first_read, m.log.oob.end());
+  EXPECT_EQ(first_read->buffer, "in");
+  EXPECT_EQ(first_read->index, 500);
+  EXPECT_EQ(first_read->block[0], 3);    // 500 = 3 * 128 + 116
+  EXPECT_EQ(first_read->thread[0], 116);
 }
 
 }  // namespace
