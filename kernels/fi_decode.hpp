@@ -100,17 +100,13 @@ struct fi_batch_decode {
 };
 
 // Merge: groups of `lanes` threads take every merge_groups-th work item of the request with an
-// online maximum, loading fi_merge_batch items before using any (one memory latency per batch, not
-// per item: one item at a time took 14 us at 1x32768, docs/bench.md), then group 0 combines the
-// groups' states.
+// online maximum (independent loads, one pass), then group 0 combines the groups' states.
 inline constexpr int fi_merge_groups = 8;
-inline constexpr int fi_merge_batch = 8;
 
 template <class T, int Dp>
 struct fi_merge_states {
   using params = fi_decode_params<T>;
   static constexpr int V = head_layout<Dp>::vec, lanes = head_layout<Dp>::lanes;
-  static constexpr int max_block_threads = lanes * fi_merge_groups;  // registers for a batch's loads
   struct shared_storage {
     float acc[fi_merge_groups * Dp];
     float ms[fi_merge_groups * 2];
@@ -134,26 +130,15 @@ struct fi_merge_states {
     ctx.threads([&](const thread_idx& t) {
       const int64_t d0 = static_cast<int64_t>(t.x) * V;
       float mx = neg_inf(), total = 0.0f, acc[V] = {};
-      for (int64_t w0 = begin + t.y; w0 < end; w0 += fi_merge_batch * fi_merge_groups) {
-        float lse[fi_merge_batch];
-        vec<T, V> x[fi_merge_batch];
-        HEADROOM_UNROLL
-        for (int k = 0; k < fi_merge_batch; ++k) {
-          const int64_t w = w0 + k * fi_merge_groups;
-          lse[k] = neg_inf();
-          for (int e = 0; e < V; ++e) x[k][e] = from_float<T>(0.0f);
-          if (w >= end) continue;
-          lse[k] = ts.load(w * H + h);
-          if (d0 < D) x[k] = load_chunk<V>(tv, (w * H + h) * D + d0, D - d0, D % V == 0);
-        }
-        HEADROOM_UNROLL
-        for (int k = 0; k < fi_merge_batch; ++k) {
-          if (lse[k] == neg_inf()) continue;  // an empty chunk or past the end: weight 0
-          const float mn = max_f(mx, lse[k]), scale = fast_exp(mx - mn), wgt = fast_exp(lse[k] - mn);
-          total = total * scale + wgt;
-          for (int e = 0; e < V; ++e) acc[e] = acc[e] * scale + wgt * to_float(x[k][e]);
-          mx = mn;
-        }
+      for (int64_t w = begin + t.y; w < end; w += fi_merge_groups) {
+        const float lse = ts.load(w * H + h);
+        vec<T, V> x{};
+        if (d0 < D) x = load_chunk<V>(tv, (w * H + h) * D + d0, D - d0, D % V == 0);
+        if (lse == neg_inf()) continue;  // an empty chunk: weight 0
+        const float mn = max_f(mx, lse), scale = fast_exp(mx - mn), wgt = fast_exp(lse - mn);
+        total = total * scale + wgt;
+        for (int e = 0; e < V; ++e) acc[e] = acc[e] * scale + wgt * to_float(x[e]);
+        mx = mn;
       }
       fvec<V> a;
       for (int e = 0; e < V; ++e) a[e] = acc[e];

@@ -151,7 +151,6 @@ struct triton_segment_reduce {
     int unused;
   };
   static constexpr int V = head_layout<Dp>::vec;
-  static constexpr int max_block_threads = head_layout<Dp>::lanes;  // registers for every segment's loads
 
   static launch_dim grid(const params& p) { return {p.in.num_tokens, p.in.num_heads, 1}; }
   static launch_dim block(const params&) { return {head_layout<Dp>::lanes, 1, 1}; }
@@ -171,32 +170,26 @@ struct triton_segment_reduce {
     const auto sm = ctx.global(p.segm_max);
     const auto se = ctx.global(p.segm_expsum);
     const auto out = ctx.global(p.output);
-    // Every active segment's loads come first, then the arithmetic: with constant trip counts a GPU
-    // issues all of them together, one memory latency instead of one per segment (interleaved with
-    // their uses they waited one after another: 14 us at 1x32768, docs/bench.md).
+    // Every segment's loads are independent: the loops have a constant trip count, so a GPU issues
+    // them together instead of one latency per segment.
     ctx.threads([&](const thread_idx& t) {
       const int64_t d0 = static_cast<int64_t>(t.x) * V;
       if (d0 >= D) return;
-      float ms[triton_num_segments], es[triton_num_segments], mx = neg_inf();
-      vec<float, V> x[triton_num_segments];
+      float ms[triton_num_segments], mx = neg_inf();
       HEADROOM_UNROLL
       for (int s = 0; s < triton_num_segments; ++s) {
-        if (s >= active) continue;
-        ms[s] = sm.load(row0 + s);
-        es[s] = se.load(row0 + s);
-        x[s] = load_chunk<V>(so, (row0 + s) * Dpl + d0, D - d0, D - d0 >= V && Dpl % V == 0);
+        ms[s] = s < active ? sm.load(row0 + s) : neg_inf();
+        mx = max_f(mx, ms[s]);
       }
-      HEADROOM_UNROLL
-      for (int s = 0; s < triton_num_segments; ++s)
-        if (s < active) mx = max_f(mx, ms[s]);
       float total = 0.0f, acc[V] = {};
       HEADROOM_UNROLL
       for (int s = 0; s < triton_num_segments; ++s) {
         if (s >= active) continue;
         const float wgt = ms[s] == neg_inf() ? 0.0f : fast_exp(ms[s] - mx);
-        total += es[s] * wgt;
+        total += se.load(row0 + s) * wgt;
+        const auto x = load_chunk<V>(so, (row0 + s) * Dpl + d0, D - d0, D - d0 >= V && Dpl % V == 0);
         HEADROOM_UNROLL
-        for (int e = 0; e < V; ++e) acc[e] += wgt * x[s][e];
+        for (int e = 0; e < V; ++e) acc[e] += wgt * x[e];
       }
       const float inv = total > 0.0f ? 1.0f / total : 0.0f;
       store_chunk<V>(out, (b.x * p.in.num_heads + b.y) * D + d0, D - d0, D % V == 0, acc, inv);
