@@ -164,8 +164,7 @@ class shared_view {
   HEADROOM_FORCEINLINE vec<value_type, N> load_vec(int64_t i) const {
     vec<value_type, N> r;
     if (!(i >= 0 && i <= extent_ - N)) [[unlikely]] {
-      for (int k = 0; k < N; ++k)
-        if (i + k < 0 || i + k >= extent_) record_shared_oob(*hs_->ctx, name_, i + k, extent_, false);
+      record_out_of_bounds(i, N, false);
       return poison<vec<value_type, N>>();
     }
     const uint64_t e = hs_->epoch, b0 = hs_->block_epoch;
@@ -210,9 +209,7 @@ class shared_view {
   // An aligned vector load (load_vec_aligned of the global views); a broken promise is a misuse.
   template <int N>
   HEADROOM_FORCEINLINE vec<value_type, N> load_vec_aligned(int64_t i) const {
-    constexpr int64_t a = vector_alignment(N * static_cast<int64_t>(sizeof(T)));
-    if (reinterpret_cast<uintptr_t>(data_ + i) % a != 0) [[unlikely]]
-      record_shared_misaligned(*hs_->ctx, name_, i, a);
+    check_aligned<N>(i);
     return load_vec<N>(i);
   }
 
@@ -229,18 +226,28 @@ class shared_view {
   template <int N>
   async_claim begin_async_store(int64_t i, const vec<value_type, N>& v) const requires(!std::is_const_v<T>) {
     if (!(i >= 0 && i <= extent_ - N)) {
-      for (int k = 0; k < N; ++k)
-        if (i + k < 0 || i + k >= extent_) record_shared_oob(*hs_->ctx, name_, i + k, extent_, true);
+      record_out_of_bounds(i, N, true);
       return {};
     }
-    constexpr int64_t a = vector_alignment(N * static_cast<int64_t>(sizeof(T)));
-    if (reinterpret_cast<uintptr_t>(data_ + i) % a != 0) record_shared_misaligned(*hs_->ctx, name_, i, a);
+    check_aligned<N>(i);
     mark_write(i, N, hs_->tid);  // epoch 0: older than every block
     std::memcpy(static_cast<void*>(data_ + i), &v, sizeof(v));
     return {wtag_ + (i / G) * meta_stride, (i + N - 1) / G - i / G + 1, meta_stride};
   }
 
  private:
+  // Records each element of [i, i + N) outside the array.
+  void record_out_of_bounds(int64_t i, int N, bool write) const {
+    for (int k = 0; k < N; ++k)
+      if (i + k < 0 || i + k >= extent_) record_shared_oob(*hs_->ctx, name_, i + k, extent_, write);
+  }
+  // A vector access at i of N elements must be aligned as a GPU moves it (vector_alignment).
+  template <int N>
+  HEADROOM_FORCEINLINE void check_aligned(int64_t i) const {
+    constexpr int64_t a = vector_alignment(N * static_cast<int64_t>(sizeof(T)));
+    if (reinterpret_cast<uintptr_t>(data_ + i) % a != 0) [[unlikely]]
+      record_shared_misaligned(*hs_->ctx, name_, i, a);
+  }
   // The write bookkeeping of granules [i / G, (i + N - 1) / G]: races against this epoch's other
   // threads, then the write tag `tag`.
   HEADROOM_FORCEINLINE void mark_write(int64_t i, int N, uint64_t tag) const {
