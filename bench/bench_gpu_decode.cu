@@ -47,21 +47,25 @@ double median(std::vector<double> v) {
   return v.empty() ? 0 : v[v.size() / 2];
 }
 
+// One timed interval: flush L2 (fill byte i), then `body` between t's two events; milliseconds.
+template <class F>
+float flushed_ms(const timer& t, int i, F&& body) {
+  flush_l2(i);
+  HEADROOM_CUDA_TRY(cudaEventRecord(t.a, dev->stream));
+  body();
+  HEADROOM_CUDA_TRY(cudaEventRecord(t.b, dev->stream));
+  HEADROOM_CUDA_TRY(cudaEventSynchronize(t.b));
+  float x = 0;
+  HEADROOM_CUDA_TRY(cudaEventElapsedTime(&x, t.a, t.b));
+  return x;
+}
+
 // Time `body` n times (after a flush each), return the median milliseconds.
 template <class F>
 double time_median_ms(int n, F&& body) {
   timer t;
   std::vector<double> ms;
-  for (int i = 0; i < n; ++i) {
-    flush_l2(i);
-    HEADROOM_CUDA_TRY(cudaEventRecord(t.a, dev->stream));
-    body();
-    HEADROOM_CUDA_TRY(cudaEventRecord(t.b, dev->stream));
-    HEADROOM_CUDA_TRY(cudaEventSynchronize(t.b));
-    float x = 0;
-    HEADROOM_CUDA_TRY(cudaEventElapsedTime(&x, t.a, t.b));
-    ms.push_back(x);
-  }
+  for (int i = 0; i < n; ++i) ms.push_back(flushed_ms(t, i, body));
   return median(ms);
 }
 
@@ -125,14 +129,8 @@ void timed_loop(benchmark::State& state, double bytes, Body&& body, After&& afte
   std::vector<double> ms;
   int i = 0;
   for (auto _ : state) {
-    flush_l2(i++);
-    HEADROOM_CUDA_TRY(cudaEventRecord(t.a, dev->stream));
-    body();
-    HEADROOM_CUDA_TRY(cudaEventRecord(t.b, dev->stream));
-    HEADROOM_CUDA_TRY(cudaEventSynchronize(t.b));
+    const float x = flushed_ms(t, i++, body);
     after();
-    float x = 0;
-    HEADROOM_CUDA_TRY(cudaEventElapsedTime(&x, t.a, t.b));
     ms.push_back(x);
     state.SetIterationTime(x * 1e-3);
   }
