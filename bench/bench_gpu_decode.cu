@@ -89,8 +89,8 @@ decode_case& get_case(int64_t batch, int64_t len) {
 
 // Every output element written (no NaN poison left) and sampled requests, all heads, within the
 // bf16 tolerance of the fp32 reference. Empty string: correct.
-std::string check_output(decode_case& c, const gpu::device_memory& m) {
-  const auto bytes = m.download(b_out);
+std::string check_output(decode_case& c, const case_memory& m) {
+  const auto bytes = m.mem->download(m.slot[b_out]);
   std::vector<float> out(bytes.size() / sizeof(bf16));
   for (std::size_t i = 0; i < out.size(); ++i) {
     bf16 x;
@@ -142,15 +142,12 @@ void timed_loop(benchmark::State& state, double bytes, Body&& body, After&& afte
   state.counters["bytes"] = bytes;
 }
 
-enum class variant { triton, fi };
-
 // Guarded: each launch is followed by its band check, enqueued on the stream as the GPU lane's
-// worker does (device time, timed); the host reads the checks back afterwards (finish_guards).
+// worker does (device time, timed), in the arena of the variant's own buffers; the host reads the
+// checks back afterwards (finish_guards).
 void run_variant(variant v, decode_case& c, bool guarded) {
-  const gpu::device_memory& m = guarded ? *c.guarded : *c.plain;
-  auto after = [&](int k) {
-    if (guarded) c.guarded->check_guards(k);
-  };
+  const case_memory& m = guarded ? *c.guarded[static_cast<int>(v)] : *c.plain;
+  auto after = [&](int k) { m.mem->check_guards(k); };  // guarded only
   if (v == variant::triton)
     run_triton(m, c, after);
   else
@@ -160,7 +157,7 @@ void run_variant(variant v, decode_case& c, bool guarded) {
 void BM_decode(benchmark::State& state, variant v, int64_t batch, int64_t len, bool guarded) {
   decode_case& c = get_case(batch, len);
   state.SetLabel((v == variant::triton ? c.triton_path() : c.fi_path()) + (guarded ? " guarded" : ""));
-  gpu::device_memory& m = guarded ? guarded_memory(c) : *c.plain;
+  case_memory& m = guarded ? guarded_memory(c, v) : *c.plain;
   std::vector<gpu::guard_report> reports;
   // Checked once per benchmark (Google Benchmark calls this function several times).
   static std::map<std::string, std::string> verdicts;
@@ -168,9 +165,10 @@ void BM_decode(benchmark::State& state, variant v, int64_t batch, int64_t len, b
                           (guarded ? " guarded" : "");
   if (!verdicts.count(key)) {
     for (buf_id id : {b_out, b_segm_o, b_segm_m, b_segm_e, b_tmp_v, b_tmp_s})  // poison scratch
-      HEADROOM_CUDA_TRY(cudaMemsetAsync(m.pointers()[id], 0xFF, c.bufs[id].extent * c.bufs[id].elem_bytes, dev->stream));
+      if (m.ptr(id))
+        HEADROOM_CUDA_TRY(cudaMemsetAsync(m.ptr(id), 0xFF, c.bufs[id].extent * c.bufs[id].elem_bytes, dev->stream));
     run_variant(v, c, guarded);
-    if (guarded) c.guarded->finish_guards(reports);
+    m.mem->finish_guards(reports);
     HEADROOM_CUDA_TRY(cudaStreamSynchronize(dev->stream));
     const std::string bad = check_output(c, m);
     verdicts[key] = !bad.empty() ? bad : reports.empty() ? "" : "guard band corrupted";
@@ -180,10 +178,7 @@ void BM_decode(benchmark::State& state, variant v, int64_t batch, int64_t len, b
     state.SkipWithError(verdicts[key].c_str());
     return;
   }
-  timed_loop(state, c.bytes(), [&] { run_variant(v, c, guarded); },
-             [&] {
-               if (guarded) c.guarded->finish_guards(reports);
-             });
+  timed_loop(state, c.bytes(), [&] { run_variant(v, c, guarded); }, [&] { m.mem->finish_guards(reports); });
 }
 
 // The read ceilings (bench_gpu_read_ceiling.cuh): every K and V byte of the case once, no arithmetic.
@@ -191,10 +186,10 @@ void BM_read(benchmark::State& state, read_order order, int64_t batch, int64_t l
   decode_case& c = get_case(batch, len);
   static uint4* sink = nullptr;
   if (!sink) HEADROOM_CUDA_TRY(cudaMalloc(&sink, sizeof(uint4)));
-  const auto& ptr = c.plain->pointers();
+  const case_memory& m = *c.plain;
   const double kv_bytes = 2.0 * batch * len * n_kv * head_dim * sizeof(bf16);
   timed_loop(state, kv_bytes, [&] {
-    launch_read<head_dim>(order, ptr[b_k], ptr[b_v], static_cast<const int32_t*>(ptr[b_bt]), batch, len,
+    launch_read<head_dim>(order, m.ptr(b_k), m.ptr(b_v), static_cast<const int32_t*>(m.ptr(b_bt)), batch, len,
                           c.host.max_blocks_per_seq, n_kv, page, sink, dev->stream);
   }, [] {});
 }

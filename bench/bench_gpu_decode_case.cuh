@@ -10,6 +10,7 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <array>
 #include <memory>
 #include <numeric>
 #include <string>
@@ -51,6 +52,37 @@ __global__ void fill_values_kernel(bf16* p, int64_t n, uint64_t seed) {
 enum buf_id { b_q, b_k, b_v, b_bt, b_lens, b_qs, b_out, b_segm_o, b_segm_m, b_segm_e, b_ri, b_ki, b_oi,
               b_tmp_v, b_tmp_s, b_count };
 
+enum class variant { triton, fi };
+
+// The buffers one variant's launches use: the inputs, the output and its engine's plan buffers,
+// what the GPU lane's request for that engine carries (and so what its guarded arena holds).
+inline std::vector<buf_id> variant_buffers(variant v) {
+  if (v == variant::triton) return {b_q, b_k, b_v, b_bt, b_lens, b_qs, b_out, b_segm_o, b_segm_m, b_segm_e};
+  return {b_q, b_k, b_v, b_bt, b_lens, b_qs, b_out, b_ri, b_ki, b_oi, b_tmp_v, b_tmp_s};
+}
+
+// Device buffers for some of a case's buffer ids: plain allocations or one guarded arena.
+struct case_memory {
+  std::vector<gpu::wire_buffer> wires;  // device_memory keeps pointers to these (sizes only, after set-up)
+  std::array<int, b_count> slot{};      // buf_id -> index among wires, -1 when absent
+  std::unique_ptr<gpu::device_memory> mem;
+  void* ptr(buf_id id) const { return slot[id] < 0 ? nullptr : mem->pointers()[static_cast<std::size_t>(slot[id])]; }
+};
+
+inline std::unique_ptr<case_memory> make_memory(const std::vector<gpu::wire_buffer>& all, const std::vector<buf_id>& ids,
+                                                bool guarded, cudaStream_t s) {
+  auto m = std::make_unique<case_memory>();
+  m->slot.fill(-1);
+  for (buf_id id : ids) {
+    m->slot[id] = static_cast<int>(m->wires.size());
+    m->wires.push_back(all[id]);
+  }
+  m->mem = std::make_unique<gpu::device_memory>(m->wires, guarded, gpu::guard_options{}, s);
+  HEADROOM_CUDA_TRY(cudaStreamSynchronize(s));
+  for (auto& w : m->wires) w.data = {};
+  return m;
+}
+
 struct decode_case {
   int64_t batch_size = 0, ctx_len = 0;
   rank_layer layer{"model.layers.0.self_attn.attn", attn_kind::full, n_heads, n_kv, head_dim, head_dim, 0};
@@ -60,7 +92,8 @@ struct decode_case {
   triton_plan tplan;
   bool uses_3d = false;
   fi_decode_plan fplan;
-  std::unique_ptr<gpu::device_memory> plain, guarded;
+  std::unique_ptr<case_memory> plain;       // every buffer, one allocation each
+  std::unique_ptr<case_memory> guarded[2];  // per variant: its buffers in a guarded arena
   cudaStream_t stream = nullptr;
 
   // Bytes a decode must move: every K and V byte once, q in, the output out.
@@ -136,27 +169,29 @@ inline std::unique_ptr<decode_case> make_case(int64_t batch_size, int64_t ctx_le
   w[b_oi] = wire("o_indptr", c->fplan.o_indptr);
   w[b_tmp_v] = scratch("tmp_v", sizeof(bf16), plan_elems(c->fplan.buffers, "tmp_v"));
   w[b_tmp_s] = scratch("tmp_s", 4, plan_elems(c->fplan.buffers, "tmp_s"));
-  c->plain = std::make_unique<gpu::device_memory>(w, false, gpu::guard_options{}, s);
-  HEADROOM_CUDA_TRY(cudaStreamSynchronize(s));
+  std::vector<buf_id> all;
+  for (int id = 0; id < b_count; ++id) all.push_back(static_cast<buf_id>(id));
+  c->plain = make_memory(w, all, false, s);
   return c;
 }
 
-// The guarded arena, made on first use (the wire buffers keep their bytes until then).
-inline gpu::device_memory& guarded_memory(decode_case& c) {
-  if (!c.guarded) {
-    c.guarded = std::make_unique<gpu::device_memory>(c.bufs, true, gpu::guard_options{}, c.stream);
-    HEADROOM_CUDA_TRY(cudaStreamSynchronize(c.stream));
-    for (auto& x : c.bufs) x.data = {};
+// A variant's guarded arena, made on first use (the wire buffers keep their bytes until both are).
+inline case_memory& guarded_memory(decode_case& c, variant v) {
+  auto& g = c.guarded[static_cast<int>(v)];
+  if (!g) {
+    g = make_memory(c.bufs, variant_buffers(v), true, c.stream);
+    if (c.guarded[0] && c.guarded[1])
+      for (auto& x : c.bufs) x.data = {};
   }
-  return *c.guarded;
+  return *g;
 }
 
 template <class T>
-buffer_ref<T> ref(const gpu::device_memory& m, const decode_case& c, buf_id id) {
-  return {static_cast<T*>(m.pointers()[id]), c.bufs[id].extent, id};
+buffer_ref<T> ref(const case_memory& m, const decode_case& c, buf_id id) {
+  return {static_cast<T*>(m.ptr(id)), c.bufs[id].extent, id};
 }
 
-inline paged_attention_inputs<bf16> inputs(const gpu::device_memory& m, const decode_case& c) {
+inline paged_attention_inputs<bf16> inputs(const case_memory& m, const decode_case& c) {
   paged_attention_inputs<bf16> in;
   in.q = ref<const bf16>(m, c, b_q), in.k_cache = ref<const bf16>(m, c, b_k), in.v_cache = ref<const bf16>(m, c, b_v);
   in.block_table = ref<const int32_t>(m, c, b_bt), in.seq_lens = ref<const int32_t>(m, c, b_lens);
@@ -168,7 +203,7 @@ inline paged_attention_inputs<bf16> inputs(const gpu::device_memory& m, const de
   return in;
 }
 
-inline triton_params<bf16> triton_for(const gpu::device_memory& m, const decode_case& c) {
+inline triton_params<bf16> triton_for(const case_memory& m, const decode_case& c) {
   triton_params<bf16> p;
   p.in = inputs(m, c);
   p.output = ref<bf16>(m, c, b_out);
@@ -182,7 +217,7 @@ inline triton_params<bf16> triton_for(const gpu::device_memory& m, const decode_
   return p;
 }
 
-inline fi_decode_params<bf16> fi_for(const gpu::device_memory& m, const decode_case& c) {
+inline fi_decode_params<bf16> fi_for(const case_memory& m, const decode_case& c) {
   fi_decode_params<bf16> p;
   p.in = inputs(m, c);
   p.output = ref<bf16>(m, c, b_out);
@@ -195,15 +230,20 @@ inline fi_decode_params<bf16> fi_for(const gpu::device_memory& m, const decode_c
   return p;
 }
 
+// The second launch of a decode step (segment reduce, merge) is a programmatic dependent launch
+// (kernels/gpu/dependent_launch.cuh): its blocks become resident while the kernel before it (the
+// attention, or a guard check) ends and wait for it on the device, plain and guarded alike.
+inline constexpr bool second_early = true;
+
 // The engine's launches for one decode step; `after(k)` runs after launch k (guard checks).
 template <class After>
-void run_triton(const gpu::device_memory& m, const decode_case& c, After&& after) {
+void run_triton(const case_memory& m, const decode_case& c, After&& after) {
   using gpu::gpu_context;
   const auto p = triton_for(m, c);
   if (c.uses_3d) {
     gpu::launch_body<triton_attention<bf16, head_dim, true>, gpu_context>(p, {}, c.stream);
     after(0);
-    gpu::launch_body<triton_segment_reduce<bf16, head_dim>, gpu_context>(p, {}, c.stream);
+    gpu::launch_body<triton_segment_reduce<bf16, head_dim>, gpu_context>(p, {}, c.stream, second_early);
     after(1);
   } else {
     gpu::launch_body<triton_attention<bf16, head_dim, false>, gpu_context>(p, {}, c.stream);
@@ -212,13 +252,13 @@ void run_triton(const gpu::device_memory& m, const decode_case& c, After&& after
 }
 
 template <class After>
-void run_fi(const gpu::device_memory& m, const decode_case& c, After&& after) {
+void run_fi(const case_memory& m, const decode_case& c, After&& after) {
   using gpu::gpu_context;
   const auto p = fi_for(m, c);
   gpu::launch_body<fi_batch_decode<bf16, head_dim>, gpu_context>(p, {}, c.stream);
   after(0);
   if (p.split) {
-    gpu::launch_body<fi_merge_states<bf16, head_dim>, gpu_context>(p, {}, c.stream);
+    gpu::launch_body<fi_merge_states<bf16, head_dim>, gpu_context>(p, {}, c.stream, second_early);
     after(1);
   }
 }

@@ -6,7 +6,9 @@
 #include <thrust/execution_policy.h>
 #include <thrust/for_each.h>
 #include <thrust/iterator/counting_iterator.h>
-#include <thrust/transform_reduce.h>
+#include <thrust/functional.h>
+#include <thrust/iterator/transform_iterator.h>
+#include <thrust/reduce.h>
 
 #include <algorithm>
 #include <cstring>
@@ -27,6 +29,30 @@ int64_t round_up(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
 band_table table_in(const std::byte* meta, int n_bands) {
   return {reinterpret_cast<const band_range*>(meta + device_memory::max_checked_launches * sizeof(band_stats)), n_bands};
 }
+
+// Pinned host slots for the check results, one set per thread and allocated once (a pinned
+// allocation costs more than a whole run), so their read-back is asynchronous and shares the
+// output's synchronisation. Freed at thread exit; a lost context's error there is ignored.
+band_stats* pinned_results() {
+  thread_local struct holder {
+    band_stats* p = nullptr;
+    ~holder() { if (p) (void)cudaFreeHost(p); }
+  } h;
+  if (!h.p) HEADROOM_CUDA_TRY(cudaMallocHost(reinterpret_cast<void**>(&h.p),
+                                             device_memory::max_checked_launches * sizeof(band_stats)));
+  return h.p;
+}
+
+// A device array for the rare attribution path (uninitialised; a thrust::device_vector would fill
+// it on the default stream, unordered with this non-blocking one).
+template <class T>
+struct scratch {
+  thrust::device_ptr<T> p;
+  explicit scratch(std::size_t n) : p(thrust::device_malloc<T>(n)) {}
+  ~scratch() { thrust::device_free(p); }
+  scratch(const scratch&) = delete;
+  scratch& operator=(const scratch&) = delete;
+};
 
 }  // namespace
 
@@ -62,7 +88,7 @@ device_memory::device_memory(const std::vector<wire_buffer>& bufs, bool guarded,
   if (guarded) {
     slots_ = arena_layout(bufs, g, arena_bytes_);
     arena_ = thrust::device_malloc<std::byte>(static_cast<std::size_t>(arena_bytes_)).get();
-    const auto bands = band_ranges(slots_, band_chunks_);
+    const auto bands = band_ranges(slots_, band_chunks_, band_owner_);
     bands_ = static_cast<int>(bands.size());
     // One allocation for the check results (first) and the band table, initialised in one copy.
     std::vector<std::byte> meta(max_checked_launches * sizeof(band_stats) + bands.size() * sizeof(band_range));
@@ -107,48 +133,72 @@ void device_memory::check_guards(int32_t launch) {
   if (!arena_) return;
   if (launch < 0 || launch >= max_checked_launches) throw std::invalid_argument("guard check: launch index");
   if (band_chunks_ > 0) {
-    const int64_t blocks = (band_chunks_ + check_span - 1) / check_span;
-    check_bands<<<static_cast<unsigned>(blocks), check_threads, 0, stream_>>>(
-        arena_, table_in(meta_, bands_), band_chunks_, reinterpret_cast<band_stats*>(meta_) + launch);
-    HEADROOM_CUDA_TRY(cudaGetLastError());
+    // Programmatic serialization: the check's blocks become resident and read the band table while
+    // the launch before it finishes, and read the bands once it has (griddepcontrol.wait).
+    cudaLaunchAttribute early = early_launch_attribute();
+    cudaLaunchConfig_t cfg{};
+    cfg.gridDim = dim3(static_cast<unsigned>((band_chunks_ + check_span - 1) / check_span));
+    cfg.blockDim = dim3(check_threads);
+    cfg.stream = stream_;
+    cfg.attrs = &early;
+    cfg.numAttrs = 1;
+    HEADROOM_CUDA_TRY(cudaLaunchKernelEx(&cfg, check_bands, static_cast<const std::byte*>(arena_),
+                                         table_in(meta_, bands_), band_chunks_,
+                                         reinterpret_cast<band_stats*>(meta_) + launch));
   }
   checks_ = std::max(checks_, launch + 1);
 }
 
-void device_memory::finish_guards(std::vector<guard_report>& into) {
-  if (!arena_ || checks_ == 0) return;
-  std::vector<band_stats> seen(static_cast<std::size_t>(checks_));
+std::vector<std::byte> device_memory::finish(std::vector<guard_report>& into, int32_t download_id) {
+  const int32_t checks = arena_ ? checks_ : 0;
   checks_ = 0;  // the next check starts a new sequence of launches
-  HEADROOM_CUDA_TRY(cudaMemcpyAsync(seen.data(), meta_, seen.size() * sizeof(band_stats), cudaMemcpyDeviceToHost,
-                                    stream_));
-  HEADROOM_CUDA_TRY(cudaStreamSynchronize(stream_));
-  const auto dirty = std::find_if(seen.begin(), seen.end(), [](const band_stats& b) { return b.count > 0; });
-  if (dirty == seen.end()) return;  // the usual case: every result slot is still clean
-  attribute(static_cast<int32_t>(dirty - seen.begin()), into);
+  band_stats* seen = checks > 0 ? pinned_results() : nullptr;
+  if (seen)
+    HEADROOM_CUDA_TRY(cudaMemcpyAsync(seen, meta_, checks * sizeof(band_stats), cudaMemcpyDeviceToHost, stream_));
+  std::vector<std::byte> out = download(download_id);  // behind the results on the stream
+  if (!seen) return out;
+  HEADROOM_CUDA_TRY(cudaStreamSynchronize(stream_));  // returns at once after a download
+  const auto dirty = std::find_if(seen, seen + checks, [](const band_stats& b) { return b.count > 0; });
+  if (dirty == seen + checks) return out;  // the usual case: every result slot is still clean
+  attribute(static_cast<int32_t>(dirty - seen), into);
   const band_stats clean{0, no_offset_lo, no_offset_hi};
-  std::fill(seen.begin(), seen.end(), clean);  // clean slots for the next sequence
-  HEADROOM_CUDA_TRY(cudaMemcpyAsync(meta_, seen.data(), seen.size() * sizeof(band_stats), cudaMemcpyHostToDevice,
-                                    stream_));
+  std::fill(seen, seen + checks, clean);  // clean slots for the next sequence
+  HEADROOM_CUDA_TRY(cudaMemcpyAsync(meta_, seen, checks * sizeof(band_stats), cudaMemcpyHostToDevice, stream_));
   HEADROOM_CUDA_TRY(cudaStreamSynchronize(stream_));
+  return out;
 }
 
-// Canary bytes changed: which buffers' bands (Thrust reductions, only on this rare path). A buffer
-// owns its before band [before, start) and its after band [end, after).
+// Canary bytes changed: which buffers' bands. One Thrust reduction by key over every band chunk
+// (key: its band) gives each band's changed bytes; a buffer owns its before band and the canary part
+// of its after band. Only on this rare path, so its allocations do not matter.
 void device_memory::attribute(int32_t launch, std::vector<guard_report>& into) {
-  const auto changed = [&](int64_t lo, int64_t hi) {
-    if (lo >= hi) return band_stats{0, no_offset_lo, no_offset_hi};
-    return thrust::transform_reduce(thrust::cuda::par.on(stream_), thrust::counting_iterator<int64_t>(lo / chunk),
-                                    thrust::counting_iterator<int64_t>((hi + chunk - 1) / chunk),
-                                    check_range_chunk{arena_, lo, hi}, band_stats{0, no_offset_lo, no_offset_hi},
-                                    band_stats_sum{});
-  };
+  const band_table t = table_in(meta_, bands_);
+  const auto n = static_cast<std::size_t>(bands_);
+  const scratch<int> keys(n);
+  const scratch<band_stats> per_band(n);
+  const thrust::counting_iterator<int64_t> i0(0);
+  const auto ends = thrust::reduce_by_key(
+      thrust::cuda::par.on(stream_), thrust::make_transform_iterator(i0, band_of_chunk{t}),
+      thrust::make_transform_iterator(i0 + band_chunks_, band_of_chunk{t}),
+      thrust::make_transform_iterator(i0, chunk_changes{arena_, t}), keys.p, per_band.p, thrust::equal_to<int>(),
+      band_stats_sum{});
+  if (ends.first - keys.p != bands_) throw std::logic_error("guard attribution: a band without chunks");
+  std::vector<band_stats> seen(n);
+  HEADROOM_CUDA_TRY(cudaMemcpyAsync(seen.data(), per_band.p.get(), n * sizeof(band_stats), cudaMemcpyDeviceToHost,
+                                    stream_));
+  HEADROOM_CUDA_TRY(cudaStreamSynchronize(stream_));
+  std::vector<band_stats> per_slot(slots_.size(), band_stats{0, no_offset_lo, no_offset_hi});
+  for (std::size_t k = 0; k < n; ++k) {
+    auto& s = per_slot[static_cast<std::size_t>(band_owner_[k])];
+    s = band_stats_sum{}(s, seen[k]);
+  }
   for (std::size_t i = 0; i < slots_.size(); ++i) {
     const auto id = static_cast<int32_t>(i);
-    if (std::any_of(into.begin(), into.end(), [&](const guard_report& r) { return r.buffer == id; })) continue;
-    const arena_slot& sl = slots_[i];
-    const band_stats s = band_stats_sum{}(changed(sl.before, sl.start), changed(sl.end, sl.checked));
-    if (s.count > 0)
-      into.push_back({id, launch, static_cast<int64_t>(s.count), s.first - sl.start, s.last - sl.start});
+    const band_stats& s = per_slot[i];
+    if (s.count == 0 ||
+        std::any_of(into.begin(), into.end(), [&](const guard_report& r) { return r.buffer == id; }))
+      continue;
+    into.push_back({id, launch, static_cast<int64_t>(s.count), s.first - slots_[i].start, s.last - slots_[i].start});
   }
 }
 

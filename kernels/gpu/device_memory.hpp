@@ -5,8 +5,9 @@
 //    for a writable buffer, of which the first max_band bytes hold canaries][before of the next] ...
 // Inputs are uploaded, scratch (outputs, plan buffers) poisoned with 0xFF bytes (NaN / -1).
 // check_guards(k) enqueues one reduction kernel over the bands only (never the payloads) after
-// launch k, into device memory, with no host synchronisation; finish_guards() reads all of them at
-// once and, only when canary bytes changed, attributes them per buffer with Thrust reductions.
+// launch k, into device memory, with no host synchronisation (it may start while launch k's last
+// blocks run and waits for them on the device); finish() reads all of them back with the output
+// and, only when canary bytes changed, attributes them per buffer with Thrust reductions.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -44,11 +45,13 @@ class device_memory {
 
   const std::vector<void*>& pointers() const { return ptrs_; }
   bool guarded() const { return arena_ != nullptr; }
-  // Guarded only. check_guards: enqueue the check after launch `launch` (< max_checked_launches).
-  // finish_guards: wait, report the buffers whose bands changed (launch = the first check that saw
-  // any change; buffers already in `into` are not reported again), and start a new sequence.
+  // check_guards (guarded only): enqueue the check after launch `launch` (< max_checked_launches).
+  // finish: read buffer `download_id` back (none if out of range) and, guarded, the checks with
+  // the same synchronisation; report the buffers whose bands changed (launch = the first check
+  // that saw any change; buffers already in `into` are not reported again); start a new sequence.
   void check_guards(int32_t launch);
-  void finish_guards(std::vector<guard_report>& into);
+  std::vector<std::byte> finish(std::vector<guard_report>& into, int32_t download_id);
+  void finish_guards(std::vector<guard_report>& into) { (void)finish(into, -1); }
   static constexpr int max_checked_launches = 8;
   std::vector<std::byte> download(int32_t id) const;
 
@@ -62,6 +65,7 @@ class device_memory {
   std::vector<arena_slot> slots_;
   std::byte* meta_ = nullptr;              // one band_stats per checked launch, then the band table
   int bands_ = 0;
+  std::vector<int32_t> band_owner_;        // per band: the buffer it guards
   int64_t band_chunks_ = 0;                // 16-byte chunks the fill and the checks visit
   int32_t checks_ = 0;  // checks enqueued since the last finish_guards()
   void attribute(int32_t launch, std::vector<guard_report>& into);

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "kernels/gpu/dependent_launch.cuh"
 #include "kernels/gpu/device_memory.hpp"
 
 namespace headroom::gpu::bands {
@@ -36,18 +37,22 @@ struct band_range {
   int64_t first;      // index of that chunk among all band chunks
 };
 
-inline std::vector<band_range> band_ranges(const std::vector<arena_slot>& slots, int64_t& band_chunks) {
+// owner[k]: the slot (buffer) band k belongs to.
+inline std::vector<band_range> band_ranges(const std::vector<arena_slot>& slots, int64_t& band_chunks,
+                                           std::vector<int32_t>& owner) {
   std::vector<band_range> out;
   band_chunks = 0;
-  auto add = [&](int64_t lo, int64_t hi) {
+  owner.clear();
+  auto add = [&](int64_t lo, int64_t hi, std::size_t slot) {
     if (lo >= hi) return;
     const int64_t c0 = lo / chunk, c1 = (hi + chunk - 1) / chunk;
     out.push_back({lo, hi, c0, band_chunks});
+    owner.push_back(static_cast<int32_t>(slot));
     band_chunks += c1 - c0;
   };
-  for (const auto& sl : slots) {  // in arena order: before band, payload, canary part of the after band
-    add(sl.before, sl.start);
-    add(sl.end, sl.checked);
+  for (std::size_t i = 0; i < slots.size(); ++i) {  // arena order: before band, payload, canary part of the after band
+    add(slots[i].before, slots[i].start, i);
+    add(slots[i].end, slots[i].checked, i);
   }
   return out;
 }
@@ -68,12 +73,15 @@ struct band_table {
   __device__ const band_range& find(int64_t i) const { return b[index_of(i)]; }
 };
 
+// Arena byte offset of band chunk i of band r.
+__host__ __device__ inline int64_t chunk_offset(const band_range& r, int64_t i) { return (r.chunk0 + i - r.first) * chunk; }
+
 struct fill_canary {
   std::byte* arena;
   band_table t;
   __device__ void operator()(int64_t i) const {
     const band_range& r = t.find(i);
-    const int64_t o = (r.chunk0 + i - r.first) * chunk;
+    const int64_t o = chunk_offset(r, i);
     const int64_t b0 = o > r.lo ? o : r.lo, b1 = o + chunk < r.hi ? o + chunk : r.hi;
     for (int64_t b = b0; b < b1; ++b) arena[b] = static_cast<std::byte>(canary_byte(b));
   }
@@ -118,11 +126,18 @@ __device__ inline band_stats changed_bytes(const std::byte* arena, int64_t o, in
   return changed_in(*reinterpret_cast<const uint4*>(arena + o), o, lo, hi);
 }
 
-// Arena chunk c: changed canary bytes within [lo, hi) (attribution to one buffer's bands).
-struct check_range_chunk {
+// Attribution (a rare path): band chunk i -> its band's index (the key) and its changed bytes.
+struct band_of_chunk {
+  band_table t;
+  __device__ int operator()(int64_t i) const { return t.index_of(i); }
+};
+struct chunk_changes {
   const std::byte* arena;
-  int64_t lo, hi;
-  __device__ band_stats operator()(int64_t c) const { return changed_bytes(arena, c * chunk, lo, hi); }
+  band_table t;
+  __device__ band_stats operator()(int64_t i) const {
+    const band_range& r = t.find(i);
+    return changed_bytes(arena, chunk_offset(r, i), r.lo, r.hi);
+  }
 };
 
 // The check after a launch, one kernel. Block k takes band chunks [k * check_span, + check_span):
@@ -136,8 +151,11 @@ constexpr int64_t check_span = check_threads * check_per_thread;
 
 __global__ void __launch_bounds__(check_threads) check_bands(const std::byte* arena, band_table t, int64_t n,
                                                              band_stats* out) {
-  // The band table in shared memory when it fits (a request has a few dozen bands), so the walk
-  // below costs no global round trips.
+  allow_dependent_launch();  // the launch after this check may become resident (dependent_launch.cuh)
+  // Until wait_for_launch_before(), the launch being checked may still run (device_memory::
+  // check_guards launches this early): only the band table (written at set-up) is read, in shared
+  // memory when it fits (a request has a few dozen bands), so the walk costs no global round trips;
+  // the bands themselves are only prefetched into L2, which the launch's writes reach too.
   __shared__ band_range sb[check_smem_bands];
   __shared__ int first_band;
   band_table st = t;
@@ -151,16 +169,20 @@ __global__ void __launch_bounds__(check_threads) check_bands(const std::byte* ar
   __syncthreads();
   int bi = first_band;
   int64_t off[check_per_thread], lo[check_per_thread], hi[check_per_thread];
-  uint4 w[check_per_thread];
 #pragma unroll
   for (int k = 0; k < check_per_thread; ++k) {
     const int64_t i = begin + threadIdx.x + k * check_threads;  // increasing in k: walk the bands forward
     while (bi + 1 < st.n && st.b[bi + 1].first <= i) ++bi;
     const band_range& r = st.b[bi];
-    off[k] = i < n ? (r.chunk0 + i - r.first) * chunk : -1;
+    off[k] = i < n ? chunk_offset(r, i) : -1;
     lo[k] = r.lo, hi[k] = r.hi;
-    if (off[k] >= 0) w[k] = *reinterpret_cast<const uint4*>(arena + off[k]);
+    if (off[k] >= 0) asm volatile("prefetch.global.L2 [%0];" ::"l"(arena + off[k]));
   }
+  wait_for_launch_before();
+  uint4 w[check_per_thread];
+#pragma unroll
+  for (int k = 0; k < check_per_thread; ++k)  // from L2 (.cg): no L1 line from before the wait
+    if (off[k] >= 0) w[k] = __ldcg(reinterpret_cast<const uint4*>(arena + off[k]));
   const band_stats_sum sum;
   band_stats s{0, no_offset_lo, no_offset_hi};
 #pragma unroll

@@ -14,6 +14,7 @@
 
 #include "core/sim/device_types.hpp"
 #include "kernels/gpu/cuda_try.hpp"
+#include "kernels/gpu/dependent_launch.cuh"
 
 namespace headroom::gpu {
 
@@ -40,6 +41,8 @@ __global__ void __launch_bounds__(body_max_threads<K>(), body_min_blocks<K>())
   using storage = typename K::shared_storage;
   static_assert(std::is_trivially_default_constructible_v<storage>,
                 "shared_storage must be a plain struct");
+  allow_dependent_launch();   // a guard check behind this launch may become resident
+  wait_for_launch_before();   // launched early (launch_body's `early`): the previous grid is done
   Ctx ctx(ls);
   K{}(ctx, p, *reinterpret_cast<storage*>(smem_bytes));
   ctx.finish();
@@ -56,9 +59,12 @@ inline void check_gpu_shape(launch_dim g, launch_dim b) {
                                 ") exceeds CUDA's launch limits");
 }
 
-// Launches K once; an empty grid launches nothing. Asynchronous: the caller synchronizes.
+// Launches K once; an empty grid launches nothing. Asynchronous: the caller synchronizes. `early`:
+// programmatic dependent launch (dependent_launch.cuh), the kernel waits on the device for the
+// previous one on the stream.
 template <class K, class Ctx>
-void launch_body(const typename K::params& p, const typename Ctx::launch_state& ls, cudaStream_t s) {
+void launch_body(const typename K::params& p, const typename Ctx::launch_state& ls, cudaStream_t s,
+                 bool early = false) {
   const launch_dim g = K::grid(p), b = K::block(p);
   check_gpu_shape(g, b);
   if (g.count() == 0) return;
@@ -67,10 +73,15 @@ void launch_body(const typename K::params& p, const typename Ctx::launch_state& 
     HEADROOM_CUDA_TRY(cudaFuncSetAttribute(body_kernel<K, Ctx>,
                                            cudaFuncAttributeMaxDynamicSharedMemorySize,
                                            static_cast<int>(smem)));
-  const dim3 grid(static_cast<unsigned>(g.x), static_cast<unsigned>(g.y), static_cast<unsigned>(g.z));
-  const dim3 block(static_cast<unsigned>(b.x), static_cast<unsigned>(b.y), static_cast<unsigned>(b.z));
-  body_kernel<K, Ctx><<<grid, block, smem, s>>>(p, ls);
-  HEADROOM_CUDA_TRY(cudaGetLastError());
+  cudaLaunchAttribute attr = early_launch_attribute();
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(static_cast<unsigned>(g.x), static_cast<unsigned>(g.y), static_cast<unsigned>(g.z));
+  cfg.blockDim = dim3(static_cast<unsigned>(b.x), static_cast<unsigned>(b.y), static_cast<unsigned>(b.z));
+  cfg.dynamicSmemBytes = smem;
+  cfg.stream = s;
+  cfg.attrs = &attr;
+  cfg.numAttrs = early ? 1 : 0;
+  HEADROOM_CUDA_TRY(cudaLaunchKernelEx(&cfg, body_kernel<K, Ctx>, p, ls));
 }
 
 }  // namespace headroom::gpu

@@ -114,8 +114,8 @@ std::string cost_table(const std::vector<cost_row>& rows, double sanitizer_start
   row("plain: kernels", pk);
   row("guarded: total", guarded);
   row("guarded: setup (arena, canary, upload, poison)", gs);
-  row("guarded: kernels", gk);
-  row("guarded: guard checks", gc);
+  row("guarded: kernels + band check behind each", gk);
+  row("guarded: read-back (output + check results)", gc);
   row("device-checked: total", checked);
   row("lane (checked + guarded)", lane);
   if (!san.empty()) {
