@@ -43,6 +43,37 @@ band_stats* pinned_results() {
   return h.p;
 }
 
+// Device blocks kept per thread from run to run, grow-only: a guarded arena, and its meta (a
+// separate allocation, as an overrun past the arena must not land on the band table). Each is
+// owned by one device_memory at a time and given back when it dies. cudaMalloc maps fresh pages
+// (tens of microseconds for a few MiB) and cudaFree synchronises the device, so a set-up allocates
+// only when the kept block is smaller. Freed at thread exit (errors ignored: the context may be
+// gone by then).
+struct kept_block {
+  std::byte* p = nullptr;
+  std::size_t bytes = 0;
+  ~kept_block() { (void)cudaFree(p); }
+  // At least n bytes, handed over: the caller gives it back with put().
+  std::byte* take(std::size_t n, std::size_t& got) {
+    if (n > bytes) {
+      (void)cudaFree(p);
+      p = nullptr, bytes = 0;
+      p = thrust::device_malloc<std::byte>(n).get();
+      bytes = n;
+    }
+    std::byte* q = p;
+    got = bytes;
+    p = nullptr, bytes = 0;
+    return q;
+  }
+  void put(std::byte* q, std::size_t n) {  // keep the larger block
+    if (n < bytes) return (void)cudaFree(q);
+    (void)cudaFree(p);
+    p = q, bytes = n;
+  }
+};
+thread_local kept_block kept_arena, kept_meta;
+
 // A device array for the rare attribution path (uninitialised; a thrust::device_vector would fill
 // it on the default stream, unordered with this non-blocking one).
 template <class T>
@@ -56,11 +87,12 @@ struct scratch {
 
 }  // namespace
 
-std::vector<arena_slot> arena_layout(const std::vector<wire_buffer>& bufs, const guard_options& g,
+std::vector<arena_slot> arena_layout(const std::vector<const wire_buffer*>& bufs, const guard_options& g,
                                      int64_t& arena_bytes) {
   std::vector<arena_slot> slots;
   int64_t pos = 0;
-  for (const auto& b : bufs) {
+  for (const wire_buffer* w : bufs) {
+    const wire_buffer& b = *w;
     arena_slot s;
     const int64_t bytes = b.elem_bytes * b.extent;
     s.before = pos;
@@ -85,49 +117,63 @@ device_memory::device_memory(const std::vector<wire_buffer>& bufs, bool guarded,
       throw std::invalid_argument("gpu buffer " + b.name + ": data size does not match its extent");
     bufs_.push_back(&b);
   }
+  try {
+    set_up(guarded, g);
+  } catch (...) {
+    release();
+    throw;
+  }
+}
+
+void device_memory::set_up(bool guarded, const guard_options& g) {
   if (guarded) {
-    slots_ = arena_layout(bufs, g, arena_bytes_);
-    arena_ = thrust::device_malloc<std::byte>(static_cast<std::size_t>(arena_bytes_)).get();
+    slots_ = arena_layout(bufs_, g, arena_bytes_);
     const auto bands = band_ranges(slots_, band_chunks_, band_owner_);
     bands_ = static_cast<int>(bands.size());
-    // One allocation for the check results (first) and the band table, initialised in one copy.
+    arena_ = kept_arena.take(static_cast<std::size_t>(arena_bytes_), arena_block_bytes_);
+    // The check results (first, clean) and the band table, initialised in one copy.
     std::vector<std::byte> meta(max_checked_launches * sizeof(band_stats) + bands.size() * sizeof(band_range));
     const band_stats clean{0, no_offset_lo, no_offset_hi};
     for (int k = 0; k < max_checked_launches; ++k) std::memcpy(meta.data() + k * sizeof(band_stats), &clean, sizeof(clean));
     if (!bands.empty())
       std::memcpy(meta.data() + max_checked_launches * sizeof(band_stats), bands.data(), bands.size() * sizeof(band_range));
-    meta_ = thrust::device_malloc<std::byte>(meta.size()).get();
+    meta_ = kept_meta.take(meta.size(), meta_block_bytes_);
     HEADROOM_CUDA_TRY(cudaMemcpyAsync(meta_, meta.data(), meta.size(), cudaMemcpyHostToDevice, stream_));
-    const band_table t = table_in(meta_, bands_);
     if (band_chunks_ > 0)
       thrust::for_each(thrust::cuda::par.on(stream_), thrust::counting_iterator<int64_t>(0),
-                       thrust::counting_iterator<int64_t>(band_chunks_), fill_canary{arena_, t});
+                       thrust::counting_iterator<int64_t>(band_chunks_), fill_canary{arena_, table_in(meta_, bands_)});
     for (const auto& sl : slots_) ptrs_.push_back(arena_ + sl.start);
   } else {
-    for (const auto& b : bufs) {
-      const auto bytes = static_cast<std::size_t>(b.elem_bytes * b.extent);
+    for (const wire_buffer* b : bufs_) {
+      const auto bytes = static_cast<std::size_t>(b->elem_bytes * b->extent);
       std::byte* p = bytes ? thrust::device_malloc<std::byte>(bytes).get() : nullptr;
       owned_.push_back(p);
       ptrs_.push_back(p);
     }
   }
-  for (std::size_t i = 0; i < bufs.size(); ++i) {
-    const auto bytes = static_cast<std::size_t>(bufs[i].elem_bytes * bufs[i].extent);
+  for (std::size_t i = 0; i < bufs_.size(); ++i) {
+    const auto bytes = static_cast<std::size_t>(bufs_[i]->elem_bytes * bufs_[i]->extent);
     if (bytes == 0) continue;
-    if (bufs[i].scratch)
+    if (bufs_[i]->scratch)
       HEADROOM_CUDA_TRY(cudaMemsetAsync(ptrs_[i], 0xFF, bytes, stream_));
     else
-      HEADROOM_CUDA_TRY(cudaMemcpyAsync(ptrs_[i], bufs[i].data.data(), bytes, cudaMemcpyHostToDevice, stream_));
+      HEADROOM_CUDA_TRY(cudaMemcpyAsync(ptrs_[i], bufs_[i]->data.data(), bytes, cudaMemcpyHostToDevice, stream_));
   }
 }
 
-device_memory::~device_memory() {
-  // Frees are not checked: after a lost context they fail, and the worker exits anyway.
+// Frees are not checked: after a lost context they fail, and the worker exits anyway. The arena and
+// the meta go back to this thread's kept blocks.
+void device_memory::release() {
   for (std::byte* p : owned_)
     if (p) cudaFree(p);
-  for (std::byte* p : {arena_, meta_})
-    if (p) cudaFree(p);
+  owned_.clear();
+  if (arena_ || meta_) (void)cudaStreamSynchronize(stream_);  // the stream's work on them is done
+  if (arena_) kept_arena.put(arena_, arena_block_bytes_);
+  if (meta_) kept_meta.put(meta_, meta_block_bytes_);
+  arena_ = meta_ = nullptr;
 }
+
+device_memory::~device_memory() { release(); }
 
 void device_memory::check_guards(int32_t launch) {
   if (!arena_) return;

@@ -3,7 +3,8 @@
 // every buffer sits between two guard bands filled with a position-dependent canary:
 //   [before: min_band][payload, 256-aligned][after: min_band, or max(min_band, factor x payload)
 //    for a writable buffer, of which the first max_band bytes hold canaries][before of the next] ...
-// Inputs are uploaded, scratch (outputs, plan buffers) poisoned with 0xFF bytes (NaN / -1).
+// Inputs are uploaded, scratch (outputs, plan buffers) poisoned with 0xFF bytes (NaN / -1). The
+// arena's allocation and its meta's are kept per thread from run to run (device_memory.cu).
 // check_guards(k) enqueues one reduction kernel over the bands only (never the payloads) after
 // launch k, into device memory, with no host synchronisation (it may start while launch k's last
 // blocks run and waits for them on the device); finish() reads all of them back with the output
@@ -32,7 +33,7 @@ struct arena_slot {
 };
 
 // Where each buffer goes in a guarded arena, and the arena's size.
-std::vector<arena_slot> arena_layout(const std::vector<wire_buffer>& bufs, const guard_options& g,
+std::vector<arena_slot> arena_layout(const std::vector<const wire_buffer*>& bufs, const guard_options& g,
                                      int64_t& arena_bytes);
 
 class device_memory {
@@ -60,14 +61,18 @@ class device_memory {
   std::vector<wire_buffer const*> bufs_;
   std::vector<void*> ptrs_;                // per buffer id
   std::vector<std::byte*> owned_;          // plain: one allocation per buffer
-  std::byte* arena_ = nullptr;             // guarded
+  std::byte* arena_ = nullptr;             // guarded: this thread's kept block (device_memory.cu)
+  std::size_t arena_block_bytes_ = 0;      // its kept block's size (at least the arena's)
   int64_t arena_bytes_ = 0;
   std::vector<arena_slot> slots_;
   std::byte* meta_ = nullptr;              // one band_stats per checked launch, then the band table
+  std::size_t meta_block_bytes_ = 0;       // its kept block's size
   int bands_ = 0;
   std::vector<int32_t> band_owner_;        // per band: the buffer it guards
   int64_t band_chunks_ = 0;                // 16-byte chunks the fill and the checks visit
   int32_t checks_ = 0;  // checks enqueued since the last finish_guards()
+  void set_up(bool guarded, const guard_options& g);
+  void release();
   void attribute(int32_t launch, std::vector<guard_report>& into);
 };
 
