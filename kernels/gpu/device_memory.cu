@@ -4,7 +4,6 @@
 #include <thrust/device_malloc.h>
 #include <thrust/device_free.h>
 #include <thrust/execution_policy.h>
-#include <thrust/for_each.h>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/functional.h>
 #include <thrust/iterator/transform_iterator.h>
@@ -43,12 +42,12 @@ band_stats* pinned_results() {
   return h.p;
 }
 
-// Device blocks kept per thread from run to run, grow-only: a guarded arena, and its meta (a
-// separate allocation, as an overrun past the arena must not land on the band table). Each is
-// owned by one device_memory at a time and given back when it dies. cudaMalloc maps fresh pages
-// (tens of microseconds for a few MiB) and cudaFree synchronises the device, so a set-up allocates
-// only when the kept block is smaller. Freed at thread exit (errors ignored: the context may be
-// gone by then).
+// A device block kept per thread from run to run, grow-only, owned by one device_memory at a time
+// and given back when it dies: a guarded arena with its meta in front (check results and band
+// table, then a gap, then the arena, so that no overrun forward of a buffer can reach the table).
+// cudaMalloc maps fresh pages (tens of microseconds for a few MiB) and cudaFree synchronises the
+// device, so a set-up allocates only when the kept block is smaller. Freed at thread exit (errors
+// ignored: the context may be gone by then).
 struct kept_block {
   std::byte* p = nullptr;
   std::size_t bytes = 0;
@@ -72,7 +71,7 @@ struct kept_block {
     p = q, bytes = n;
   }
 };
-thread_local kept_block kept_arena, kept_meta;
+thread_local kept_block kept_arena;
 
 // A device array for the rare attribution path (uninitialised; a thrust::device_vector would fill
 // it on the default stream, unordered with this non-blocking one).
@@ -80,7 +79,7 @@ template <class T>
 struct scratch {
   thrust::device_ptr<T> p;
   explicit scratch(std::size_t n) : p(thrust::device_malloc<T>(n)) {}
-  ~scratch() { thrust::device_free(p); }
+  ~scratch() { (void)cudaFree(p.get()); }  // never throws (thrust::device_free does, after a fault)
   scratch(const scratch&) = delete;
   scratch& operator=(const scratch&) = delete;
 };
@@ -104,7 +103,10 @@ std::vector<arena_slot> arena_layout(const std::vector<const wire_buffer*>& bufs
     pos = s.after;
     slots.push_back(s);
   }
-  arena_bytes = round_up(pos, chunk);
+  int64_t largest = 0;
+  for (const wire_buffer* w : bufs)
+    if (w->scratch) largest = std::max(largest, w->elem_bytes * w->extent);
+  arena_bytes = round_up(pos + std::min(g.max_tail, g.tail_factor * largest), chunk);
   return slots;
 }
 
@@ -126,22 +128,27 @@ device_memory::device_memory(const std::vector<wire_buffer>& bufs, bool guarded,
 }
 
 void device_memory::set_up(bool guarded, const guard_options& g) {
+  // Pageable copies: each returns once its source is staged (cudaMemcpyBatchAsync, which reads the
+  // sources in stream order, made the set-up slower on the H200: docs/gpu.md).
+  const auto upload = [&](void* d, const void* h, std::size_t n) {
+    if (n > 0) HEADROOM_CUDA_TRY(cudaMemcpyAsync(d, h, n, cudaMemcpyHostToDevice, stream_));
+  };
+  std::vector<std::byte> meta;  // guarded: the check results (clean), then the band table
   if (guarded) {
     slots_ = arena_layout(bufs_, g, arena_bytes_);
     const auto bands = band_ranges(slots_, band_chunks_, band_owner_);
     bands_ = static_cast<int>(bands.size());
-    arena_ = kept_arena.take(static_cast<std::size_t>(arena_bytes_), arena_block_bytes_);
-    // The check results (first, clean) and the band table, initialised in one copy.
-    std::vector<std::byte> meta(max_checked_launches * sizeof(band_stats) + bands.size() * sizeof(band_range));
+    meta.resize(max_checked_launches * sizeof(band_stats) + bands.size() * sizeof(band_range));
     const band_stats clean{0, no_offset_lo, no_offset_hi};
     for (int k = 0; k < max_checked_launches; ++k) std::memcpy(meta.data() + k * sizeof(band_stats), &clean, sizeof(clean));
     if (!bands.empty())
       std::memcpy(meta.data() + max_checked_launches * sizeof(band_stats), bands.data(), bands.size() * sizeof(band_range));
-    meta_ = kept_meta.take(meta.size(), meta_block_bytes_);
-    HEADROOM_CUDA_TRY(cudaMemcpyAsync(meta_, meta.data(), meta.size(), cudaMemcpyHostToDevice, stream_));
-    if (band_chunks_ > 0)
-      thrust::for_each(thrust::cuda::par.on(stream_), thrust::counting_iterator<int64_t>(0),
-                       thrust::counting_iterator<int64_t>(band_chunks_), fill_canary{arena_, table_in(meta_, bands_)});
+    // [meta][gap: an underrun of up to this much below the first buffer cannot reach it][arena]
+    const int64_t arena_at = round_up(static_cast<int64_t>(meta.size()), payload_alignment) +
+                             std::max(g.min_band, g.max_band);
+    meta_ = kept_arena.take(static_cast<std::size_t>(arena_at + arena_bytes_), block_bytes_);
+    arena_ = meta_ + arena_at;
+    upload(meta_, meta.data(), meta.size());
     for (const auto& sl : slots_) ptrs_.push_back(arena_ + sl.start);
   } else {
     for (const wire_buffer* b : bufs_) {
@@ -151,25 +158,36 @@ void device_memory::set_up(bool guarded, const guard_options& g) {
       ptrs_.push_back(p);
     }
   }
+  poison_ranges poison;  // guarded: poisoned by the set-up kernel, as many as it takes
   for (std::size_t i = 0; i < bufs_.size(); ++i) {
     const auto bytes = static_cast<std::size_t>(bufs_[i]->elem_bytes * bufs_[i]->extent);
-    if (bytes == 0) continue;
-    if (bufs_[i]->scratch)
+    if (!bufs_[i]->scratch) {
+      upload(ptrs_[i], bufs_[i]->data.data(), bytes);
+    } else if (guarded && bytes > 0 && poison.n < max_poison_ranges) {
+      poison.start[poison.n] = slots_[i].start, poison.end[poison.n] = slots_[i].end;
+      ++poison.n;
+    } else if (bytes > 0) {
       HEADROOM_CUDA_TRY(cudaMemsetAsync(ptrs_[i], 0xFF, bytes, stream_));
-    else
-      HEADROOM_CUDA_TRY(cudaMemcpyAsync(ptrs_[i], bufs_[i]->data.data(), bytes, cudaMemcpyHostToDevice, stream_));
+    }
+  }
+  if (guarded && (band_chunks_ > 0 || poison.n > 0)) {
+    const int64_t blocks = std::clamp<int64_t>((band_chunks_ + prepare_threads - 1) / prepare_threads, 1, 1024);
+    prepare_arena<<<dim3(static_cast<unsigned>(blocks), static_cast<unsigned>(1 + poison.n)), prepare_threads, 0,
+                    stream_>>>(arena_, table_in(meta_, bands_), band_chunks_, poison);
+    HEADROOM_CUDA_TRY(cudaGetLastError());
   }
 }
 
-// Frees are not checked: after a lost context they fail, and the worker exits anyway. The arena and
-// the meta go back to this thread's kept blocks.
+// Frees are not checked: after a lost context they fail, and the worker exits anyway. The arena's
+// block (meta in front) goes back to this thread.
 void device_memory::release() {
   for (std::byte* p : owned_)
     if (p) cudaFree(p);
   owned_.clear();
-  if (arena_ || meta_) (void)cudaStreamSynchronize(stream_);  // the stream's work on them is done
-  if (arena_) kept_arena.put(arena_, arena_block_bytes_);
-  if (meta_) kept_meta.put(meta_, meta_block_bytes_);
+  if (meta_) {
+    (void)cudaStreamSynchronize(stream_);  // the stream's work on the block is done
+    kept_arena.put(meta_, block_bytes_);
+  }
   arena_ = meta_ = nullptr;
 }
 

@@ -4,7 +4,7 @@
 //   [before: min_band][payload, 256-aligned][after: min_band, or max(min_band, factor x payload)
 //    for a writable buffer, of which the first max_band bytes hold canaries][before of the next] ...
 // Inputs are uploaded, scratch (outputs, plan buffers) poisoned with 0xFF bytes (NaN / -1). The
-// arena's allocation and its meta's are kept per thread from run to run (device_memory.cu).
+// arena's allocation (meta in front) is kept per thread from run to run (device_memory.cu).
 // check_guards(k) enqueues one reduction kernel over the bands only (never the payloads) after
 // launch k, into device memory, with no host synchronisation (it may start while launch k's last
 // blocks run and waits for them on the device); finish() reads all of them back with the output
@@ -61,12 +61,11 @@ class device_memory {
   std::vector<wire_buffer const*> bufs_;
   std::vector<void*> ptrs_;                // per buffer id
   std::vector<std::byte*> owned_;          // plain: one allocation per buffer
-  std::byte* arena_ = nullptr;             // guarded: this thread's kept block (device_memory.cu)
-  std::size_t arena_block_bytes_ = 0;      // its kept block's size (at least the arena's)
+  std::byte* arena_ = nullptr;             // guarded: in this thread's kept block, after the meta
   int64_t arena_bytes_ = 0;
   std::vector<arena_slot> slots_;
-  std::byte* meta_ = nullptr;              // one band_stats per checked launch, then the band table
-  std::size_t meta_block_bytes_ = 0;       // its kept block's size
+  std::byte* meta_ = nullptr;              // the block's start: one band_stats per checked launch, the band table
+  std::size_t block_bytes_ = 0;            // the kept block's size (device_memory.cu)
   int bands_ = 0;
   std::vector<int32_t> band_owner_;        // per band: the buffer it guards
   int64_t band_chunks_ = 0;                // 16-byte chunks the fill and the checks visit

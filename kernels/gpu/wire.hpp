@@ -43,11 +43,16 @@ struct wire_buffer {
 // slack. An overrun that starts at the end lands in the canaries whatever the band's size; the
 // slack keeps large overruns (a layer with 7x the planned heads) inside the arena and off the next
 // buffer, and the cap keeps the check's cost (it reads every canary byte after every launch)
-// independent of how large the engine's plan buffers are.
+// independent of how large the engine's plan buffers are. After the last buffer the arena ends in
+// unchecked slack of tail_factor x its largest writable buffer (at most max_tail bytes), so that a
+// runaway overrun (a layer with 32x the planned heads) corrupts canaries and other buffers of the
+// arena, as the simulator says it does, instead of faulting past the arena's end.
 struct guard_options {
   int64_t min_band = 64 * 1024;
   int64_t after_factor = 4;
   int64_t max_band = 1 << 20;
+  int64_t tail_factor = 32;
+  int64_t max_tail = int64_t{1} << 30;
 };
 
 struct gpu_request {
