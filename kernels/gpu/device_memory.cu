@@ -86,30 +86,6 @@ struct scratch {
 
 }  // namespace
 
-std::vector<arena_slot> arena_layout(const std::vector<const wire_buffer*>& bufs, const guard_options& g,
-                                     int64_t& arena_bytes) {
-  std::vector<arena_slot> slots;
-  int64_t pos = 0;
-  for (const wire_buffer* w : bufs) {
-    const wire_buffer& b = *w;
-    arena_slot s;
-    const int64_t bytes = b.elem_bytes * b.extent;
-    s.before = pos;
-    s.start = round_up(pos + g.min_band, payload_alignment);
-    s.end = s.start + bytes;
-    const int64_t after = b.scratch ? std::max(g.min_band, g.after_factor * bytes) : g.min_band;
-    s.after = s.end + after;
-    s.checked = s.end + std::min(after, std::max(g.min_band, g.max_band));
-    pos = s.after;
-    slots.push_back(s);
-  }
-  int64_t largest = 0;
-  for (const wire_buffer* w : bufs)
-    if (w->scratch) largest = std::max(largest, w->elem_bytes * w->extent);
-  arena_bytes = round_up(pos + std::min(g.max_tail, g.tail_factor * largest), chunk);
-  return slots;
-}
-
 device_memory::device_memory(const std::vector<wire_buffer>& bufs, bool guarded,
                              const guard_options& g, cudaStream_t s)
     : stream_(s) {

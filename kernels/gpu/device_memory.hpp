@@ -1,8 +1,7 @@
 // One run's device buffers, laid out as the request (and so the plan) says. Plain: one exact-size
 // allocation per buffer, as production and compute-sanitizer see them. Guarded: one arena in which
-// every buffer sits between two guard bands filled with a position-dependent canary:
-//   [before: min_band][payload, 256-aligned][after: min_band, or max(min_band, factor x payload)
-//    for a writable buffer, of which the first max_band bytes hold canaries][before of the next] ...
+// every buffer sits between two guard bands filled with a position-dependent canary (the layout:
+// arena_layout.hpp).
 // Inputs are uploaded, scratch (outputs, plan buffers) poisoned with 0xFF bytes (NaN / -1). The
 // arena's allocation (meta in front) is kept per thread from run to run (device_memory.cu).
 // check_guards(k) enqueues one reduction kernel over the bands only (never the payloads) after
@@ -17,24 +16,10 @@
 #include <cstdint>
 #include <vector>
 
+#include "kernels/gpu/arena_layout.hpp"
 #include "kernels/gpu/wire.hpp"
 
 namespace headroom::gpu {
-
-// Payloads start 256-byte aligned, like cudaMalloc's allocations.
-inline constexpr int64_t payload_alignment = 256;
-
-struct arena_slot {
-  int64_t before = 0;   // first byte of the before band
-  int64_t start = 0;    // first payload byte
-  int64_t end = 0;      // one past the last payload byte
-  int64_t checked = 0;  // one past the canary part of the after band (the rest is slack)
-  int64_t after = 0;    // one past the after band
-};
-
-// Where each buffer goes in a guarded arena, and the arena's size.
-std::vector<arena_slot> arena_layout(const std::vector<const wire_buffer*>& bufs, const guard_options& g,
-                                     int64_t& arena_bytes);
 
 class device_memory {
  public:

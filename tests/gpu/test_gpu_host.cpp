@@ -1,9 +1,10 @@
 // The GPU lane's host side, with or without a device (label cpu): the worker messages round-trip,
-// device detection never throws, a missing worker executable means no device, and without a device
-// the gpu target refuses cleanly (input_error) instead of crashing.
+// device detection never throws, a missing worker executable means no device, without a device
+// the gpu target refuses cleanly (input_error) instead of crashing, and the guarded arena's layout.
 #include <gtest/gtest.h>
 
 #include "core/util/error.hpp"
+#include "kernels/gpu/arena_layout.hpp"
 #include "kernels/gpu/gpu_executor.hpp"
 #include <cstdlib>
 
@@ -79,6 +80,43 @@ TEST(gpu_device, a_missing_worker_is_no_device_not_a_crash) {
   }
   if (old) ::setenv(gpu::worker_path_env, saved.c_str(), 1);
   else ::unsetenv(gpu::worker_path_env);
+}
+
+// Every payload 256-aligned, behind a before band of at least min_band; an input's after band is
+// min_band, a writable buffer's max(min_band, 4x), its canary part capped at max_band; slots in
+// request order without overlap; the arena ends in a tail of 32x the largest writable buffer.
+TEST(gpu_arena, layout_bands_caps_and_tail) {
+  const auto buf = [](const char* name, int64_t elem, int64_t extent, bool scratch) {
+    gpu::wire_buffer b{name, elem, extent, scratch, {}};
+    if (!scratch) b.data.resize(static_cast<std::size_t>(elem * extent));
+    return b;
+  };
+  const std::vector<gpu::wire_buffer> bufs{buf("q", 2, 1000, false), buf("out", 4, 1001, true),
+                                           buf("plan", 4, 1 << 20, true), buf("lens", 4, 3, false)};
+  std::vector<const gpu::wire_buffer*> ptrs;
+  for (const auto& b : bufs) ptrs.push_back(&b);
+  const gpu::guard_options g;
+  int64_t bytes = 0;
+  const auto slots = gpu::arena_layout(ptrs, g, bytes);
+  ASSERT_EQ(slots.size(), bufs.size());
+  int64_t prev_after = 0;
+  for (std::size_t i = 0; i < slots.size(); ++i) {
+    const auto& s = slots[i];
+    const int64_t payload = bufs[i].elem_bytes * bufs[i].extent;
+    EXPECT_EQ(s.before, prev_after) << i;
+    EXPECT_EQ(s.start % gpu::payload_alignment, 0) << i;
+    EXPECT_GE(s.start - s.before, g.min_band) << i;
+    EXPECT_EQ(s.end - s.start, payload) << i;
+    const int64_t after = bufs[i].scratch ? std::max(g.min_band, g.after_factor * payload) : g.min_band;
+    EXPECT_EQ(s.after - s.end, after) << i;
+    EXPECT_EQ(s.checked - s.end, std::min(after, g.max_band)) << i;
+    prev_after = s.after;
+  }
+  EXPECT_EQ(slots[2].checked - slots[2].end, g.max_band);  // 16 MiB of slack, 1 MiB of canaries
+  const int64_t tail = std::min(g.max_tail, g.tail_factor * (int64_t{4} << 20));
+  EXPECT_GE(bytes, prev_after + tail);
+  EXPECT_LT(bytes, prev_after + tail + 16);
+  EXPECT_EQ(bytes % 16, 0);
 }
 
 }  // namespace
