@@ -43,8 +43,9 @@ struct fi_batch_decode {
   using shared_storage = attn_shared<T, Dp, Stages>;
 
   static launch_dim grid(const params& p) { return {p.padded, p.in.num_kv_heads, 1}; }
-  // Tuned on the H200 (docs/bench.md): two blocks per SM (128 registers, a few spilled) beat one
-  // unspilled block for FlashInfer's many short work items; 32 keys per warp.
+  // Tuned on the H200 (docs/bench.md): two blocks per SM (128 registers, no spills since the K/V
+  // stage; with register loads a few spilled and still beat one block) for FlashInfer's many short
+  // work items; 32 keys per warp.
   static constexpr int max_block_threads = attn_max_threads<Dp>, min_blocks_per_sm = 2;
   static constexpr int64_t warp_keys = 32;
   static launch_dim block(const params& p) { return attn_block<Dp>(fi_max_keys(p), warp_keys); }
