@@ -6,6 +6,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstddef>
+
 namespace headroom::gpu {
 
 // Lets kernels launched behind this one with the attribute start early. Safe anywhere: they wait
@@ -24,12 +26,23 @@ __device__ inline void wait_for_launch_before() {
 #endif
 }
 
-// The launch attribute (programmatic stream serialization).
-inline cudaLaunchAttribute early_launch_attribute() {
-  cudaLaunchAttribute a{};
-  a.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  a.val.programmaticStreamSerializationAllowed = 1;
-  return a;
-}
+// A configuration for cudaLaunchKernelEx, with the attribute (programmatic stream serialization)
+// when `early`. Not copyable: cfg points at attr.
+struct launch_config {
+  cudaLaunchAttribute attr{};
+  cudaLaunchConfig_t cfg{};
+  launch_config(dim3 grid, dim3 block, std::size_t smem, cudaStream_t s, bool early) {
+    attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr.val.programmaticStreamSerializationAllowed = 1;
+    cfg.gridDim = grid;
+    cfg.blockDim = block;
+    cfg.dynamicSmemBytes = smem;
+    cfg.stream = s;
+    cfg.attrs = &attr;
+    cfg.numAttrs = early ? 1 : 0;
+  }
+  launch_config(const launch_config&) = delete;
+  launch_config& operator=(const launch_config&) = delete;
+};
 
 }  // namespace headroom::gpu

@@ -175,14 +175,9 @@ void device_memory::check_guards(int32_t launch) {
   if (band_chunks_ > 0) {
     // Programmatic serialization: the check's blocks become resident and read the band table while
     // the launch before it finishes, and read the bands once it has (griddepcontrol.wait).
-    cudaLaunchAttribute early = early_launch_attribute();
-    cudaLaunchConfig_t cfg{};
-    cfg.gridDim = dim3(static_cast<unsigned>((band_chunks_ + check_span - 1) / check_span));
-    cfg.blockDim = dim3(check_threads);
-    cfg.stream = stream_;
-    cfg.attrs = &early;
-    cfg.numAttrs = 1;
-    HEADROOM_CUDA_TRY(cudaLaunchKernelEx(&cfg, check_bands, static_cast<const std::byte*>(arena_),
+    const launch_config lc(dim3(static_cast<unsigned>((band_chunks_ + check_span - 1) / check_span)),
+                           dim3(check_threads), 0, stream_, true);
+    HEADROOM_CUDA_TRY(cudaLaunchKernelEx(&lc.cfg, check_bands, static_cast<const std::byte*>(arena_),
                                          table_in(meta_, bands_), band_chunks_,
                                          reinterpret_cast<band_stats*>(meta_) + launch));
   }

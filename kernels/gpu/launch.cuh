@@ -73,15 +73,10 @@ void launch_body(const typename K::params& p, const typename Ctx::launch_state& 
     HEADROOM_CUDA_TRY(cudaFuncSetAttribute(body_kernel<K, Ctx>,
                                            cudaFuncAttributeMaxDynamicSharedMemorySize,
                                            static_cast<int>(smem)));
-  cudaLaunchAttribute attr = early_launch_attribute();
-  cudaLaunchConfig_t cfg{};
-  cfg.gridDim = dim3(static_cast<unsigned>(g.x), static_cast<unsigned>(g.y), static_cast<unsigned>(g.z));
-  cfg.blockDim = dim3(static_cast<unsigned>(b.x), static_cast<unsigned>(b.y), static_cast<unsigned>(b.z));
-  cfg.dynamicSmemBytes = smem;
-  cfg.stream = s;
-  cfg.attrs = &attr;
-  cfg.numAttrs = early ? 1 : 0;
-  HEADROOM_CUDA_TRY(cudaLaunchKernelEx(&cfg, body_kernel<K, Ctx>, p, ls));
+  const launch_config lc(dim3(static_cast<unsigned>(g.x), static_cast<unsigned>(g.y), static_cast<unsigned>(g.z)),
+                         dim3(static_cast<unsigned>(b.x), static_cast<unsigned>(b.y), static_cast<unsigned>(b.z)),
+                         smem, s, early);
+  HEADROOM_CUDA_TRY(cudaLaunchKernelEx(&lc.cfg, body_kernel<K, Ctx>, p, ls));
 }
 
 }  // namespace headroom::gpu
