@@ -61,10 +61,10 @@ inline std::vector<buf_id> variant_buffers(variant v) {
   return {b_q, b_k, b_v, b_bt, b_lens, b_qs, b_out, b_ri, b_ki, b_oi, b_tmp_v, b_tmp_s};
 }
 
-// Device buffers for some of a case's buffer ids: plain allocations or one guarded arena.
+// Device buffers for some of a case's buffer ids (of its wire buffers, which must outlive them):
+// plain allocations or one guarded arena.
 struct case_memory {
-  std::vector<gpu::wire_buffer> wires;  // device_memory keeps pointers to these (sizes only, after set-up)
-  std::array<int, b_count> slot{};      // buf_id -> index among wires, -1 when absent
+  std::array<int, b_count> slot{};  // buf_id -> index among mem's buffers, -1 when absent
   std::unique_ptr<gpu::device_memory> mem;
   void* ptr(buf_id id) const { return slot[id] < 0 ? nullptr : mem->pointers()[static_cast<std::size_t>(slot[id])]; }
 };
@@ -73,13 +73,13 @@ inline std::unique_ptr<case_memory> make_memory(const std::vector<gpu::wire_buff
                                                 bool guarded, cudaStream_t s) {
   auto m = std::make_unique<case_memory>();
   m->slot.fill(-1);
+  std::vector<const gpu::wire_buffer*> bufs;
   for (buf_id id : ids) {
-    m->slot[id] = static_cast<int>(m->wires.size());
-    m->wires.push_back(all[id]);
+    m->slot[id] = static_cast<int>(bufs.size());
+    bufs.push_back(&all[id]);
   }
-  m->mem = std::make_unique<gpu::device_memory>(m->wires, guarded, gpu::guard_options{}, s);
+  m->mem = std::make_unique<gpu::device_memory>(std::move(bufs), guarded, gpu::guard_options{}, s);
   HEADROOM_CUDA_TRY(cudaStreamSynchronize(s));
-  for (auto& w : m->wires) w.data = {};
   return m;
 }
 

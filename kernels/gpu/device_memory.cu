@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
+#include <utility>
 
 #include "kernels/gpu/cuda_try.hpp"
 #include "kernels/gpu/guard_bands.cuh"
@@ -73,6 +74,12 @@ struct kept_block {
 };
 thread_local kept_block kept_arena;
 
+std::vector<const wire_buffer*> addresses(const std::vector<wire_buffer>& bufs) {
+  std::vector<const wire_buffer*> out;
+  for (const auto& b : bufs) out.push_back(&b);
+  return out;
+}
+
 // A device array for the rare attribution path (uninitialised; a thrust::device_vector would fill
 // it on the default stream, unordered with this non-blocking one).
 template <class T>
@@ -86,14 +93,17 @@ struct scratch {
 
 }  // namespace
 
-device_memory::device_memory(const std::vector<wire_buffer>& bufs, bool guarded,
-                             const guard_options& g, cudaStream_t s)
-    : stream_(s) {
-  for (const auto& b : bufs) {
-    if (b.elem_bytes <= 0 || b.extent < 0) throw std::invalid_argument("gpu buffer " + b.name + ": bad size");
-    if (!b.scratch && static_cast<int64_t>(b.data.size()) != b.elem_bytes * b.extent)
-      throw std::invalid_argument("gpu buffer " + b.name + ": data size does not match its extent");
-    bufs_.push_back(&b);
+device_memory::device_memory(const std::vector<wire_buffer>& bufs, bool guarded, const guard_options& g,
+                             cudaStream_t s)
+    : device_memory(addresses(bufs), guarded, g, s) {}
+
+device_memory::device_memory(std::vector<const wire_buffer*> bufs, bool guarded, const guard_options& g,
+                             cudaStream_t s)
+    : stream_(s), bufs_(std::move(bufs)) {
+  for (const wire_buffer* b : bufs_) {
+    if (b->elem_bytes <= 0 || b->extent < 0) throw std::invalid_argument("gpu buffer " + b->name + ": bad size");
+    if (!b->scratch && static_cast<int64_t>(b->data.size()) != b->elem_bytes * b->extent)
+      throw std::invalid_argument("gpu buffer " + b->name + ": data size does not match its extent");
   }
   try {
     set_up(guarded, g);

@@ -23,7 +23,11 @@ namespace headroom::gpu {
 
 class device_memory {
  public:
+  // The buffers are read at construction (bytes, sizes) and their sizes afterwards (download), so
+  // they must outlive this object; their bytes need not.
   device_memory(const std::vector<wire_buffer>& bufs, bool guarded, const guard_options& g,
+                cudaStream_t s);
+  device_memory(std::vector<const wire_buffer*> bufs, bool guarded, const guard_options& g,
                 cudaStream_t s);
   ~device_memory();
   device_memory(const device_memory&) = delete;
