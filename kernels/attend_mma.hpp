@@ -6,9 +6,9 @@
 //   loads   K and V rows of keys base + g and base + 8 + g, dims 32j + 8q .. 32j + 8q + 7 (16 bytes
 //           per chunk, straight from the paged cache) into the lane's own slots of a shared-memory
 //           stage of S steps (attn_shared_mma): asynchronous copies (cp.async) when every row is
-//           whole and 16-byte aligned (mma_rows_aligned: the usual case), so S - 1 steps of K and
-//           V are in flight while a step computes and no registers hold them; plain loads and
-//           stores otherwise. q row g at the same dims is read once per pass.
+//           whole and 16-byte aligned (mma_rows_aligned: the usual case), so copies are in flight
+//           while a step computes (mma_steps) and no registers hold them; plain loads and stores
+//           otherwise. q row g at the same dims is read once per pass.
 //   scores  S^T (16 keys x 8 rows) = K (16 x Dp) * Q^T, accumulated over Dp / 16 products. The
 //           16 dims of product (j, m) are a permutation of 32j + 8q + 4m + {0..3} (the same one on
 //           both sides, so the dot products are exact sums of the same terms): lane l holds
@@ -18,8 +18,8 @@
 //   values  O^T (Dp x 8 rows) += V^T (Dp x 16 keys) * P^T: each 16-byte V chunk holds four 8x8
 //           tiles (dims 2f, 2f + 1 of lanes' 8-dim chunks), transposed in registers (movmatrix);
 //           lane l accumulates rows 2q, 2q + 1 at dims 32j + 8(g / 2) + 2f + g % 2.
-// A lane reads back only the chunks it copied, so the stage needs no barrier either. Then every
-// warp publishes (m, l, O) to shared memory exactly as the CUDA-core pass does, and
+// A lane reads back only the chunks it copied, so the stage needs no barrier either. Then, after
+// a barrier, every warp publishes (m, l, O) over the stage exactly as the CUDA-core pass does, and
 // attn_combined() merges the warps.
 #pragma once
 
@@ -109,28 +109,17 @@ HEADROOM_HOST_DEVICE void mma_softmax(Ctx& ctx, const paged_attention_inputs<T>&
   });
 }
 
-// The pass's steps. The first S - 1 steps are issued ahead, one copy group per step (empty past
-// the last step, so step k is always group k); each step issues step + S - 1 (and reads the block
-// table for the one after), waits for its own group, then: scores (K block by block from the
-// stage), softmax, values (V block by block).
+// The pass's steps: scores (K block by block from the stage), softmax, values (V block by block).
+// One stage (S = 1): K and V are separate copy groups, so the next step's K copies run during
+// this step's softmax and values, and its V copies during its own scores (measured on the H200:
+// Triton-style +2.5% at 1x32768 and +4.5% at 16x4096, the rest within 1%: docs/bench.md run 29). More stages: the first S - 1 steps are issued
+// ahead, one group per step (empty past the last step, so step k is always group k); each step
+// issues step + S - 1 (and reads the block table for the one after), then waits for its own group.
 template <class T, int Dp, int S, bool Aligned, class Ctx, class Regs, class SV>
 HEADROOM_HOST_DEVICE void mma_steps(Ctx& ctx, const paged_attention_inputs<T>& p, Regs& rg, const SV& st,
                                     int64_t seq, int64_t kvh, int64_t lo, int64_t hi, int64_t steps) {
   constexpr int J = Dp / 32;
-  const auto issue = [&](int64_t k) {  // step k's copies, then step k + 1's rows
-    if (k >= steps) return;
-    mma_issue<T, Dp, S, Aligned>(ctx, p, st, rg, k);
-    if (k + 1 < steps) mma_rows<T, Aligned>(ctx, p, rg, seq, kvh, lo, hi, k + 1);
-  };
-  if (steps > 0) mma_rows<T, Aligned>(ctx, p, rg, seq, kvh, lo, hi, 0);
-  for (int64_t k = 0; k < S - 1; ++k) {
-    issue(k);
-    ctx.async_commit();
-  }
-  for (int64_t step = 0; step < steps; ++step) {
-    issue(step + S - 1);
-    ctx.async_commit();
-    ctx.template async_wait<S - 1>();
+  const auto scores = [&](int64_t step) {
     ctx.threads([&](const thread_idx& t) {
       HEADROOM_UNROLL
       for (int c = 0; c < 4; ++c) rg.st[t].s[c] = 0.0f;
@@ -146,8 +135,8 @@ HEADROOM_HOST_DEVICE void mma_steps(Ctx& ctx, const paged_attention_inputs<T>& p
                               r.s};
         });
     }
-    mma_softmax<T, Dp>(ctx, p, rg, lo, step);
-    ctx.template transpose8x8<2>(rg.st, [](mma_lane<Dp>& r) { return &r.pt[0]; });
+  };
+  const auto values = [&](int64_t step) {
     HEADROOM_UNROLL
     for (int j = 0; j < J; ++j) {
       mma_read<Dp, S>(ctx, st, rg, step, 1, j);
@@ -160,14 +149,66 @@ HEADROOM_HOST_DEVICE void mma_steps(Ctx& ctx, const paged_attention_inputs<T>& p
                               r.o[j][u]};
         });
     }
+  };
+  const auto softmax = [&](int64_t step) {
+    mma_softmax<T, Dp>(ctx, p, rg, lo, step);
+    ctx.template transpose8x8<2>(rg.st, [](mma_lane<Dp>& r) { return &r.pt[0]; });
+  };
+  if (steps > 0) mma_rows<T, Aligned>(ctx, p, rg, seq, kvh, lo, hi, 0);
+  if constexpr (S == 1) {
+    // Groups in order K0 V0 K1 V1 ...: before step k's scores the newest group is V(k), before its
+    // values K(k + 1); waiting for all but the newest one completes the group needed. The block
+    // table for step k + 2 is read after step k + 1's V is issued, a step ahead of its use.
+    if (steps > 0) {
+      mma_issue<T, Dp, S, Aligned, 0>(ctx, p, st, rg, 0);
+      ctx.async_commit();
+      mma_issue<T, Dp, S, Aligned, 1>(ctx, p, st, rg, 0);
+      ctx.async_commit();
+      if (steps > 1) mma_rows<T, Aligned>(ctx, p, rg, seq, kvh, lo, hi, 1);
+    }
+    for (int64_t step = 0; step < steps; ++step) {
+      ctx.template async_wait<1>();
+      scores(step);
+      if (step + 1 < steps) mma_issue<T, Dp, S, Aligned, 0>(ctx, p, st, rg, step + 1);
+      ctx.async_commit();
+      softmax(step);
+      ctx.template async_wait<1>();
+      values(step);
+      if (step + 1 < steps) {
+        mma_issue<T, Dp, S, Aligned, 1>(ctx, p, st, rg, step + 1);
+        if (step + 2 < steps) mma_rows<T, Aligned>(ctx, p, rg, seq, kvh, lo, hi, step + 2);
+      }
+      ctx.async_commit();
+    }
+    return;
+  }
+  const auto issue = [&](int64_t k) {  // step k's copies, then step k + 1's rows
+    if (k >= steps) return;
+    mma_issue<T, Dp, S, Aligned>(ctx, p, st, rg, k);
+    if (k + 1 < steps) mma_rows<T, Aligned>(ctx, p, rg, seq, kvh, lo, hi, k + 1);
+  };
+  for (int64_t k = 0; k < S - 1; ++k) {
+    issue(k);
+    ctx.async_commit();
+  }
+  for (int64_t step = 0; step < steps; ++step) {
+    issue(step + S - 1);
+    ctx.async_commit();
+    ctx.template async_wait<S - 1>();
+    scores(step);
+    softmax(step);
+    values(step);
   }
 }
 
-// Every warp's (m, l) and accumulators into attn_shared for attn_combined(). Ends on a barrier.
+// Every warp's (m, l) and accumulators into attn_shared for attn_combined(). The accumulators
+// replace the stage, so every warp must be done with it first: a barrier before, and one after.
 template <int Dp, class Ctx, class Sh, class Regs>
 HEADROOM_HOST_DEVICE void mma_publish(Ctx& ctx, Sh& s, Regs& rg) {
-  const auto os = ctx.template shared<1>(s.o, "warp_out");  // lanes g, g ^ 1 share 8-float chunks
-  const auto mls = ctx.template shared<1>(s.ml, "warp_ml");
+  const int64_t W = ctx.block_dim().y;
+  const auto os = ctx.template shared<1>(s.o, W * attn_rows * Dp, "warp_out");  // lanes g, g ^ 1 share 8-float chunks
+  const auto mls = ctx.template shared<1>(s.ml, W * attn_rows * 2, "warp_ml");
+  ctx.sync();
   ctx.threads([&](const thread_idx& t) { rg.red[t] = {{rg.st[t].l[0], rg.st[t].l[1]}}; });
   ctx.lane_sum(rg.red, 8, 4);
   ctx.threads([&](const thread_idx& t) {
@@ -202,7 +243,7 @@ HEADROOM_HOST_DEVICE uint32_t attend_range_mma(Ctx& ctx, const paged_attention_i
   const int64_t tiles = hi > lo ? (hi - lo + attn_tile - 1) / attn_tile : 0;
   const int64_t steps = (tiles + W - 1) / W * (attn_tile / mma_keys);
   constexpr int S = Sh::stages;
-  const auto st = ctx.template shared<attn_chunk>(s.stage, "kv_stage");
+  const auto st = ctx.template shared<attn_chunk>(s.stage, W * Sh::warp_stage, "kv_stage");
   if (mma_rows_aligned<Dp>(p))
     mma_steps<T, Dp, S, true>(ctx, p, rg, st, seq, kvh, lo, hi, steps);
   else

@@ -116,8 +116,9 @@ HEADROOM_HOST_DEVICE void mma_rows(Ctx& ctx, const paged_attention_inputs<T>& p,
   });
 }
 
-// Issues step `step`'s K and V chunks (rows r.off, from mma_rows) into its slot.
-template <class T, int Dp, int S, bool Aligned, class Ctx, class SV, class Regs>
+// Issues step `step`'s K and / or V chunks (rows r.off, from mma_rows) into its slot: Which 0 K
+// only, 1 V only, 2 both.
+template <class T, int Dp, int S, bool Aligned, int Which = 2, class Ctx, class SV, class Regs>
 HEADROOM_HOST_DEVICE void mma_issue(Ctx& ctx, const paged_attention_inputs<T>& p, const SV& st, Regs& rg,
                                     int64_t step) {
   const auto kc = ctx.global(p.k_cache);
@@ -131,8 +132,8 @@ HEADROOM_HOST_DEVICE void mma_issue(Ctx& ctx, const paged_attention_inputs<T>& p
       HEADROOM_UNROLL
       for (int j = 0; j < Dp / 32; ++j) {
         const int64_t d0 = 32 * j + 8 * q;
-        mma_stage_chunk<T, Aligned>(ctx, st, mma_chunk_at<Dp, S>(t, step, 0, h, j), kc, off, d0, D);
-        mma_stage_chunk<T, Aligned>(ctx, st, mma_chunk_at<Dp, S>(t, step, 1, h, j), vc, off, d0, D);
+        if constexpr (Which != 1) mma_stage_chunk<T, Aligned>(ctx, st, mma_chunk_at<Dp, S>(t, step, 0, h, j), kc, off, d0, D);
+        if constexpr (Which != 0) mma_stage_chunk<T, Aligned>(ctx, st, mma_chunk_at<Dp, S>(t, step, 1, h, j), vc, off, d0, D);
       }
     }
   });

@@ -4,6 +4,7 @@
 // shape, and attn_combined(), which merges the warps for the bodies' stores.
 #pragma once
 
+#include <cstddef>
 #include <type_traits>
 
 #include "kernels/attention_common.hpp"
@@ -20,6 +21,15 @@ namespace headroom {
 #ifndef HEADROOM_ATTN_WARPS
 #define HEADROOM_ATTN_WARPS 8
 #endif
+#ifndef HEADROOM_ATTN_MIN_BLOCKS
+#define HEADROOM_ATTN_MIN_BLOCKS 2
+#endif
+#ifndef HEADROOM_TRITON_WARP_KEYS  // keys per warp (triton_attention::block)
+#define HEADROOM_TRITON_WARP_KEYS 64
+#endif
+#ifndef HEADROOM_FI_WARP_KEYS  // keys per warp (fi_batch_decode::block)
+#define HEADROOM_FI_WARP_KEYS 256
+#endif
 
 inline constexpr int attn_rows = 8;  // query rows per pass (GQA group 8 = one pass)
 inline constexpr int attn_pair_keys = HEADROOM_ATTN_PAIR_KEYS;  // keys per lane pair (scores phase)
@@ -32,6 +42,9 @@ inline constexpr int attn_vbatch = HEADROOM_ATTN_VBATCH;  // values phase: keys 
 // Warps per block at most: the combine buffer holds W x rows x Dp floats (32 KiB for Dp <= 128).
 template <int Dp>
 inline constexpr int attn_max_warps = Dp <= 128 ? HEADROOM_ATTN_WARPS : (Dp == 256 ? 4 : 2);
+
+// Blocks per SM the attention bodies' launch bounds ask for (registers: 64 K / (threads x this)).
+inline constexpr int attn_min_blocks = HEADROOM_ATTN_MIN_BLOCKS;
 
 // Threads per block at most for the attention bodies' launch bounds (kernels/gpu/launch.cuh).
 template <int Dp>
@@ -61,19 +74,40 @@ struct attn_shared_simt {
 
 // The tensor-core pass's (attend_mma.hpp): per warp, Stages slots of one 16-key step's K and V
 // rows, each lane's own 16-byte chunks (filled by asynchronous copies, read back by the same lane,
-// so no barrier), then the same publishing arrays as the CUDA-core pass.
+// so no barrier); after the steps and a barrier the same memory holds the warps' accumulators (o),
+// published as the CUDA-core pass does. Per-warp parts last and warp-major, so a launch of w warps
+// allocates only bytes(w) (shared_bytes of the bodies): blocks of 4 warps fit 4 to an SM.
 template <class T, int Dp, int Stages>
 struct attn_shared_mma {
   static constexpr int W = attn_max_warps<Dp>, stages = Stages;
   static constexpr int64_t slot_elems = 2 * 2 * (Dp / 32) * 32 * attn_chunk;  // K|V x 2 rows x chunks x lanes
-  alignas(16) T stage[W * Stages * slot_elems];
-  float o[W * attn_rows * Dp];
+  static constexpr int64_t warp_stage = Stages * slot_elems;                    // elements of T per warp
   float ml[W * attn_rows * 2];
+  union {
+    alignas(16) T stage[W * warp_stage];
+    float o[W * attn_rows * Dp];
+  };
+  static constexpr std::size_t bytes(int64_t warps) {
+    return sizeof(attn_shared_mma) - static_cast<std::size_t>(W - warps) * warp_stage * sizeof(T);
+  }
 };
 
 template <class T, int Dp, int Stages>
 using attn_shared = std::conditional_t<attn_on_tensor_cores<T, Dp>, attn_shared_mma<T, Dp, Stages>,
                                        attn_shared_simt<Dp>>;
+
+// Shared memory a block of `warps` warps allocates (the CUDA-core pass: all of it).
+template <class T, int Dp, int Stages>
+constexpr std::size_t attn_shared_bytes(int64_t warps) {
+  if constexpr (attn_on_tensor_cores<T, Dp>) {
+    using S = attn_shared_mma<T, Dp, Stages>;
+    static_assert(sizeof(S::o) <= sizeof(S::stage), "the accumulators fit in the stage they replace");
+    static_assert(sizeof(S::ml) % 16 == 0, "the stage starts 16-byte aligned");
+    return S::bytes(warps);
+  } else {
+    return sizeof(attn_shared_simt<Dp>);
+  }
+}
 
 // Threads per block for a pass whose key ranges are at most max_keys long: a warp per warp_keys
 // keys (short ranges get fewer, busier warps), up to attn_max_warps.
@@ -88,9 +122,9 @@ inline launch_dim attn_block(int64_t max_keys, int64_t warp_keys) {
 template <int Dp, class Ctx, class Sh>
 HEADROOM_HOST_DEVICE void attn_combined(Ctx& ctx, Sh& s, int64_t m, int64_t d0,
                                         float (&acc)[attn_chunk], float& M, float& L) {
-  const auto os = ctx.template shared<attn_out_granule<Dp>>(s.o, "warp_out");
-  const auto mls = ctx.template shared<1>(s.ml, "warp_ml");
   const int64_t W = ctx.block_dim().y;
+  const auto os = ctx.template shared<attn_out_granule<Dp>>(s.o, W * attn_rows * Dp, "warp_out");
+  const auto mls = ctx.template shared<1>(s.ml, W * attn_rows * 2, "warp_ml");
   M = neg_inf();
   L = 0.0f;
   for (int e = 0; e < attn_chunk; ++e) acc[e] = 0.0f;

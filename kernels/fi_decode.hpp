@@ -43,12 +43,13 @@ struct fi_batch_decode {
   using shared_storage = attn_shared<T, Dp, Stages>;
 
   static launch_dim grid(const params& p) { return {p.padded, p.in.num_kv_heads, 1}; }
-  // Tuned on the H200 (docs/bench.md): two blocks per SM (128 registers, no spills since the K/V
-  // stage; with register loads a few spilled and still beat one block) for FlashInfer's many short
-  // work items; 32 keys per warp.
-  static constexpr int max_block_threads = attn_max_threads<Dp>, min_blocks_per_sm = 2;
-  static constexpr int64_t warp_keys = 32;
+  // Tuned on the H200 (docs/bench.md): 128 registers (two blocks of 8 warps per SM) and 256 keys
+  // per warp, so FlashInfer's many short work items (256-key chunks at 1x32768) run as 1-warp
+  // blocks, 16 to an SM (shared memory is sized per launch: shared_bytes).
+  static constexpr int max_block_threads = attn_max_threads<Dp>, min_blocks_per_sm = attn_min_blocks;
+  static constexpr int64_t warp_keys = HEADROOM_FI_WARP_KEYS;
   static launch_dim block(const params& p) { return attn_block<Dp>(fi_max_keys(p), warp_keys); }
+  static std::size_t shared_bytes(const params& p) { return attn_shared_bytes<T, Dp, Stages>(block(p).y); }
 
   template <class Ctx>
   HEADROOM_HOST_DEVICE void operator()(Ctx& ctx, const params& p, shared_storage& s) const {

@@ -49,10 +49,11 @@ struct triton_attention {
             Segmented ? triton_num_segments : 1};
   }
   // Tuned on the H200 (docs/bench.md): two blocks of up to 8 warps per SM (128 registers), 64 keys
-  // per warp.
-  static constexpr int max_block_threads = attn_max_threads<Dp>, min_blocks_per_sm = 2;
-  static constexpr int64_t warp_keys = 64;
+  // per warp (the 3D path's 256-key segments at 16x4096: 4-warp blocks, four to an SM).
+  static constexpr int max_block_threads = attn_max_threads<Dp>, min_blocks_per_sm = attn_min_blocks;
+  static constexpr int64_t warp_keys = HEADROOM_TRITON_WARP_KEYS;
   static launch_dim block(const params& p) { return attn_block<Dp>(triton_max_keys(p, Segmented), warp_keys); }
+  static std::size_t shared_bytes(const params& p) { return attn_shared_bytes<T, Dp, Stages>(block(p).y); }
 
   // The request of q-block b.x and its rows, read from the batch buffers (constructed again after
   // attend_range() for the stores).

@@ -7,6 +7,8 @@
 //     struct shared_storage { float tile[256]; };                  // __shared__ on a GPU
 //     static launch_dim grid(const params& p);
 //     static launch_dim block(const params& p);                    // <= 1024 threads
+//     static std::size_t shared_bytes(const params& p);            // optional: the GPU allocates
+//                                                                  // only this prefix of it
 //     template <class Ctx>
 //     HEADROOM_HOST_DEVICE void operator()(Ctx& ctx, const params& p, shared_storage& s) const;
 //   };
@@ -18,7 +20,9 @@
 //                             threadIdx). Thread-divergent code lives only inside f.
 //   ctx.sync()                __syncthreads(); never inside threads().
 //   ctx.global(buffer_ref<T>) a global view; ctx.shared<G>(s.array, "name") a shared view, barrier
-//                             discipline tracked per granule of G elements (sim_views.hpp).
+//                             discipline tracked per granule of G elements (sim_views.hpp);
+//                             ctx.shared<G>(s.array, n, "name") a view of its first n elements
+//                             (a body whose launch allocates less than its shared_storage).
 //   view.load(i), view.store(i, v), view.load_vec<N>(i), view.store_vec<N>(i, vec<T,N>),
 //   view.extent()             element indices (int64_t); vector accesses move N consecutive elements.
 //   view.load_vec_aligned<N>(i)  the same load from an address the body knows is aligned to the

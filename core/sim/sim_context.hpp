@@ -106,13 +106,23 @@ class sim_context {
 
   template <int G = 1, class T, std::size_t N>
   shared_view<T, G> shared(T (&a)[N], const char* name) {
+    return shared<G>(a, static_cast<int64_t>(N), name);
+  }
+  // A view of the first n elements of a (whole granules): the part a launch of this shape uses.
+  template <int G = 1, class T, std::size_t N>
+  shared_view<T, G> shared(T (&a)[N], int64_t n, const char* name) {
     static_assert(N % G == 0, "a shared array must hold whole granules");
     const auto off = reinterpret_cast<const std::byte*>(&a[0]) - smem_;
     if (off < 0 || static_cast<std::size_t>(off) + sizeof(a) > smem_bytes_ || off % 2 != 0) {
       misuse(std::string("shared(") + name + "): array is not in shared_storage");
       return shared_view<T, G>(a, 0, wtag_, rtag_, name, &hot_);
     }
-    return shared_view<T, G>(a, static_cast<int64_t>(N), wtag_ + off / 2, rtag_ + off / 2, name, &hot_);
+    if (n < 0 || n > static_cast<int64_t>(N) || n % G != 0) {
+      misuse(std::string("shared(") + name + "): " + std::to_string(n) + " elements of an array of " +
+             std::to_string(N));
+      return shared_view<T, G>(a, 0, wtag_, rtag_, name, &hot_);
+    }
+    return shared_view<T, G>(a, n, wtag_ + off / 2, rtag_ + off / 2, name, &hot_);
   }
 
   template <class T>

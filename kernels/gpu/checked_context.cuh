@@ -183,6 +183,10 @@ class checked_context : public gpu_context_base {
   HEADROOM_HOST_DEVICE checked_view<T> shared(T (&a)[N], const char* name) {
     return {a, static_cast<int64_t>(N), shared_buffer_id, name, &s_};
   }
+  template <int G = 1, class T, std::size_t N>
+  HEADROOM_HOST_DEVICE checked_view<T> shared(T (&a)[N], int64_t n, const char* name) {
+    return {a, n >= 0 && n <= static_cast<int64_t>(N) ? n : 0, shared_buffer_id, name, &s_};
+  }
   // An in-bounds copy goes asynchronously; one out of bounds on either side is done at once
   // through the checked load and store (logged; poison lands where the source was out of bounds).
   template <int N, class T, class U>

@@ -266,6 +266,10 @@ class gpu_context : public gpu_context_base {
   HEADROOM_HOST_DEVICE raw_view<T> shared(T (&a)[N], const char*) {
     return {a, static_cast<int64_t>(N)};
   }
+  template <int G = 1, class T, std::size_t N>
+  HEADROOM_HOST_DEVICE raw_view<T> shared(T (&a)[N], int64_t n, const char*) {
+    return {a, n};
+  }
   template <int N, class T, class U>
   HEADROOM_HOST_DEVICE void copy_async(const raw_view<T>& dst, int64_t di, const raw_view<U>& src, int64_t si) {
     cp_async<N * static_cast<int>(sizeof(T))>(dst.d + di, src.d + si);

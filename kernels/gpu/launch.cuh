@@ -1,7 +1,8 @@
 // The one generic __global__ launcher: body_kernel<K, Ctx> runs kernel functor K (DESIGN.md "One
 // kernel body, two executors") with context Ctx (gpu_context: zero cost; checked_context: device
-// bounds checks) over K::grid(p) x K::block(p), its shared_storage in dynamic shared memory (the
-// largest, kv tiles of fp32 at Dp 512, is 64 KiB: above the 48 KiB static limit). launch_body()
+// bounds checks) over K::grid(p) x K::block(p), its shared_storage (or the part of it that
+// K::shared_bytes(p) names) in dynamic shared memory (the largest, about 64 KiB, is above the
+// 48 KiB static limit). launch_body()
 // validates the shape against CUDA's limits and reports launch errors through HEADROOM_CUDA_TRY.
 #pragma once
 
@@ -32,6 +33,13 @@ template <class K>
 constexpr int body_min_blocks() {
   if constexpr (requires { K::min_blocks_per_sm; }) return K::min_blocks_per_sm;
   else return 1;
+}
+// Dynamic shared memory of a launch: K::shared_bytes(p) when the body allocates only a prefix of
+// its shared_storage for this shape (attend_shared.hpp), else all of it.
+template <class K>
+std::size_t body_shared_bytes(const typename K::params& p) {
+  if constexpr (requires { K::shared_bytes(p); }) return K::shared_bytes(p);
+  else return sizeof(typename K::shared_storage);
 }
 
 template <class K, class Ctx>
@@ -68,11 +76,12 @@ void launch_body(const typename K::params& p, const typename Ctx::launch_state& 
   const launch_dim g = K::grid(p), b = K::block(p);
   check_gpu_shape(g, b);
   if (g.count() == 0) return;
-  constexpr std::size_t smem = sizeof(typename K::shared_storage);
-  if constexpr (smem > default_dynamic_smem_limit)
+  constexpr std::size_t most = sizeof(typename K::shared_storage);
+  if constexpr (most > default_dynamic_smem_limit)
     HEADROOM_CUDA_TRY(cudaFuncSetAttribute(body_kernel<K, Ctx>,
                                            cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                           static_cast<int>(smem)));
+                                           static_cast<int>(most)));
+  const std::size_t smem = body_shared_bytes<K>(p);
   const launch_config lc(dim3(static_cast<unsigned>(g.x), static_cast<unsigned>(g.y), static_cast<unsigned>(g.z)),
                          dim3(static_cast<unsigned>(b.x), static_cast<unsigned>(b.y), static_cast<unsigned>(b.z)),
                          smem, s, early);

@@ -217,13 +217,15 @@ std::vector<uint16_t> staged_output(const geometry_case& c, uint64_t seed, bool 
   return bits;
 }
 
+// One stage runs K and V as separate copy groups (attend_mma.hpp), more stages one group per step:
+// the same arithmetic, so the same bits.
 template <int Dp>
 void expect_same_at_every_depth(const geometry_case& c, uint64_t seed) {
   for (const bool fi : {false, true}) {
     const auto one = staged_output<Dp, 1>(c, seed, fi);
     EXPECT_EQ(one, (staged_output<Dp, 2>(c, seed, fi))) << describe(c, dtype::bf16);
     EXPECT_EQ(one, (staged_output<Dp, 3>(c, seed, fi))) << describe(c, dtype::bf16);
-    EXPECT_EQ(one, (staged_output<Dp, 4>(c, seed, fi))) << describe(c, dtype::bf16);  // > a warp's 2 steps
+    EXPECT_EQ(one, (staged_output<Dp, 4>(c, seed, fi))) << describe(c, dtype::bf16);  // > a short warp's steps
   }
 }
 
@@ -242,6 +244,33 @@ TEST(Kernels, PipelineDepthDoesNotChangeTheResult) {
     ++tried;
   }
   EXPECT_EQ(tried, 6);
+}
+
+// A launch of w warps allocates attn_shared_bytes(w) (kernels/gpu/launch.cuh): every element of
+// the w-warp views (stage, accumulators over it, (m, l)) lies inside, and blocks of 4 warps fit
+// four to an H200 SM (227 KiB of shared memory, 1 KiB reserved per block), the point of sizing it.
+template <class T, int Dp, int S>
+void expect_views_inside_allocation() {
+  using Sh = attn_shared_mma<T, Dp, S>;
+  static Sh s;
+  const auto end_of = [&](const void* p) { return static_cast<std::size_t>(static_cast<const char*>(p) - reinterpret_cast<const char*>(&s)); };
+  for (int w = 1; w <= Sh::W; ++w) {
+    const std::size_t bytes = attn_shared_bytes<T, Dp, S>(w);
+    EXPECT_LE(end_of(&s.stage[0] + w * Sh::warp_stage), bytes) << "Dp " << Dp << " S " << S << " warps " << w;
+    EXPECT_LE(end_of(&s.o[0] + w * attn_rows * Dp), bytes) << "Dp " << Dp << " S " << S << " warps " << w;
+    EXPECT_LE(end_of(&s.ml[0] + w * attn_rows * 2), bytes) << "Dp " << Dp << " S " << S << " warps " << w;
+    if (w > 1) EXPECT_LT((attn_shared_bytes<T, Dp, S>(w - 1)), bytes);
+  }
+  EXPECT_EQ((attn_shared_bytes<T, Dp, S>(Sh::W)), sizeof(Sh));
+}
+
+TEST(Kernels, SharedMemoryOfALaunchCoversItsWarps) {
+  expect_views_inside_allocation<bf16, 64, 1>();
+  expect_views_inside_allocation<bf16, 128, 1>();
+  expect_views_inside_allocation<fp16, 128, 2>();
+  expect_views_inside_allocation<bf16, 256, 1>();
+  EXPECT_LE(4 * ((attn_shared_bytes<bf16, 128, 1>(4)) + 1024), std::size_t{228} * 1024);
+  EXPECT_EQ((attn_shared_bytes<float, 128, 1>(4)), sizeof(attn_shared_simt<128>));  // CUDA-core pass: all of it
 }
 
 TEST(Kernels, PrefillPlanIsNotSimulated) {
