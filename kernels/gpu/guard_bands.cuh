@@ -174,7 +174,9 @@ __global__ void __launch_bounds__(check_threads) check_bands(const std::byte* ar
   // Until wait_for_launch_before(), the launch being checked may still run (device_memory::
   // check_guards launches this early): only the band table (written at set-up) is read, in shared
   // memory when it fits (a request has a few dozen bands), so the walk costs no global round trips;
-  // the bands themselves are only prefetched into L2, which the launch's writes reach too.
+  // the bands themselves are only prefetched into L2 (which the launch's writes reach too), marked
+  // to be evicted last, so that the launch's stream of K and V leaves more of them there (measured:
+  // -1.1 us of 69 at 1x32768 for Triton, docs/bench.md).
   __shared__ band_range sb[check_smem_bands];
   __shared__ int first_band;
   band_table st = t;
@@ -195,7 +197,7 @@ __global__ void __launch_bounds__(check_threads) check_bands(const std::byte* ar
     const band_range& r = st.b[bi];
     off[k] = i < n ? chunk_offset(r, i) : -1;
     lo[k] = r.lo, hi[k] = r.hi;
-    if (off[k] >= 0) asm volatile("prefetch.global.L2 [%0];" ::"l"(arena + off[k]));
+    if (off[k] >= 0) asm volatile("prefetch.global.L2::evict_last [%0];" ::"l"(arena + off[k]));
   }
   wait_for_launch_before();
   uint4 w[check_per_thread];
