@@ -1,7 +1,8 @@
 // GPU decode benchmarks (issue 6): headroom's Triton-style (2D or 3D path, as the engine picks it)
 // and FlashInfer-style split-KV decode kernels, Hq 64 / Hkv 8 / D 128, bf16, 16-token pages, over
 // batch x context 1x32768, 16x4096, 64x4096, 128x2048, 256x1024. Each iteration: flush L2 (a memset
-// of twice the device's L2), then the engine's launches between two CUDA events (UseManualTime).
+// of twice the device's L2, or a read: flush_l2), then the engine's launches between two CUDA
+// events (UseManualTime).
 // Reported per repetition: the median time, bytes/s (every KV byte once, q and output) and the
 // fraction of the device copy bandwidth this run measures itself (a 1 GiB device-to-device copy,
 // read + write). Every variant is checked against the fp32 reference before it is timed.
@@ -12,7 +13,9 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
+#include <string>
 
 #include "bench/bench_gpu_decode_case.cuh"
 #include "bench/bench_gpu_read_ceiling.cuh"
@@ -38,8 +41,30 @@ struct device_state {
 };
 device_state* dev = nullptr;
 
+// The flush writes twice L2's size (as triton's do_bench does), leaving dirty lines that are written
+// back during the timed interval; HEADROOM_BENCH_FLUSH=read reads the buffer instead (clean
+// lines: docs/bench.md compares the two; scripts/bench_sdpa.py takes the same variable).
+__global__ void read_flush_kernel(const uint4* p, int64_t n, uint4* sink) {
+  uint4 acc{0, 0, 0, 0};
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x)
+    fold(acc, p[i]);
+  keep(acc, sink);
+}
+
 void flush_l2(int i) {
-  HEADROOM_CUDA_TRY(cudaMemsetAsync(dev->flush, i & 0xFF, dev->flush_bytes, dev->stream));
+  static const bool by_read = [] {
+    const char* e = std::getenv("HEADROOM_BENCH_FLUSH");
+    return e && std::string(e) == "read";
+  }();
+  if (!by_read) {
+    HEADROOM_CUDA_TRY(cudaMemsetAsync(dev->flush, i & 0xFF, dev->flush_bytes, dev->stream));
+    return;
+  }
+  static uint4* sink = nullptr;
+  if (!sink) HEADROOM_CUDA_TRY(cudaMalloc(&sink, sizeof(uint4)));
+  read_flush_kernel<<<1024, 256, 0, dev->stream>>>(static_cast<const uint4*>(dev->flush),
+                                                    static_cast<int64_t>(dev->flush_bytes / 16), sink);
+  HEADROOM_CUDA_TRY(cudaGetLastError());
 }
 
 double median(std::vector<double> v) {
@@ -219,6 +244,7 @@ int main(int argc, char** argv) {
   HEADROOM_CUDA_TRY(cudaStreamCreateWithFlags(&st.stream, cudaStreamNonBlocking));
   st.flush_bytes = 2 * static_cast<std::size_t>(prop.l2CacheSize);
   HEADROOM_CUDA_TRY(cudaMalloc(&st.flush, st.flush_bytes));
+  HEADROOM_CUDA_TRY(cudaMemset(st.flush, 0, st.flush_bytes));
   st.copy_bps = measure_copy(std::size_t{1} << 30);
   std::fprintf(stderr, "device %s, %d SMs, L2 %d MiB, copy %.3f TB/s (read + write)\n", prop.name,
               prop.multiProcessorCount, prop.l2CacheSize >> 20, st.copy_bps * 1e-12);

@@ -7,7 +7,8 @@
 #                 cmake --build build --target bench_gpu_decode)
 #   OUT_DIR       default bench-out: headroom.json, sdpa.json, table.md, bench_decode.png
 # Environment: BENCH_ARGS (extra Google Benchmark flags), BENCH_VARIANT (a benchmark-name suffix to
-# tabulate, default none), BENCH_BASE (a JSON of another build for before/after columns).
+# tabulate, default none), BENCH_BASE (a JSON of another build for before/after columns),
+# HEADROOM_BENCH_FLUSH=read (both timings flush L2 by reading instead of writing; docs/bench.md).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin=${1:-$root/build/bench/bench_gpu_decode}

@@ -2,13 +2,15 @@
 """torch scaled_dot_product_attention(..., enable_gqa=True) decode at bench_gpu_decode's shapes.
 
 Timed the way bench/bench_gpu_decode.cu times headroom's kernels: CUDA events around the call, L2
-flushed before every iteration (a write over twice the device's L2), the median of the iterations.
+flushed before every iteration (a write over twice the device's L2; a read of it with
+HEADROOM_BENCH_FLUSH=read), the median of the iterations.
 Bytes counted the same way: every K and V byte once, q in, the output out. Also measures the
 device-to-device copy bandwidth (1 GiB, read + write) the same way. Writes JSON (--out) and prints
 one line per shape. Needs a GPU and PyTorch (the GPU machine has both).
 """
 import argparse
 import json
+import os
 import sys
 
 SHAPES = [(1, 32768), (16, 4096), (64, 4096), (128, 2048), (256, 1024)]
@@ -20,8 +22,12 @@ def timed_median_ms(torch, fn, flush, iters, warmup=5):
         fn()
     start = [torch.cuda.Event(enable_timing=True) for _ in range(iters)]
     end = [torch.cuda.Event(enable_timing=True) for _ in range(iters)]
+    read_flush = os.environ.get("HEADROOM_BENCH_FLUSH") == "read"
     for i in range(iters):
-        flush.fill_(i & 0xFF)
+        if read_flush:
+            flush.sum()
+        else:
+            flush.fill_(i & 0xFF)
         start[i].record()
         fn()
         end[i].record()
