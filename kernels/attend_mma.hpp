@@ -159,25 +159,22 @@ HEADROOM_HOST_DEVICE void mma_steps(Ctx& ctx, const paged_attention_inputs<T>& p
     // Groups in order K0 V0 K1 V1 ...: before step k's scores the newest group is V(k), before its
     // values K(k + 1); waiting for all but the newest one completes the group needed. The block
     // table for step k + 2 is read after step k + 1's V is issued, a step ahead of its use.
-    if (steps > 0) {
-      mma_issue<T, Dp, S, Aligned, 0>(ctx, p, st, rg, 0);
-      ctx.async_commit();
-      mma_issue<T, Dp, S, Aligned, 1>(ctx, p, st, rg, 0);
-      ctx.async_commit();
-      if (steps > 1) mma_rows<T, Aligned>(ctx, p, rg, seq, kvh, lo, hi, 1);
-    }
-    for (int64_t step = 0; step < steps; ++step) {
-      ctx.template async_wait<1>();
-      scores(step);
+    // Iteration -1 only issues step 0 (one call site per copy kind: the checked build's copies are
+    // heavy to compile).
+    for (int64_t step = -1; step < steps; ++step) {
+      if (step >= 0) {
+        ctx.template async_wait<1>();
+        scores(step);
+      }
       if (step + 1 < steps) mma_issue<T, Dp, S, Aligned, 0>(ctx, p, st, rg, step + 1);
       ctx.async_commit();
-      softmax(step);
-      ctx.template async_wait<1>();
-      values(step);
-      if (step + 1 < steps) {
-        mma_issue<T, Dp, S, Aligned, 1>(ctx, p, st, rg, step + 1);
-        if (step + 2 < steps) mma_rows<T, Aligned>(ctx, p, rg, seq, kvh, lo, hi, step + 2);
+      if (step >= 0) {
+        softmax(step);
+        ctx.template async_wait<1>();
+        values(step);
       }
+      if (step + 1 < steps) mma_issue<T, Dp, S, Aligned, 1>(ctx, p, st, rg, step + 1);
+      if (step + 2 < steps) mma_rows<T, Aligned>(ctx, p, rg, seq, kvh, lo, hi, step + 2);
       ctx.async_commit();
     }
     return;
