@@ -2,7 +2,6 @@
 #include "kernels/gpu/device_memory.hpp"
 
 #include <thrust/device_malloc.h>
-#include <thrust/device_free.h>
 #include <thrust/execution_policy.h>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/functional.h>
@@ -125,7 +124,7 @@ void device_memory::set_up(bool guarded, const guard_options& g) {
     const auto bands = band_ranges(slots_, band_chunks_, band_owner_);
     bands_ = static_cast<int>(bands.size());
     meta.resize(max_checked_launches * sizeof(band_stats) + bands.size() * sizeof(band_range));
-    const band_stats clean{0, no_offset_lo, no_offset_hi};
+    const band_stats clean = no_change();
     for (int k = 0; k < max_checked_launches; ++k) std::memcpy(meta.data() + k * sizeof(band_stats), &clean, sizeof(clean));
     if (!bands.empty())
       std::memcpy(meta.data() + max_checked_launches * sizeof(band_stats), bands.data(), bands.size() * sizeof(band_range));
@@ -206,8 +205,7 @@ std::vector<std::byte> device_memory::finish(std::vector<guard_report>& into, in
   const auto dirty = std::find_if(seen, seen + checks, [](const band_stats& b) { return b.count > 0; });
   if (dirty == seen + checks) return out;  // the usual case: every result slot is still clean
   attribute(static_cast<int32_t>(dirty - seen), into);
-  const band_stats clean{0, no_offset_lo, no_offset_hi};
-  std::fill(seen, seen + checks, clean);  // clean slots for the next sequence
+  std::fill(seen, seen + checks, no_change());  // clean slots for the next sequence
   HEADROOM_CUDA_TRY(cudaMemcpyAsync(meta_, seen, checks * sizeof(band_stats), cudaMemcpyHostToDevice, stream_));
   HEADROOM_CUDA_TRY(cudaStreamSynchronize(stream_));
   return out;
@@ -232,7 +230,7 @@ void device_memory::attribute(int32_t launch, std::vector<guard_report>& into) {
   HEADROOM_CUDA_TRY(cudaMemcpyAsync(seen.data(), per_band.p.get(), n * sizeof(band_stats), cudaMemcpyDeviceToHost,
                                     stream_));
   HEADROOM_CUDA_TRY(cudaStreamSynchronize(stream_));
-  std::vector<band_stats> per_slot(slots_.size(), band_stats{0, no_offset_lo, no_offset_hi});
+  std::vector<band_stats> per_slot(slots_.size(), no_change());
   for (std::size_t k = 0; k < n; ++k) {
     auto& s = per_slot[static_cast<std::size_t>(band_owner_[k])];
     s = band_stats_sum{}(s, seen[k]);

@@ -119,11 +119,15 @@ struct band_stats_sum {
 
 constexpr long long no_offset_lo = 0x7FFFFFFFFFFFFFFFLL, no_offset_hi = -1;
 
+// No changed byte: the identity of band_stats_sum, and a result slot's state while its bands are
+// intact.
+__host__ __device__ constexpr band_stats no_change() { return {0, no_offset_lo, no_offset_hi}; }
+
 // Changed canary bytes of the 16 bytes w loaded from arena byte o (16-byte aligned), within [lo, hi).
 // A word at its canary (the usual case) costs one compare; bytes are counted only in a word that
 // changed or that the band clips.
 __device__ inline band_stats changed_in(const uint4& w, int64_t o, int64_t lo, int64_t hi) {
-  band_stats s{0, no_offset_lo, no_offset_hi};
+  band_stats s = no_change();
   const uint32_t word[4] = {w.x, w.y, w.z, w.w};
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
@@ -141,7 +145,7 @@ __device__ inline band_stats changed_in(const uint4& w, int64_t o, int64_t lo, i
 }
 
 __device__ inline band_stats changed_bytes(const std::byte* arena, int64_t o, int64_t lo, int64_t hi) {
-  if ((o > lo ? o : lo) >= (o + chunk < hi ? o + chunk : hi)) return {0, no_offset_lo, no_offset_hi};
+  if ((o > lo ? o : lo) >= (o + chunk < hi ? o + chunk : hi)) return no_change();
   return changed_in(*reinterpret_cast<const uint4*>(arena + o), o, lo, hi);
 }
 
@@ -164,7 +168,7 @@ struct chunk_changes {
 // blocks are small so that a few MiB of bands spread over every SM (latency, not bandwidth, bounds
 // a check of a few MiB). Lanes combine with shuffles; only a warp
 // that saw a changed byte touches the result (atomics). The result slot starts at
-// {0, no_offset_lo, no_offset_hi} and stays there while the bands are intact.
+// no_change() and stays there while the bands are intact.
 constexpr int check_threads = 256, check_per_thread = 2, check_smem_bands = 128;
 constexpr int64_t check_span = check_threads * check_per_thread;
 
@@ -205,7 +209,7 @@ __global__ void __launch_bounds__(check_threads) check_bands(const std::byte* ar
   for (int k = 0; k < check_per_thread; ++k)  // from L2 (.cg): no L1 line from before the wait
     if (off[k] >= 0) w[k] = __ldcg(reinterpret_cast<const uint4*>(arena + off[k]));
   const band_stats_sum sum;
-  band_stats s{0, no_offset_lo, no_offset_hi};
+  band_stats s = no_change();
 #pragma unroll
   for (int k = 0; k < check_per_thread; ++k)
     if (off[k] >= 0) s = sum(s, changed_in(w[k], off[k], lo[k], hi[k]));
