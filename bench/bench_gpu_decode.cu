@@ -41,6 +41,14 @@ struct device_state {
 };
 device_state* dev = nullptr;
 
+// The word the read kernels (flush by reading, read ceilings) store to only if their fold takes a
+// value it cannot (bench_gpu_read_ceiling.cuh's keep), allocated once.
+uint4* sink_word() {
+  static uint4* sink = nullptr;
+  if (!sink) HEADROOM_CUDA_TRY(cudaMalloc(&sink, sizeof(uint4)));
+  return sink;
+}
+
 // The flush writes twice L2's size (as triton's do_bench does), leaving dirty lines that are written
 // back during the timed interval; HEADROOM_BENCH_FLUSH=read reads the buffer instead (clean
 // lines: docs/bench.md compares the two; scripts/bench_sdpa.py takes the same variable).
@@ -60,10 +68,8 @@ void flush_l2(int i) {
     HEADROOM_CUDA_TRY(cudaMemsetAsync(dev->flush, i & 0xFF, dev->flush_bytes, dev->stream));
     return;
   }
-  static uint4* sink = nullptr;
-  if (!sink) HEADROOM_CUDA_TRY(cudaMalloc(&sink, sizeof(uint4)));
   read_flush_kernel<<<1024, 256, 0, dev->stream>>>(static_cast<const uint4*>(dev->flush),
-                                                    static_cast<int64_t>(dev->flush_bytes / 16), sink);
+                                                    static_cast<int64_t>(dev->flush_bytes / 16), sink_word());
   HEADROOM_CUDA_TRY(cudaGetLastError());
 }
 
@@ -209,8 +215,7 @@ void BM_decode(benchmark::State& state, variant v, int64_t batch, int64_t len, b
 // The read ceilings (bench_gpu_read_ceiling.cuh): every K and V byte of the case once, no arithmetic.
 void BM_read(benchmark::State& state, read_order order, int64_t batch, int64_t len) {
   decode_case& c = get_case(batch, len);
-  static uint4* sink = nullptr;
-  if (!sink) HEADROOM_CUDA_TRY(cudaMalloc(&sink, sizeof(uint4)));
+  uint4* sink = sink_word();
   const case_memory& m = *c.plain;
   const double kv_bytes = 2.0 * batch * len * n_kv * head_dim * sizeof(bf16);
   timed_loop(state, kv_bytes, [&] {
