@@ -102,12 +102,15 @@ struct fi_batch_decode {
 };
 
 // Merge: groups of `lanes` threads take every merge_groups-th work item of the request with an
-// online maximum (independent loads, one pass), then group 0 combines the groups' states.
+// online maximum (independent loads, one pass), then group 0 combines the groups' states. The
+// request's work items and token come from the plan and the inputs, read while the attention
+// launch still ends.
 inline constexpr int fi_merge_groups = 8;
 
 template <class T, int Dp>
 struct fi_merge_states {
   using params = fi_decode_params<T>;
+  static constexpr bool waits_for_prior_launch = true;
   static constexpr int V = head_layout<Dp>::vec, lanes = head_layout<Dp>::lanes;
   struct shared_storage {
     float acc[fi_merge_groups * Dp];
@@ -123,6 +126,7 @@ struct fi_merge_states {
     const auto oi = ctx.global(p.o_indptr);
     const int64_t begin = oi.load(b.x), end = oi.load(b.x + 1);
     const int64_t token = ctx.global(p.in.query_start).load(b.x);
+    ctx.wait_prior_launch();  // tmp_v / tmp_s are the attention launch's
     const int64_t D = p.in.head_size, H = p.in.num_heads, h = b.y;
     const auto tv = ctx.global(p.tmp_v);
     const auto ts = ctx.global(p.tmp_s);

@@ -144,13 +144,15 @@ struct triton_attention {
 };
 
 // reduce_segments: out[t][h] = sum_s acc_s * exp(m_s - M) / sum_s l_s * exp(m_s - M) over the
-// active segments of token t's request (inactive ones were never written and are not read).
+// active segments of token t's request (inactive ones were never written and are not read). The
+// request and its length come from inputs, read while the attention launch still ends.
 template <class T, int Dp>
 struct triton_segment_reduce {
   using params = triton_params<T>;
   struct shared_storage {
     int unused;
   };
+  static constexpr bool waits_for_prior_launch = true;
   static constexpr int V = head_layout<Dp>::vec;
 
   static launch_dim grid(const params& p) { return {p.in.num_tokens, p.in.num_heads, 1}; }
@@ -162,6 +164,7 @@ struct triton_segment_reduce {
     const auto qs = ctx.global(p.in.query_start);
     const int64_t seq = find_seq_idx(qs, b.x, p.in.num_seqs, 1, false);
     const int64_t seq_len = ctx.global(p.in.seq_lens).load(seq);
+    ctx.wait_prior_launch();  // the segments below are the attention launch's
     const int64_t span = (seq_len + triton_num_segments * kv_tile_keys - 1) /
                          (triton_num_segments * kv_tile_keys) * kv_tile_keys;  // keys per segment
     const int64_t active = (seq_len + span - 1) / span;

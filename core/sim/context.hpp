@@ -50,6 +50,14 @@
 //   ctx.async_commit()        closes every thread's group of copies issued since the last commit.
 //   ctx.async_wait<P>()       waits until at most P committed groups of every thread are still in
 //                             flight. Both block-uniform, like sync().
+//   ctx.wait_prior_launch()   from here on the block may read what the launches before it wrote.
+//                             Only in a body that declares `static constexpr bool
+//                             waits_for_prior_launch = true` (the launcher then does not wait for
+//                             it): the body reads its inputs first (launch parameters, buffers the
+//                             host filled) while the previous launch still ends, then waits (on a
+//                             GPU: griddepcontrol.wait of a programmatic dependent launch). The
+//                             simulator records a misuse when such a body opens a view of a buffer
+//                             launches write (fill::scratch) before the wait. Block-uniform.
 // Bodies never touch threadIdx, __syncthreads, __shared__ or raw pointers, never throw, never
 // allocate, and use no std:: containers or virtual calls (they compile under nvcc).
 // Notes for the GPU context: threads(f) calls f once with {threadIdx, linear id}; registers<T>()
@@ -78,6 +86,13 @@ concept kernel_context = requires(C& c, buffer_ref<float> b, buffer_ref<const in
   c.template registers<fvec<4>>();
   c.lane_sum(c.template registers<fvec<4>>(), 4);
 };
+
+// Whether body K waits for the previous launch itself (ctx.wait_prior_launch()).
+template <class K>
+HEADROOM_HOST_DEVICE constexpr bool waits_for_prior_launch() {
+  if constexpr (requires { K::waits_for_prior_launch; }) return K::waits_for_prior_launch;
+  else return false;
+}
 
 // Helpers that read better in bodies than ctx.template ...<T>().
 template <class T, class Ctx>

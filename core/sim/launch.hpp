@@ -8,6 +8,7 @@
 #include <string>
 #include <type_traits>
 
+#include "core/sim/context.hpp"
 #include "core/sim/memory.hpp"
 #include "core/sim/sim_context.hpp"
 
@@ -32,6 +33,7 @@ launch_result launch(memory& m, const K& kernel, const typename K::params& p,
   const launch_dim g = K::grid(p), b = K::block(p);
   check_launch_shape(g, b);
   sim_context ctx(m, g, b, sizeof(storage), o);
+  if constexpr (waits_for_prior_launch<K>()) ctx.body_waits_for_prior_launch();
   storage* s = ::new (static_cast<void*>(ctx.shared_base())) storage;
   for (int64_t z = 0; z < g.z; ++z)
     for (int64_t y = 0; y < g.y; ++y)

@@ -87,6 +87,7 @@ class native_context {
   void async_commit() {}
   template <int P>
   void async_wait() {}
+  void wait_prior_launch() {}
   void begin_block(launch_dim b) {
     idx_ = b;
     arena_.reset();

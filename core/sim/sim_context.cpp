@@ -101,6 +101,7 @@ bool sim_context::begin_block(launch_dim b) {
     return false;
   }
   block_idx_ = b;
+  waited_ = !body_waits_;
   ++hot_.epoch;  // shared memory written by earlier blocks now reads as poison (uninitialized)
   hot_.block_epoch = hot_.epoch;
   hot_.tid = uniform_tid;
@@ -115,6 +116,11 @@ launch_result sim_context::finish() {
   mem_.shared_accesses += hot_.shared_accesses;
   hot_.shared_accesses = 0;
   return {grid_, block_, blocks_run_, barriers_, mem_.log.aborted};
+}
+
+void sim_context::view_before_wait(const sim_buffer& b) {
+  misuse("global(" + b.name + ") before wait_prior_launch(): launches write this buffer, so the block may " +
+         "read it only once the launch before has ended");
 }
 
 sim_buffer* sim_context::checked_buffer(int32_t id, const void* data, int64_t extent) {

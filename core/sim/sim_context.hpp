@@ -101,6 +101,7 @@ class sim_context {
     if (r.id < 0 && r.data == nullptr) return global_view<T>(nullptr, 0, &null_buffer_, &hot_);
     sim_buffer* b = checked_buffer(r.id, r.data, r.extent);
     if (!b) return global_view<T>(r.data, 0, &bad_buffer_, &hot_);
+    if (!waited_ && b->track_init) [[unlikely]] view_before_wait(*b);
     return global_view<T>(r.data, r.extent, b, &hot_);
   }
 
@@ -180,7 +181,17 @@ class sim_context {
     land_copies(async_groups_ - P);
   }
 
+  // The body may read what earlier launches wrote from here on (context.hpp); until then it may
+  // open views of host-filled buffers only (global() records a misuse otherwise).
+  void wait_prior_launch() {
+    if (in_threads_) return misuse("wait_prior_launch() inside threads(): it is block-uniform");
+    if (!body_waits_) return misuse("wait_prior_launch() in a body that does not declare waits_for_prior_launch");
+    if (waited_) return misuse("wait_prior_launch() twice in one block");
+    waited_ = true;
+  }
+
   // ---- the launcher's side (launch.hpp)
+  void body_waits_for_prior_launch() { body_waits_ = true; }
   std::byte* shared_base() { return smem_; }
   bool begin_block(launch_dim b);  // false once the launch is aborted
   launch_result finish();
@@ -202,6 +213,7 @@ class sim_context {
   void land_copies(int64_t before_group);  // lands the copies of groups < before_group
   void end_async();                         // block end: copies never waited for are a misuse
   sim_buffer* checked_buffer(int32_t id, const void* data, int64_t extent);
+  void view_before_wait(const sim_buffer& b);
   bool collective_ok(const char* op, int span);  // outside threads(), whole lane groups
 
   memory& mem_;
@@ -210,6 +222,8 @@ class sim_context {
   launch_options opt_;
   hot_state hot_;
   bool in_threads_ = false;
+  bool body_waits_ = false;  // the body calls wait_prior_launch() (launch.hpp)
+  bool waited_ = true;       // this block may read what earlier launches wrote
   int64_t barriers_ = 0, blocks_run_ = 0;
   int64_t violations_at_start_ = 0;
   std::byte* smem_ = nullptr;

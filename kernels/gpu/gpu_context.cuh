@@ -12,6 +12,7 @@
 
 #include "core/sim/context.hpp"
 #include "core/sim/device_types.hpp"
+#include "kernels/gpu/dependent_launch.cuh"
 #include "kernels/numeric.hpp"
 
 namespace headroom::gpu {
@@ -228,6 +229,12 @@ class gpu_context_base {
   HEADROOM_HOST_DEVICE void async_wait() {
 #if HEADROOM_ON_DEVICE
     asm volatile("cp.async.wait_group %0;\n" ::"n"(P) : "memory");
+#endif
+  }
+  // The body's own wait for the launch before it (core/sim/context.hpp; launch.cuh then skips its).
+  HEADROOM_HOST_DEVICE void wait_prior_launch() {
+#if HEADROOM_ON_DEVICE
+    wait_for_launch_before();
 #endif
   }
   HEADROOM_HOST_DEVICE const thread_idx& thread() const { return t_; }

@@ -13,6 +13,7 @@
 #include <string>
 #include <type_traits>
 
+#include "core/sim/context.hpp"
 #include "core/sim/device_types.hpp"
 #include "kernels/gpu/cuda_try.hpp"
 #include "kernels/gpu/dependent_launch.cuh"
@@ -49,8 +50,10 @@ __global__ void __launch_bounds__(body_max_threads<K>(), body_min_blocks<K>())
   using storage = typename K::shared_storage;
   static_assert(std::is_trivially_default_constructible_v<storage>,
                 "shared_storage must be a plain struct");
-  allow_dependent_launch();   // a guard check behind this launch may become resident
-  wait_for_launch_before();   // launched early (launch_body's `early`): the previous grid is done
+  allow_dependent_launch();  // a guard check behind this launch may become resident
+  // Launched early (launch_body's `early`): wait until the previous grid is done, unless the body
+  // reads its inputs first and waits itself (ctx.wait_prior_launch()).
+  if constexpr (!waits_for_prior_launch<K>()) wait_for_launch_before();
   Ctx ctx(ls);
   K{}(ctx, p, *reinterpret_cast<storage*>(smem_bytes));
   ctx.finish();
