@@ -58,6 +58,8 @@
 //                             GPU: griddepcontrol.wait of a programmatic dependent launch). The
 //                             simulator records a misuse when such a body opens a view of a buffer
 //                             launches write (fill::scratch) before the wait. Block-uniform.
+//                             (A launch that writes out of bounds into an input races with these
+//                             reads on a GPU; that write is reported as out of bounds anyway.)
 // Bodies never touch threadIdx, __syncthreads, __shared__ or raw pointers, never throw, never
 // allocate, and use no std:: containers or virtual calls (they compile under nvcc).
 // Notes for the GPU context: threads(f) calls f once with {threadIdx, linear id}; registers<T>()
