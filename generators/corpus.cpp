@@ -5,6 +5,7 @@
 #include <set>
 
 #include "core/util/error.hpp"
+#include "core/util/json_read.hpp"
 
 namespace headroom::generators {
 
@@ -30,20 +31,22 @@ corpus_entry corpus_from_json(const json& j, const std::string& file) {
   e.c = case_from_json(j, file);
   const auto it = j.find("expect");
   if (it == j.end() || !it->is_object())
-    throw input_error(file, "expect", it == j.end() ? "(missing)" : it->dump(),
+    throw input_error(file, "expect", it == j.end() ? "(missing)" : json_read::shown(*it),
                       "expected an object: target -> list of invariant names");
   for (const auto& [target, list] : it->items()) {
-    if (!list.is_array()) throw input_error(file, "expect." + target, list.dump(), "expected a list");
+    if (!list.is_array())
+      throw input_error(file, "expect." + target, json_read::shown(list), "expected a list");
     auto& invs = e.expect[target];  // an empty list is an expectation too: the replay is clean
     for (const auto& inv : list) {
       if (!inv.is_string())
-        throw input_error(file, "expect." + target, inv.dump(), "expected invariant names");
+        throw input_error(file, "expect." + target, json_read::shown(inv),
+                          "expected invariant names");
       invs.push_back(inv.get<std::string>());
     }
   }
   if (j.contains("tight")) {
     if (!j.at("tight").is_number())
-      throw input_error(file, "tight", j.at("tight").dump(), "expected a number");
+      throw input_error(file, "tight", json_read::shown(j.at("tight")), "expected a number");
     e.tight = j.at("tight").get<double>();
   }
   if (j.contains("note") && j.at("note").is_string()) e.note = j.at("note").get<std::string>();

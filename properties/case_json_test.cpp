@@ -2,13 +2,16 @@
 // text, parse, case_from_json gives the same case, and the same JSON again. Extra keys (a corpus
 // file's "expect", "note") are ignored. A lossy serialiser is caught (the property is not vacuous).
 #include <functional>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
+#include "core/util/error.hpp"
 #include "generators/case_gen.hpp"
 #include "generators/corpus.hpp"
 #include "properties/support/prop_check.hpp"
 #include "properties/support/profiles.hpp"
+#include "tests/support/laguna.hpp"
 
 namespace headroom {
 namespace {
@@ -49,6 +52,22 @@ TEST(CaseJson, DetectsALossySerialiser) {
     });
   }, budget);
   ASSERT_TRUE(props::is_failure(r)) << "a serialiser dropping 'hybrid' went unnoticed";
+}
+
+TEST(CaseJson, CorpusErrorsDescribeDeepValues) {
+  // A 200k-deep "expect" used to be dump()ed into the message, recursing past the stack.
+  check_case c;
+  c.model = testing::laguna_xs2();
+  c.b = batch{{300}, {1}};
+  nlohmann::json j = to_json(c);
+  j["expect"] = nlohmann::json::parse(std::string(200000, '[') + std::string(200000, ']'));
+  try {
+    generators::corpus_from_json(j, "deep.json");
+    FAIL() << "a list for 'expect' was accepted";
+  } catch (const input_error& e) {
+    EXPECT_NE(std::string(e.what()).find("'expect' = an array of 1 element:"), std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace

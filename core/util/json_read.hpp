@@ -2,6 +2,8 @@
 // full field path and the offending value, so a bad file never reaches an assertion or a crash.
 #pragma once
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -11,7 +13,23 @@
 
 namespace headroom::json_read {
 
+// A value as an error message shows it, cut to 60 characters. dump() recurses once per nesting
+// level, so only scalars and flat lists or objects of at most shown_flat_limit entries are
+// dumped; anything else is described by its size (a file of 200k nested '[' must not overflow
+// the stack here).
+inline constexpr std::size_t shown_flat_limit = 16;  // bounds the work for a 60-character message
+
 inline std::string shown(const nlohmann::json& v) {
+  if (v.is_structured()) {
+    const bool flat = v.size() <= shown_flat_limit &&
+                      std::none_of(v.begin(), v.end(),
+                                   [](const nlohmann::json& e) { return e.is_structured(); });
+    if (!flat) {
+      const std::string plural = v.size() == 1 ? "" : "s";
+      return v.is_array() ? "an array of " + std::to_string(v.size()) + " element" + plural
+                          : "an object of " + std::to_string(v.size()) + " field" + plural;
+    }
+  }
   std::string s = v.dump();
   return s.size() > 60 ? s.substr(0, 57) + "..." : s;
 }

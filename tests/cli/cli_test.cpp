@@ -107,6 +107,17 @@ TEST(Cli, UsageErrorsExit2AndWriteNothing) {
   EXPECT_EQ(run("check --help").code, 0);
 }
 
+TEST(Cli, DeeplyNestedInputExits2) {
+  // 200k nested lists used to crash the error message (exit 139) in check and replay.
+  const auto deep = temp("deep.json");
+  std::ofstream(deep) << std::string(200000, '[') << std::string(200000, ']');
+  const auto out = temp("deep_out.json");
+  fs::remove(out);
+  EXPECT_EQ(run("check " + deep.string() + " --json " + out.string()).code, 2);
+  EXPECT_EQ(run("replay " + deep.string() + " --json " + out.string()).code, 2);
+  EXPECT_FALSE(fs::exists(out));
+}
+
 TEST(Cli, TightIsReportedOnlyWhenAsked) {
   EXPECT_EQ(run("check " + config("llama-3-8b.json") + " --backend flashinfer").code, 0);
   const auto out = temp("tight.json");
