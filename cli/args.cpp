@@ -107,8 +107,12 @@ double to_seconds(const std::string& flag, const std::string& v) {
   return to_double(flag, num, 0, 1e7) * scale;
 }
 
+std::string temporary_path(const std::string& path) {
+  return path + ".tmp." + std::to_string(::getpid());
+}
+
 void write_atomically(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  const std::string tmp = temporary_path(path);
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) throw input_error(path, "<output>", "\"" + path + "\"", "cannot be written");

@@ -31,6 +31,8 @@ double to_seconds(const std::string& flag, const std::string& v);
 
 // Writes text to path through a temporary file and a rename: never a partial file.
 void write_atomically(const std::string& path, const std::string& text);
+// The temporary file write_atomically writes next to path (check_output_path probes it).
+std::string temporary_path(const std::string& path);
 
 inline constexpr const char* cmdline = "command line";
 

@@ -4,9 +4,11 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <string>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
@@ -116,6 +118,34 @@ TEST(Cli, DeeplyNestedInputExits2) {
   EXPECT_EQ(run("check " + deep.string() + " --json " + out.string()).code, 2);
   EXPECT_EQ(run("replay " + deep.string() + " --json " + out.string()).code, 2);
   EXPECT_FALSE(fs::exists(out));
+}
+
+TEST(Cli, UnwritableJsonFolderExits2BeforePrinting) {
+  // The folder exists but nothing can be created in it (procfs refuses even root, who ignores
+  // file modes): exit 2 with nothing printed, where the report used to be printed first.
+  auto r = run("check " + config("llama-3-8b.json") + " --json /proc/headroom_report.json");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.out, "");
+  if (::geteuid() == 0) return;
+  const auto dir = temp("read_only");
+  fs::create_directories(dir);
+  fs::permissions(dir, fs::perms::owner_read | fs::perms::owner_exec);
+  r = run("check " + config("llama-3-8b.json") + " --json " + (dir / "r.json").string());
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_TRUE(fs::is_empty(dir));
+  fs::permissions(dir, fs::perms::owner_all);
+}
+
+TEST(Cli, JsonFolderProbeLeavesNothingBehind) {
+  const auto dir = temp("probe");
+  fs::create_directories(dir);
+  EXPECT_EQ(run("check " + config("laguna-xs2.json") + " --tp 5 --json " +
+                (dir / "r.json").string()).code, 2);
+  EXPECT_TRUE(fs::is_empty(dir));
+  EXPECT_EQ(run("check " + config("llama-3-8b.json") + " --json " + (dir / "r.json").string()).code,
+            0);
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 1);
 }
 
 TEST(Cli, TightIsReportedOnlyWhenAsked) {
