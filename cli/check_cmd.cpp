@@ -26,7 +26,8 @@ int check_main(int argc, char** argv) {
   }
   if (auto v = a.get("--policy")) o.pol = parse_policy(*v, cmdline, "--policy");
   if (auto v = a.get("--grouping")) o.grp = parse_grouping(*v, cmdline, "--grouping");
-  if (auto v = a.get("--max-num-seqs")) o.max_num_seqs = to_int("--max-num-seqs", *v, 1, 65536);
+  if (auto v = a.get("--max-num-seqs"))
+    o.max_num_seqs = to_int("--max-num-seqs", *v, 1, max_check_num_seqs);
   if (auto v = a.get("--tight")) o.tight = to_double("--tight", *v, 1.0, 1e12);
   if (auto v = a.get("--seed")) o.seed = to_seed("--seed", *v);
   o.hybrid = !a.has("--no-hybrid");

@@ -43,6 +43,9 @@ void check_backend(const check_case& base, executor& ex, std::optional<double> t
 report run_check(const model_geometry& m, const check_options& o, executor& ex) {
   validate(m);
   for (int64_t tp : o.tps) to_rank(m, tp);  // reject every bad tp before any output
+  if (o.max_num_seqs < 1 || o.max_num_seqs > max_check_num_seqs)
+    throw input_error("check options", "max_num_seqs", std::to_string(o.max_num_seqs),
+                      "must be in 1.." + std::to_string(max_check_num_seqs));
   report r;
   std::vector<batch> sweep;
   for (int64_t n = 1; n <= o.max_num_seqs; ++n) sweep.push_back(decode_batch(n, o.decode_seq_len));

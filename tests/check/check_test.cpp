@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "core/check/check.hpp"
+#include "core/util/error.hpp"
 #include "support/laguna.hpp"
 
 namespace headroom {
@@ -119,6 +120,19 @@ TEST(Check, MaxPolicyFitsTritonUnderLegacyGrouping) {
   o.backends = {backend::triton};
   model_executor ex;
   EXPECT_TRUE(run_check(testing::laguna_xs2(), o, ex).ok);
+}
+
+TEST(Check, MaxNumSeqsIsBounded) {
+  // Decode batches 1..N are built up front: an unbounded N meant ~N^2 memory (34 GB at 65536).
+  check_options o;
+  o.max_num_seqs = max_check_num_seqs + 1;
+  model_executor ex;
+  try {
+    run_check(testing::laguna_xs2(), o, ex);
+    FAIL() << "max_num_seqs " << o.max_num_seqs << " was accepted";
+  } catch (const input_error& e) {
+    EXPECT_NE(std::string(e.what()).find("'max_num_seqs' = 4097"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

@@ -148,6 +148,17 @@ TEST(Cli, JsonFolderProbeLeavesNothingBehind) {
   EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 1);
 }
 
+TEST(Cli, MaxNumSeqsIsBounded) {
+  // The largest accepted value runs (batches 1..N are built up front: ~N^2 memory); past it,
+  // exit 2 and nothing written. 65536 used to be accepted and needed ~34 GB.
+  const auto out = temp("seqs.json");
+  fs::remove(out);
+  EXPECT_EQ(run("check " + config("llama-3-8b.json") + " --tp 1 --max-num-seqs 4096").code, 0);
+  EXPECT_EQ(run("check " + config("llama-3-8b.json") + " --max-num-seqs 4097 --json " +
+                out.string()).code, 2);
+  EXPECT_FALSE(fs::exists(out));
+}
+
 TEST(Cli, TightIsReportedOnlyWhenAsked) {
   EXPECT_EQ(run("check " + config("llama-3-8b.json") + " --backend flashinfer").code, 0);
   const auto out = temp("tight.json");
