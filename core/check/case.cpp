@@ -1,6 +1,9 @@
 // make_case, and case JSON: lossless in both directions (a counterexample file is a case).
 #include "core/check/case.hpp"
 
+#include <charconv>
+#include <string>
+
 #include <nlohmann/json.hpp>
 
 #include "core/model/loader.hpp"
@@ -38,24 +41,31 @@ triton_options triton_from(const json& j, const std::string& file) {
   return t;
 }
 
+// A blocks_per_sm key as a group size, only when written as to_json writes it ("1x" and "01" are
+// not 1, which std::stoll accepted); 0 otherwise.
+int64_t group_size_key(const std::string& k) {
+  int64_t g = 0;
+  std::from_chars(k.data(), k.data() + k.size(), g);  // g stays 0 on failure
+  return std::to_string(g) == k ? g : 0;
+}
+
 flashinfer_options flashinfer_from(const json& j, const std::string& file) {
   flashinfer_options f;
   const std::string p = "flashinfer.";
   f.cuda_graph = jr::get_bool_or(j, "cuda_graph", f.cuda_graph, file, p);
   f.page_size = jr::get_int_or(j, "page_size", f.page_size, file, p, 1, 1 << 16);
   if (j.contains("device")) {
-    const json& d = j.at("device");
+    const json& d = jr::get_object(j, "device", file, p);
     const std::string dp = p + "device.";
     f.device.num_sms = jr::get_int(d, "num_sms", file, dp, 1, 1 << 16);
     f.device.default_blocks_per_sm = jr::get_int(d, "default_blocks_per_sm", file, dp, 1, 1024);
     f.device.blocks_per_sm.clear();
-    const json& occ = jr::field(d, "blocks_per_sm", file, dp);
-    if (!occ.is_object())
-      throw input_error(file, dp + "blocks_per_sm", jr::shown(occ), "expected an object");
+    const json& occ = jr::get_object(d, "blocks_per_sm", file, dp);
     for (auto& [k, v] : occ.items()) {
-      int64_t g = 0;
-      try { g = std::stoll(k); } catch (...) { g = 0; }
-      if (g < 1) throw input_error(file, dp + "blocks_per_sm", "\"" + k + "\"", "keys are group sizes >= 1");
+      const int64_t g = group_size_key(k);
+      if (g < 1)
+        throw input_error(file, dp + "blocks_per_sm", "\"" + k + "\"",
+                          "keys are group sizes: integers >= 1");
       f.device.blocks_per_sm[g] = jr::as_int(v, file, dp + "blocks_per_sm." + k, 1, 1024);
     }
   }
@@ -124,8 +134,9 @@ check_case case_from_json(const json& j, const std::string& file) {
   if (!seed.is_number_unsigned() && !(seed.is_number_integer() && seed.get<int64_t>() >= 0))
     throw input_error(file, "seed", jr::shown(seed), "expected a non-negative integer");
   c.seed = seed.get<uint64_t>();
-  if (j.contains("triton")) c.triton = triton_from(j.at("triton"), file);
-  if (j.contains("flashinfer")) c.flashinfer = flashinfer_from(j.at("flashinfer"), file);
+  if (j.contains("triton")) c.triton = triton_from(jr::get_object(j, "triton", file, ""), file);
+  if (j.contains("flashinfer"))
+    c.flashinfer = flashinfer_from(jr::get_object(j, "flashinfer", file, ""), file);
   if (j.contains("builder_names")) {
     const json& names = j.at("builder_names");
     if (!names.is_array() || names.size() > static_cast<std::size_t>(max_layers))

@@ -42,6 +42,13 @@ inline const nlohmann::json& field(const nlohmann::json& obj, const std::string&
   return *it;
 }
 
+inline const nlohmann::json& get_object(const nlohmann::json& obj, const std::string& key,
+                                        const std::string& file, const std::string& path) {
+  const auto& v = field(obj, key, file, path);
+  if (!v.is_object()) throw input_error(file, path + key, shown(v), "expected an object");
+  return v;
+}
+
 inline int64_t as_int(const nlohmann::json& v, const std::string& file, const std::string& path,
                       int64_t lo, int64_t hi) {
   if (!v.is_number_integer())

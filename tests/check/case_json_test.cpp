@@ -1,6 +1,8 @@
 // Case JSON round trip and its error paths.
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include <nlohmann/json.hpp>
 
 #include "core/check/case.hpp"
@@ -54,6 +56,19 @@ TEST(CaseJson, BadFieldsNameTheField) {
   bad = j; bad.erase("policy"); expect_field_error(bad, "policy");
   bad = j; bad["triton"]["max_num_seqs"] = 0; expect_field_error(bad, "triton.max_num_seqs");
   expect_field_error(nlohmann::json::array(), "<case>");
+}
+
+TEST(CaseJson, OptionsThatAreNotObjectsAreRejected) {
+  // These used to be ignored (defaults taken) or, for "1x", read as group size 1.
+  auto j = to_json(sample());
+  auto bad = j; bad["triton"] = {1}; expect_field_error(bad, "'triton' = [1]");
+  bad = j; bad["flashinfer"] = 5; expect_field_error(bad, "'flashinfer' = 5");
+  bad = j; bad["flashinfer"]["device"] = "h100"; expect_field_error(bad, "'flashinfer.device'");
+  for (const char* key : {"1x", "01", "4 ", "-4", "99999999999999999999"}) {
+    bad = j;
+    bad["flashinfer"]["device"]["blocks_per_sm"][key] = 2;
+    expect_field_error(bad, "'flashinfer.device.blocks_per_sm' = \"" + std::string(key) + "\"");
+  }
 }
 
 }  // namespace
