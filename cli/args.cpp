@@ -5,6 +5,8 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
 #include <fstream>
 #include <sstream>
 #include <unistd.h>
@@ -109,6 +111,17 @@ double to_seconds(const std::string& flag, const std::string& v) {
 
 std::string temporary_path(const std::string& path) {
   return path + ".tmp." + std::to_string(::getpid());
+}
+
+void probe_writable(const std::string& flag, const std::string& path, const std::string& probe) {
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
+  if (fd < 0 && errno != EEXIST)
+    throw input_error(cmdline, flag, "\"" + path + "\"",
+                      std::string("its folder cannot be written: ") + std::strerror(errno));
+  if (fd >= 0) {
+    ::close(fd);
+    ::unlink(probe.c_str());
+  }
 }
 
 void write_atomically(const std::string& path, const std::string& text) {

@@ -33,6 +33,10 @@ double to_seconds(const std::string& flag, const std::string& v);
 void write_atomically(const std::string& path, const std::string& text);
 // The temporary file write_atomically writes next to path (check_output_path probes it).
 std::string temporary_path(const std::string& path);
+// Creates (exclusively) and removes the file `probe`, so that a folder nothing can be written to
+// fails before any work or output (input_error naming `flag` and `path`); an existing file of
+// that name is left alone.
+void probe_writable(const std::string& flag, const std::string& path, const std::string& probe);
 
 inline constexpr const char* cmdline = "command line";
 

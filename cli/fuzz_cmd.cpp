@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <random>
+#include <string>
+#include <unistd.h>
 
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
@@ -22,7 +24,8 @@ uint64_t fresh_seed() {
   return static_cast<uint64_t>(t) ^ (static_cast<uint64_t>(std::random_device{}()) << 32);
 }
 
-// Creates --out when missing; a path that exists and is not a folder is bad input.
+// Creates --out when missing; a path that exists and is not a folder, or a folder nothing can be
+// written to, is bad input (before the first case runs).
 void prepare_out(const std::string& dir) {
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -31,6 +34,7 @@ void prepare_out(const std::string& dir) {
   fs::create_directories(dir, ec);
   if (ec || !fs::is_directory(dir))
     throw input_error(cmdline, "--out", "\"" + dir + "\"", "cannot be created: " + ec.message());
+  probe_writable("--out", dir, (fs::path(dir) / (".headroom-probe." + std::to_string(::getpid()))).string());
 }
 
 void read_profile(const parsed_args& a, fuzz_options& o) {

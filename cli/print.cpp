@@ -1,11 +1,7 @@
 // The readable report: a threshold table per (backend, tp, group), then the violations, then notes.
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
-#include <fcntl.h>
 #include <filesystem>
 #include <set>
-#include <unistd.h>
 
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
@@ -49,17 +45,7 @@ void check_output_path(const std::string& path) {
     throw input_error(cmdline, "--json", "\"" + path + "\"", "its folder does not exist");
   if (fs::is_directory(p, ec))
     throw input_error(cmdline, "--json", "\"" + path + "\"", "is a folder");
-  // Create (exclusively) and remove write_atomically's temporary file, so a folder that cannot
-  // be written fails here, before the report is printed. An existing file of that name is kept.
-  const std::string tmp = temporary_path(path);
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
-  if (fd < 0 && errno != EEXIST)
-    throw input_error(cmdline, "--json", "\"" + path + "\"",
-                      std::string("its folder cannot be written: ") + std::strerror(errno));
-  if (fd >= 0) {
-    ::close(fd);
-    ::unlink(tmp.c_str());
-  }
+  probe_writable("--json", path, temporary_path(path));  // before the report is printed
 }
 
 }  // namespace headroom::cli

@@ -148,6 +148,21 @@ TEST(Cli, JsonFolderProbeLeavesNothingBehind) {
   EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 1);
 }
 
+TEST(Cli, FuzzOutFolderThatCannotBeWrittenExits2BeforeAnyCase) {
+  // procfs exists as a folder but refuses new files even to root: exit 2 before the campaign,
+  // nothing printed (it used to run, then fail at its first counterexample, or pass if it found
+  // none).
+  for (const char* policy : {"model-wide", "per-layer"}) {
+    const auto r = run(std::string("fuzz --seed 1 --cases 2 --policy ") + policy + " --out /proc");
+    EXPECT_EQ(r.code, 2) << policy;
+    EXPECT_EQ(r.out, "") << policy;
+  }
+  const auto dir = temp("fuzz_out");
+  fs::create_directories(dir);
+  EXPECT_EQ(run("fuzz --seed 1 --cases 2 --out " + dir.string()).code, 0);
+  EXPECT_TRUE(fs::is_empty(dir));  // the probe leaves nothing behind
+}
+
 TEST(Cli, MaxNumSeqsIsBounded) {
   // The largest accepted value runs (batches 1..N are built up front: ~N^2 memory); past it,
   // exit 2 and nothing written. 65536 used to be accepted and needed ~34 GB.
