@@ -101,24 +101,38 @@ struct fi_batch_decode {
   }
 };
 
-// Merge: groups of `lanes` threads take every merge_groups-th work item of the request with an
-// online maximum (independent loads, one pass), then group 0 combines the groups' states. The
-// request's work items and token come from the plan and the inputs, read while the attention
-// launch still ends.
-inline constexpr int fi_merge_groups = 8;
+// Merge: G groups of `lanes` threads take every G-th work item of the request with an online
+// maximum (independent loads, one pass), then group 0 combines the groups' states. Each round of a
+// group is a dependent round trip, so G is the most work items a request can have (up to
+// fi_merge_max_groups): one round when they fit. The request's work items and token come from the
+// plan and the inputs, read while the attention launch still ends.
+template <int Dp>
+inline constexpr int64_t fi_merge_max_groups = 512 / head_layout<Dp>::lanes < 32 ? 512 / head_layout<Dp>::lanes : 32;
 
 template <class T, int Dp>
 struct fi_merge_states {
   using params = fi_decode_params<T>;
   static constexpr bool waits_for_prior_launch = true;
   static constexpr int V = head_layout<Dp>::vec, lanes = head_layout<Dp>::lanes;
-  struct shared_storage {
-    float acc[fi_merge_groups * Dp];
-    float ms[fi_merge_groups * 2];
+  static constexpr int64_t max_groups = fi_merge_max_groups<Dp>;
+  struct shared_storage {  // groups' (m, l), then their accumulators: a launch allocates G of them
+    float ms[max_groups * 2];
+    float acc[max_groups * Dp];
   };
 
   static launch_dim grid(const params& p) { return {p.in.num_seqs, p.in.num_heads, 1}; }
-  static launch_dim block(const params&) { return {lanes, fi_merge_groups, 1}; }
+  // The most work items a request can have: its longest possible length in kv chunks, and no
+  // more than the plan's items leave it when every other request has one.
+  static int64_t groups(const params& p) {
+    const int64_t len = p.in.max_blocks_per_seq * p.in.block_size;
+    int64_t items = p.split && p.chunk_tokens > 0 ? (len + p.chunk_tokens - 1) / p.chunk_tokens : 1;
+    if (p.split && p.num_work - p.in.num_seqs + 1 < items) items = p.num_work - p.in.num_seqs + 1;
+    return items < 1 ? 1 : (items > max_groups ? max_groups : items);
+  }
+  static launch_dim block(const params& p) { return {lanes, groups(p), 1}; }
+  static std::size_t shared_bytes(const params& p) {
+    return sizeof(float) * static_cast<std::size_t>(2 * max_groups + groups(p) * Dp);
+  }
 
   template <class Ctx>
   HEADROOM_HOST_DEVICE void operator()(Ctx& ctx, const params& p, shared_storage& sh) const {
@@ -131,12 +145,13 @@ struct fi_merge_states {
     const auto tv = ctx.global(p.tmp_v);
     const auto ts = ctx.global(p.tmp_s);
     const auto out = ctx.global(p.output);
-    const auto as = ctx.template shared<V>(sh.acc, "merge_acc");
+    const int64_t G = ctx.block_dim().y;
+    const auto as = ctx.template shared<V>(sh.acc, G * Dp, "merge_acc");
     const auto mss = ctx.template shared<1>(sh.ms, "merge_ms");
     ctx.threads([&](const thread_idx& t) {
       const int64_t d0 = static_cast<int64_t>(t.x) * V;
       float mx = neg_inf(), total = 0.0f, acc[V] = {};
-      for (int64_t w = begin + t.y; w < end; w += fi_merge_groups) {
+      for (int64_t w = begin + t.y; w < end; w += G) {
         const float lse = ts.load(w * H + h);
         vec<T, V> x{};
         if (d0 < D) x = load_chunk<V>(tv, (w * H + h) * D + d0, D - d0, D % V == 0);
@@ -159,8 +174,8 @@ struct fi_merge_states {
       const int64_t d0 = static_cast<int64_t>(t.x) * V;
       if (t.y != 0 || d0 >= D) return;
       float mx = neg_inf(), total = 0.0f, acc[V] = {};
-      for (int g = 0; g < fi_merge_groups; ++g) mx = max_f(mx, mss.load(g * 2));
-      for (int g = 0; g < fi_merge_groups && mx != neg_inf(); ++g) {
+      for (int64_t g = 0; g < G; ++g) mx = max_f(mx, mss.load(g * 2));
+      for (int64_t g = 0; g < G && mx != neg_inf(); ++g) {
         const float mg = mss.load(g * 2);
         if (mg == neg_inf()) continue;
         const float wgt = fast_exp(mg - mx);

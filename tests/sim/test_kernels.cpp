@@ -259,7 +259,9 @@ void expect_views_inside_allocation() {
     EXPECT_LE(end_of(&s.stage[0] + w * Sh::warp_stage), bytes) << "Dp " << Dp << " S " << S << " warps " << w;
     EXPECT_LE(end_of(&s.o[0] + w * attn_rows * Dp), bytes) << "Dp " << Dp << " S " << S << " warps " << w;
     EXPECT_LE(end_of(&s.ml[0] + w * attn_rows * 2), bytes) << "Dp " << Dp << " S " << S << " warps " << w;
-    if (w > 1) EXPECT_LT((attn_shared_bytes<T, Dp, S>(w - 1)), bytes);
+    if (w > 1) {
+      EXPECT_LT((attn_shared_bytes<T, Dp, S>(w - 1)), bytes);
+    }
   }
   EXPECT_EQ((attn_shared_bytes<T, Dp, S>(Sh::W)), sizeof(Sh));
 }
@@ -271,6 +273,44 @@ TEST(Kernels, SharedMemoryOfALaunchCoversItsWarps) {
   expect_views_inside_allocation<bf16, 256, 1>();
   EXPECT_LE(4 * ((attn_shared_bytes<bf16, 128, 1>(4)) + 1024), std::size_t{228} * 1024);
   EXPECT_EQ((attn_shared_bytes<float, 128, 1>(4)), sizeof(attn_shared_simt<128>));  // CUDA-core pass: all of it
+}
+
+// The merge's groups: one per work item a request can have (FlashInfer's 256-key chunks of a
+// 32768-key request: 128, capped), and the launch's shared memory covers its groups' views.
+template <int Dp>
+void expect_merge_groups() {
+  using M = fi_merge_states<bf16, Dp>;
+  fi_decode_params<bf16> p;
+  p.in.block_size = 16;
+  p.split = true;
+  const auto groups = [&](int64_t max_blocks, int64_t chunk, int64_t seqs, int64_t work) {
+    p.in.max_blocks_per_seq = max_blocks, p.chunk_tokens = chunk, p.in.num_seqs = seqs, p.num_work = work;
+    return M::block(p).y;
+  };
+  EXPECT_EQ(groups(2048, 256, 1, 128), M::max_groups);  // 1x32768: 128 items, capped
+  EXPECT_EQ(groups(256, 512, 16, 128), 8);              // 16x4096: 8 items each
+  EXPECT_EQ(groups(2048, 256, 4, 7), 4);                // 4 requests, 7 items: at most 4 in one
+  EXPECT_EQ(groups(256, 4096, 1, 1), 1);
+  p.split = false;
+  EXPECT_EQ(groups(2048, 256, 1, 1), 1);
+  static typename M::shared_storage s;
+  const auto end_of = [&](const void* a) { return static_cast<std::size_t>(static_cast<const char*>(a) - reinterpret_cast<const char*>(&s)); };
+  p.split = true;
+  for (int64_t work = 1; work <= 64; ++work) {
+    groups(2048, 256, 1, work);
+    const int64_t G = M::block(p).y;
+    EXPECT_EQ(G, std::min<int64_t>(work, M::max_groups));
+    EXPECT_LE(end_of(&s.acc[0] + G * Dp), M::shared_bytes(p)) << "Dp " << Dp << " groups " << G;
+    EXPECT_LE(end_of(&s.ms[0] + M::max_groups * 2), M::shared_bytes(p));
+    EXPECT_LE(M::block(p).count(), 1024);
+  }
+}
+
+TEST(Kernels, MergeGroupsCoverARequestsWorkItems) {
+  expect_merge_groups<64>();
+  expect_merge_groups<128>();
+  expect_merge_groups<256>();
+  expect_merge_groups<512>();
 }
 
 TEST(Kernels, PrefillPlanIsNotSimulated) {
