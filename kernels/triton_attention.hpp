@@ -145,21 +145,25 @@ struct triton_attention {
 
 // reduce_segments: out[t][h] = sum_s acc_s * exp(m_s - M) / sum_s l_s * exp(m_s - M) over the
 // active segments of token t's request (inactive ones were never written and are not read). The
-// request and its length come from inputs, read while the attention launch still ends.
+// request and its length come from inputs, read while the attention launch still ends. Thread
+// (x, s) loads segment s's (m, l) and its dims of x (like vLLM's reduce, which loads the
+// [segments x Dp] tile at once): one round trip; then lane row 0 combines the segments in order.
 template <class T, int Dp>
 struct triton_segment_reduce {
   using params = triton_params<T>;
+  static constexpr int V = head_layout<Dp>::vec, lanes = head_layout<Dp>::lanes;
+  static constexpr int S = static_cast<int>(triton_num_segments);
   struct shared_storage {
-    int unused;
+    float ml[S * 2];  // per segment (m, l)
+    float acc[S * Dp];
   };
   static constexpr bool waits_for_prior_launch = true;
-  static constexpr int V = head_layout<Dp>::vec;
 
   static launch_dim grid(const params& p) { return {p.in.num_tokens, p.in.num_heads, 1}; }
-  static launch_dim block(const params&) { return {head_layout<Dp>::lanes, 1, 1}; }
+  static launch_dim block(const params&) { return {lanes, S, 1}; }
 
   template <class Ctx>
-  HEADROOM_HOST_DEVICE void operator()(Ctx& ctx, const params& p, shared_storage&) const {
+  HEADROOM_HOST_DEVICE void operator()(Ctx& ctx, const params& p, shared_storage& sh) const {
     const launch_dim b = ctx.block_idx();
     const auto qs = ctx.global(p.in.query_start);
     const int64_t seq = find_seq_idx(qs, b.x, p.in.num_seqs, 1, false);
@@ -174,25 +178,32 @@ struct triton_segment_reduce {
     const auto sm = ctx.global(p.segm_max);
     const auto se = ctx.global(p.segm_expsum);
     const auto out = ctx.global(p.output);
-    // Every segment's loads are independent: the loops have a constant trip count, so a GPU issues
-    // them together instead of one latency per segment.
+    const auto as = ctx.template shared<V>(sh.acc, "segm_acc");
+    const auto mls = ctx.template shared<1>(sh.ml, "segm_ml");
+    ctx.threads([&](const thread_idx& t) {
+      const int64_t d0 = static_cast<int64_t>(t.x) * V, s = t.y;
+      if (s >= active || d0 >= D) return;
+      const auto x = load_chunk<V>(so, (row0 + s) * Dpl + d0, D - d0, D - d0 >= V && Dpl % V == 0);
+      fvec<V> a;
+      for (int e = 0; e < V; ++e) a[e] = x[e];
+      as.template store_vec<V>(s * Dp + d0, a);
+      if (t.x == 0) {
+        mls.store(s * 2, sm.load(row0 + s));
+        mls.store(s * 2 + 1, se.load(row0 + s));
+      }
+    });
+    ctx.sync();
     ctx.threads([&](const thread_idx& t) {
       const int64_t d0 = static_cast<int64_t>(t.x) * V;
-      if (d0 >= D) return;
-      float ms[triton_num_segments], mx = neg_inf();
-      HEADROOM_UNROLL
-      for (int s = 0; s < triton_num_segments; ++s) {
-        ms[s] = s < active ? sm.load(row0 + s) : neg_inf();
-        mx = max_f(mx, ms[s]);
-      }
+      if (t.y != 0 || d0 >= D) return;
+      float mx = neg_inf();
+      for (int64_t s = 0; s < active; ++s) mx = max_f(mx, mls.load(s * 2));
       float total = 0.0f, acc[V] = {};
-      HEADROOM_UNROLL
-      for (int s = 0; s < triton_num_segments; ++s) {
-        if (s >= active) continue;
-        const float wgt = ms[s] == neg_inf() ? 0.0f : fast_exp(ms[s] - mx);
-        total += se.load(row0 + s) * wgt;
-        const auto x = load_chunk<V>(so, (row0 + s) * Dpl + d0, D - d0, D - d0 >= V && Dpl % V == 0);
-        HEADROOM_UNROLL
+      for (int64_t s = 0; s < active; ++s) {
+        const float ms = mls.load(s * 2);
+        const float wgt = ms == neg_inf() ? 0.0f : fast_exp(ms - mx);
+        total += mls.load(s * 2 + 1) * wgt;
+        const auto x = as.template load_vec<V>(s * Dp + d0);
         for (int e = 0; e < V; ++e) acc[e] += wgt * x[e];
       }
       const float inv = total > 0.0f ? 1.0f / total : 0.0f;
