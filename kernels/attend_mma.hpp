@@ -112,9 +112,10 @@ HEADROOM_HOST_DEVICE void mma_softmax(Ctx& ctx, const paged_attention_inputs<T>&
 // The pass's steps: scores (K block by block from the stage), softmax, values (V block by block).
 // One stage (S = 1): K and V are separate copy groups, so the next step's K copies run during
 // this step's softmax and values, and its V copies during its own scores (measured on the H200:
-// Triton-style +2.5% at 1x32768 and +4.5% at 16x4096, the rest within 1%: docs/bench.md run 29). More stages: the first S - 1 steps are issued
-// ahead, one group per step (empty past the last step, so step k is always group k); each step
-// issues step + S - 1 (and reads the block table for the one after), then waits for its own group.
+// Triton-style +2.5% at 1x32768 and +4.5% at 16x4096, the rest within 1%: docs/bench.md run 29).
+// More stages: the first S - 1 steps are issued ahead, one group per step (empty past the last
+// step, so step k is always group k); each step issues step + S - 1 (and reads the block table for
+// the one after), then waits for its own group.
 template <class T, int Dp, int S, bool Aligned, class Ctx, class Regs, class SV>
 HEADROOM_HOST_DEVICE void mma_steps(Ctx& ctx, const paged_attention_inputs<T>& p, Regs& rg, const SV& st,
                                     int64_t seq, int64_t kvh, int64_t lo, int64_t hi, int64_t steps) {

@@ -132,8 +132,10 @@ HEADROOM_HOST_DEVICE void mma_issue(Ctx& ctx, const paged_attention_inputs<T>& p
       HEADROOM_UNROLL
       for (int j = 0; j < Dp / 32; ++j) {
         const int64_t d0 = 32 * j + 8 * q;
-        if constexpr (Which != 1) mma_stage_chunk<T, Aligned>(ctx, st, mma_chunk_at<Dp, S>(t, step, 0, h, j), kc, off, d0, D);
-        if constexpr (Which != 0) mma_stage_chunk<T, Aligned>(ctx, st, mma_chunk_at<Dp, S>(t, step, 1, h, j), vc, off, d0, D);
+        if constexpr (Which != 1)
+          mma_stage_chunk<T, Aligned>(ctx, st, mma_chunk_at<Dp, S>(t, step, 0, h, j), kc, off, d0, D);
+        if constexpr (Which != 0)
+          mma_stage_chunk<T, Aligned>(ctx, st, mma_chunk_at<Dp, S>(t, step, 1, h, j), vc, off, d0, D);
       }
     }
   });

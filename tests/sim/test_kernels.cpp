@@ -246,6 +246,11 @@ TEST(Kernels, PipelineDepthDoesNotChangeTheResult) {
   EXPECT_EQ(tried, 6);
 }
 
+// Bytes from the start of `base` to `p` (where a shared-memory view of a launch ends).
+std::size_t offset_in(const void* base, const void* p) {
+  return static_cast<std::size_t>(static_cast<const char*>(p) - static_cast<const char*>(base));
+}
+
 // A launch of w warps allocates attn_shared_bytes(w) (kernels/gpu/launch.cuh): every element of
 // the w-warp views (stage, accumulators over it, (m, l)) lies inside, and blocks of 4 warps fit
 // four to an H200 SM (227 KiB of shared memory, 1 KiB reserved per block), the point of sizing it.
@@ -253,7 +258,7 @@ template <class T, int Dp, int S>
 void expect_views_inside_allocation() {
   using Sh = attn_shared_mma<T, Dp, S>;
   static Sh s;
-  const auto end_of = [&](const void* p) { return static_cast<std::size_t>(static_cast<const char*>(p) - reinterpret_cast<const char*>(&s)); };
+  const auto end_of = [&](const void* p) { return offset_in(&s, p); };
   for (int w = 1; w <= Sh::W; ++w) {
     const std::size_t bytes = attn_shared_bytes<T, Dp, S>(w);
     EXPECT_LE(end_of(&s.stage[0] + w * Sh::warp_stage), bytes) << "Dp " << Dp << " S " << S << " warps " << w;
@@ -294,7 +299,7 @@ void expect_merge_groups() {
   p.split = false;
   EXPECT_EQ(groups(2048, 256, 1, 1), 1);
   static typename M::shared_storage s;
-  const auto end_of = [&](const void* a) { return static_cast<std::size_t>(static_cast<const char*>(a) - reinterpret_cast<const char*>(&s)); };
+  const auto end_of = [&](const void* a) { return offset_in(&s, a); };
   p.split = true;
   for (int64_t work = 1; work <= 64; ++work) {
     groups(2048, 256, 1, work);
