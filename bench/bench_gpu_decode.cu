@@ -1,4 +1,4 @@
-// GPU decode benchmarks (issue 6): headroom's Triton-style (2D or 3D path, as the engine picks it)
+// GPU decode benchmarks: headroom's Triton-style (2D or 3D path, as the engine picks it)
 // and FlashInfer-style split-KV decode kernels, Hq 64 / Hkv 8 / D 128, bf16, 16-token pages, over
 // batch x context 1x32768, 16x4096, 64x4096, 128x2048, 256x1024. Each iteration: flush L2 (a memset
 // of twice the device's L2, or a read: flush_l2), then the engine's launches between two CUDA
@@ -7,7 +7,7 @@
 // fraction of the device copy bandwidth this run measures itself (a 1 GiB device-to-device copy,
 // read + write). Every variant is checked against the fp32 reference before it is timed.
 // `read_per_head/...`, `read_by_page/...`: the read ceilings of the paged cache (bench_gpu_read_ceiling.cuh).
-// `guarded/...`: the same launches in kernels/gpu's guarded arena with its guard check after every
+// `guarded/...`: the same launches in the GPU target's guarded arena with its guard check after every
 // launch (the GPU lane's guarded mode), for the guard-band overhead. Without a device: skip, exit 0.
 #include <benchmark/benchmark.h>
 
@@ -120,8 +120,9 @@ decode_case& get_case(int64_t batch, int64_t len) {
 
 // Every output element written (no NaN poison left) and sampled requests, all heads, within the
 // bf16 tolerance of the fp32 reference. Empty string: correct.
-std::string check_output(decode_case& c, const case_memory& m) {
-  const auto bytes = m.mem->download(m.slot[b_out]);
+std::string check_output(decode_case& c, variant v, bool guarded) {
+  variant_run& run = c.run_of(v);
+  const auto bytes = run.memory(guarded, dev->stream).download(run.id_of("output"));
   std::vector<float> out(bytes.size() / sizeof(bf16));
   for (std::size_t i = 0; i < out.size(); ++i) {
     bf16 x;
@@ -173,35 +174,25 @@ void timed_loop(benchmark::State& state, double bytes, Body&& body, After&& afte
   state.counters["bytes"] = bytes;
 }
 
-// Guarded: each launch is followed by its band check, enqueued on the stream as the GPU lane's
+// Guarded: each launch is followed by its band check, enqueued on the stream as the GPU target's
 // worker does (device time, timed), in the arena of the variant's own buffers; the host reads the
 // checks back afterwards (finish_guards).
-void run_variant(variant v, decode_case& c, bool guarded) {
-  const case_memory& m = guarded ? *c.guarded[static_cast<int>(v)] : *c.plain;
-  auto after = [&](int k) { m.mem->check_guards(k); };  // guarded only
-  if (v == variant::triton)
-    run_triton(m, c, after);
-  else
-    run_fi(m, c, after);
-}
-
 void BM_decode(benchmark::State& state, variant v, int64_t batch, int64_t len, bool guarded) {
   decode_case& c = get_case(batch, len);
   state.SetLabel((v == variant::triton ? c.triton_path() : c.fi_path()) + (guarded ? " guarded" : ""));
-  case_memory& m = guarded ? guarded_memory(c, v) : *c.plain;
+  variant_run& run = c.run_of(v);
+  gpu::device_memory& m = run.memory(guarded, dev->stream);
   std::vector<gpu::guard_report> reports;
   // Checked once per benchmark (Google Benchmark calls this function several times).
   static std::map<std::string, std::string> verdicts;
   const std::string key = std::string(v == variant::triton ? "triton " : "fi ") + c.shape() +
                           (guarded ? " guarded" : "");
   if (!verdicts.count(key)) {
-    for (buf_id id : {b_out, b_segm_o, b_segm_m, b_segm_e, b_tmp_v, b_tmp_s})  // poison scratch
-      if (m.ptr(id))
-        HEADROOM_CUDA_TRY(cudaMemsetAsync(m.ptr(id), 0xFF, c.bufs[id].extent * c.bufs[id].elem_bytes, dev->stream));
-    run_variant(v, c, guarded);
-    m.mem->finish_guards(reports);
+    run.poison(guarded, dev->stream);
+    run.run(guarded, dev->stream);
+    m.finish_guards(reports);
     HEADROOM_CUDA_TRY(cudaStreamSynchronize(dev->stream));
-    const std::string bad = check_output(c, m);
+    const std::string bad = check_output(c, v, guarded);
     verdicts[key] = !bad.empty() ? bad : reports.empty() ? "" : "guard band corrupted";
     std::fprintf(stderr, "checked %s: %s\n", key.c_str(), verdicts[key].empty() ? "ok" : verdicts[key].c_str());
   }
@@ -209,18 +200,20 @@ void BM_decode(benchmark::State& state, variant v, int64_t batch, int64_t len, b
     state.SkipWithError(verdicts[key].c_str());
     return;
   }
-  timed_loop(state, c.bytes(), [&] { run_variant(v, c, guarded); }, [&] { m.mem->finish_guards(reports); });
+  timed_loop(state, c.bytes(), [&] { run.run(guarded, dev->stream); }, [&] { m.finish_guards(reports); });
 }
 
 // The read ceilings (bench_gpu_read_ceiling.cuh): every K and V byte of the case once, no arithmetic.
 void BM_read(benchmark::State& state, read_order order, int64_t batch, int64_t len) {
   decode_case& c = get_case(batch, len);
   uint4* sink = sink_word();
-  const case_memory& m = *c.plain;
+  variant_run& run = c.run_of(variant::triton);
+  const auto& ptrs = run.memory(false, dev->stream).pointers();
+  const auto at = [&](const char* name) { return ptrs[static_cast<std::size_t>(run.id_of(name))]; };
   const double kv_bytes = 2.0 * batch * len * n_kv * head_dim * sizeof(bf16);
   timed_loop(state, kv_bytes, [&] {
-    launch_read<head_dim>(order, m.ptr(b_k), m.ptr(b_v), static_cast<const int32_t*>(m.ptr(b_bt)), batch, len,
-                          c.host.max_blocks_per_seq, n_kv, page, sink, dev->stream);
+    launch_read<head_dim>(order, at("k_cache"), at("v_cache"), static_cast<const int32_t*>(at("block_table")), batch,
+                          len, c.host.max_blocks_per_seq, n_kv, page, sink, dev->stream);
   }, [] {});
 }
 

@@ -1,16 +1,17 @@
 // One decode shape on the device, for bench_gpu_decode.cu: random bf16 inputs made on the GPU
 // (magnitudes in [1/16, 1) with random signs, as kernels/inputs.cpp draws them) in a paged KV cache
-// of 16-token pages with a shuffled block table; the engine's plans (plan_triton + triton_uses_3d
-// with thr = 16, plan_fi_decode with the H200 parameters) and each kernel's params; plain buffers
-// (cudaMalloc) or a guarded arena (kernels/gpu/device_memory); the launches; and the check against
-// the fp32 reference (kernels/reference) on sampled requests, every head, plus every output element
-// written (the output is poisoned with NaN first).
+// of 16-token pages with a shuffled block table; per engine its plan (plan_triton + triton_uses_3d
+// with thr = 16, plan_fi_decode with the H200 parameters), packaged exactly as the GPU target
+// packages a run (targets/sim/package.hpp, targets/gpu/request.hpp) and placed in plain buffers
+// (one cudaMalloc each) or a guarded arena (targets/gpu/memory); the family's launch plan
+// (kernels/families.hpp) through the benchmark's own Launch policy; and the check against the fp32
+// reference (kernels/reference) on sampled requests, every head, plus every output element written
+// (the output is poisoned first).
 #pragma once
 
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
-#include <array>
 #include <memory>
 #include <numeric>
 #include <string>
@@ -18,19 +19,14 @@
 
 #include "core/backends/flashinfer.hpp"
 #include "core/backends/triton.hpp"
-#include "kernels/fi_decode.hpp"
-#include "kernels/gpu/cuda_try.hpp"
-#include "kernels/gpu/device_memory.hpp"
-#include "kernels/gpu/gpu_context.cuh"
-#include "kernels/gpu/launch.cuh"
+#include "kernels/families.hpp"
 #include "kernels/inputs.hpp"
 #include "kernels/reference.hpp"
-#include "kernels/sim_runs.hpp"
-#include "kernels/triton_attention.hpp"
-
-#ifndef HEADROOM_ATTN_WARPS  // the old bodies (baseline builds) have no such knob
-#define HEADROOM_ATTN_WARPS 8
-#endif
+#include "targets/gpu/launch/cuda_try.hpp"
+#include "targets/gpu/launch/gpu_context.cuh"
+#include "targets/gpu/launch/launch.cuh"
+#include "targets/gpu/memory/device_memory.hpp"
+#include "targets/gpu/request.hpp"
 
 namespace headroom::bench {
 
@@ -48,89 +44,91 @@ __global__ void fill_values_kernel(bf16* p, int64_t n, uint64_t seed) {
   }
 }
 
-// Buffer ids of a case, the order of its wire_buffers (guarded runs) and of its plain allocations.
-enum buf_id { b_q, b_k, b_v, b_bt, b_lens, b_qs, b_out, b_segm_o, b_segm_m, b_segm_e, b_ri, b_ki, b_oi,
-              b_tmp_v, b_tmp_s, b_count };
-
 enum class variant { triton, fi };
 
-// The buffers one variant's launches use: the inputs, the output and its engine's plan buffers,
-// what the GPU lane's request for that engine carries (and so what its guarded arena holds).
-inline std::vector<buf_id> variant_buffers(variant v) {
-  if (v == variant::triton) return {b_q, b_k, b_v, b_bt, b_lens, b_qs, b_out, b_segm_o, b_segm_m, b_segm_e};
-  return {b_q, b_k, b_v, b_bt, b_lens, b_qs, b_out, b_ri, b_ki, b_oi, b_tmp_v, b_tmp_s};
-}
+// The second launch of a decode step (segment reduce, merge) is a programmatic dependent launch
+// (targets/gpu/launch/dependent_launch.cuh): its blocks become resident while the kernel before it
+// (the attention, or a guard check) ends and wait for it on the device, plain and guarded alike.
+inline constexpr bool second_early = true;
 
-// Device buffers for some of a case's buffer ids (of its wire buffers, which must outlive them):
-// plain allocations or one guarded arena.
-struct case_memory {
-  std::array<int, b_count> slot{};  // buf_id -> index among mem's buffers, -1 when absent
-  std::unique_ptr<gpu::device_memory> mem;
-  void* ptr(buf_id id) const { return slot[id] < 0 ? nullptr : mem->pointers()[static_cast<std::size_t>(slot[id])]; }
+// The benchmark's Launch policy: every body with the zero-cost context, the second launch early,
+// and in a guarded arena the band check behind each launch (as the GPU target's worker does).
+struct bench_launch {
+  cudaStream_t stream;
+  gpu::device_memory* guarded = nullptr;
+  int k = 0;
+  template <class K>
+  void run(const typename K::params& p) {
+    gpu::launch_body<K, gpu::gpu_context>(p, {}, stream, second_early && k > 0);
+    if (guarded) guarded->check_guards(k);
+    ++k;
+  }
 };
 
-inline std::unique_ptr<case_memory> make_memory(const std::vector<gpu::wire_buffer>& all, const std::vector<buf_id>& ids,
-                                                bool guarded, cudaStream_t s) {
-  auto m = std::make_unique<case_memory>();
-  m->slot.fill(-1);
-  std::vector<const gpu::wire_buffer*> bufs;
-  for (buf_id id : ids) {
-    m->slot[id] = static_cast<int>(bufs.size());
-    bufs.push_back(&all[id]);
+// One engine's launches on a case's inputs: the request (buffers, params with buffer ids), and
+// the params patched for each memory that holds its buffers.
+struct variant_run {
+  gpu::gpu_request rq;
+  family_params<bf16> params;
+  std::unique_ptr<gpu::device_memory> mem[2];  // plain, guarded (made on first use)
+  family_params<bf16> patched[2];
+
+  int32_t id_of(const char* name) const {
+    for (std::size_t i = 0; i < rq.buffers.size(); ++i)
+      if (rq.buffers[i].name == name) return static_cast<int32_t>(i);
+    return -1;
   }
-  m->mem = std::make_unique<gpu::device_memory>(std::move(bufs), guarded, gpu::guard_options{}, s);
-  HEADROOM_CUDA_TRY(cudaStreamSynchronize(s));
-  return m;
-}
+  gpu::device_memory& memory(bool guarded, cudaStream_t s) {
+    auto& m = mem[guarded ? 1 : 0];
+    if (!m) {
+      m = std::make_unique<gpu::device_memory>(rq.buffers, guarded, gpu::guard_options{}, s);
+      HEADROOM_CUDA_TRY(cudaStreamSynchronize(s));
+      auto& p = patched[guarded ? 1 : 0];
+      p = params;
+      std::visit([&](auto& x) { patch_refs(x, [&](const auto& r) { return m->pointers()[static_cast<std::size_t>(r.id)]; }); }, p);
+    }
+    return *m;
+  }
+  // The launches of one decode step, on the plain buffers or in the guarded arena.
+  void run(bool guarded, cudaStream_t s) {
+    gpu::device_memory& m = memory(guarded, s);
+    bench_launch launch{s, guarded ? &m : nullptr};
+    std::visit([&](const auto& p) { launch_plan<bf16, head_dim>(launch, p); }, patched[guarded ? 1 : 0]);
+  }
+  // Poisons every scratch buffer (the output, the plan's buffers) of one memory.
+  void poison(bool guarded, cudaStream_t s) {
+    gpu::device_memory& m = memory(guarded, s);
+    for (std::size_t i = 0; i < rq.buffers.size(); ++i)
+      if (rq.buffers[i].scratch)
+        HEADROOM_CUDA_TRY(cudaMemsetAsync(m.pointers()[i], 0xFF,
+                                          static_cast<std::size_t>(rq.buffers[i].extent * rq.buffers[i].elem_bytes), s));
+  }
+};
 
 struct decode_case {
   int64_t batch_size = 0, ctx_len = 0;
   rank_layer layer{"model.layers.0.self_attn.attn", attn_kind::full, n_heads, n_kv, head_dim, head_dim, 0};
   batch b;
-  attention_inputs<bf16> host;   // host copies of the inputs (the reference's)
-  std::vector<gpu::wire_buffer> bufs;
+  attention_inputs<bf16> host;  // host copies of the inputs (the reference's)
   triton_plan tplan;
-  bool uses_3d = false;
   fi_decode_plan fplan;
-  std::unique_ptr<case_memory> plain;       // every buffer, one allocation each
-  std::unique_ptr<case_memory> guarded[2];  // per variant: its buffers in a guarded arena
+  variant_run runs[2];
   cudaStream_t stream = nullptr;
 
+  variant_run& run_of(variant v) { return runs[static_cast<int>(v)]; }
   // Bytes a decode must move: every K and V byte once, q in, the output out.
   double bytes() const {
     return 2.0 * batch_size * ctx_len * n_kv * head_dim * sizeof(bf16) +
            2.0 * batch_size * n_heads * head_dim * sizeof(bf16);
   }
   std::string shape() const { return std::to_string(batch_size) + "x" + std::to_string(ctx_len); }
-  std::string triton_path() const { return uses_3d ? "3d" : "2d"; }
+  std::string triton_path() const { return triton_uses_3d(tplan, b) ? "3d" : "2d"; }
   std::string fi_path() const { return fplan.split ? "split" : "nosplit"; }
 };
 
-template <class T>
-gpu::wire_buffer wire(const char* name, const std::vector<T>& v) {
-  gpu::wire_buffer w{name, sizeof(T), static_cast<int64_t>(v.size()), false, {}};
-  w.data.resize(v.size() * sizeof(T));
-  std::memcpy(w.data.data(), v.data(), w.data.size());
-  return w;
-}
-inline gpu::wire_buffer scratch(const char* name, int64_t elem_bytes, int64_t extent) {
-  return {name, elem_bytes, std::max<int64_t>(extent, 1), true, {}};
-}
-inline int64_t plan_elems(const std::vector<buffer_plan>& bs, const char* name) {
-  const buffer_plan* p = find_buffer(bs, name);
-  return p ? p->capacity_elems() : 1;
-}
-
-inline std::unique_ptr<decode_case> make_case(int64_t batch_size, int64_t ctx_len, cudaStream_t s) {
-  auto c = std::make_unique<decode_case>();
-  c->batch_size = batch_size;
-  c->ctx_len = ctx_len;
-  c->stream = s;
-  c->b = decode_batch(batch_size, ctx_len);
-  c->tplan = plan_triton(n_heads, n_kv, head_dim, triton_options{});
-  c->uses_3d = triton_uses_3d(c->tplan, c->b);
-  c->fplan = plan_fi_decode(n_heads, n_kv, head_dim, dtype::bf16, c->b, flashinfer_options{});
-  auto& h = c->host;
+// Random inputs of the shape, generated on the device and copied to the host.
+inline attention_inputs<bf16> make_host_inputs(int64_t batch_size, int64_t ctx_len, cudaStream_t s) {
+  attention_inputs<bf16> h;
   h.num_heads = n_heads, h.num_kv_heads = n_kv, h.head_size = head_dim, h.block_size = page;
   h.max_query_len = 1;
   h.max_blocks_per_seq = (ctx_len + page - 1) / page;
@@ -155,112 +153,34 @@ inline std::unique_ptr<decode_case> make_case(int64_t batch_size, int64_t ctx_le
     HEADROOM_CUDA_TRY(cudaStreamSynchronize(s));
   }
   cudaFree(tmp);
-  auto& w = c->bufs;
-  w.resize(b_count);
-  w[b_q] = wire("q", h.q), w[b_k] = wire("k_cache", h.k_cache), w[b_v] = wire("v_cache", h.v_cache);
-  w[b_bt] = wire("block_table", h.block_table), w[b_lens] = wire("seq_lens", h.seq_lens);
-  w[b_qs] = wire("query_start", h.query_start);
-  w[b_out] = scratch("output", sizeof(bf16), static_cast<int64_t>(h.q.size()));
-  w[b_segm_o] = scratch("segm_output", 4, plan_elems(c->tplan.buffers, "segm_output"));
-  w[b_segm_m] = scratch("segm_max", 4, plan_elems(c->tplan.buffers, "segm_max"));
-  w[b_segm_e] = scratch("segm_expsum", 4, plan_elems(c->tplan.buffers, "segm_expsum"));
-  w[b_ri] = wire("request_indices", c->fplan.request_indices);
-  w[b_ki] = wire("kv_tile_indices", c->fplan.kv_tile_indices);
-  w[b_oi] = wire("o_indptr", c->fplan.o_indptr);
-  w[b_tmp_v] = scratch("tmp_v", sizeof(bf16), plan_elems(c->fplan.buffers, "tmp_v"));
-  w[b_tmp_s] = scratch("tmp_s", 4, plan_elems(c->fplan.buffers, "tmp_s"));
-  std::vector<buf_id> all;
-  for (int id = 0; id < b_count; ++id) all.push_back(static_cast<buf_id>(id));
-  c->plain = make_memory(w, all, false, s);
+  return h;
+}
+
+// A plan packaged as the GPU target packages it: the request keeps the buffers' sizes; their bytes
+// are dropped once both memories of the variant exist (device_memory needs only the sizes then).
+inline void package(variant_run& run, const decode_case& c, const any_plan& plan) {
+  sim::memory m;
+  const auto in = upload_inputs(m, c.host);
+  run.params = make_params(m, in, plan, c.layer, c.b);
+  run.rq = gpu::to_request<bf16>(m, run.params);
+}
+
+inline std::unique_ptr<decode_case> make_case(int64_t batch_size, int64_t ctx_len, cudaStream_t s) {
+  auto c = std::make_unique<decode_case>();
+  c->batch_size = batch_size;
+  c->ctx_len = ctx_len;
+  c->stream = s;
+  c->b = decode_batch(batch_size, ctx_len);
+  c->tplan = plan_triton(n_heads, n_kv, head_dim, triton_options{});
+  c->fplan = plan_fi_decode(n_heads, n_kv, head_dim, dtype::bf16, c->b, flashinfer_options{});
+  c->host = make_host_inputs(batch_size, ctx_len, s);
+  package(c->run_of(variant::triton), *c, c->tplan);
+  package(c->run_of(variant::fi), *c, c->fplan);
+  for (auto& r : c->runs) {
+    r.memory(false, s), r.memory(true, s);
+    for (auto& w : r.rq.buffers) w.data = {};
+  }
   return c;
-}
-
-// A variant's guarded arena, made on first use (the wire buffers keep their bytes until both are).
-inline case_memory& guarded_memory(decode_case& c, variant v) {
-  auto& g = c.guarded[static_cast<int>(v)];
-  if (!g) {
-    g = make_memory(c.bufs, variant_buffers(v), true, c.stream);
-    if (c.guarded[0] && c.guarded[1])
-      for (auto& x : c.bufs) x.data = {};
-  }
-  return *g;
-}
-
-template <class T>
-buffer_ref<T> ref(const case_memory& m, const decode_case& c, buf_id id) {
-  return {static_cast<T*>(m.ptr(id)), c.bufs[id].extent, id};
-}
-
-inline paged_attention_inputs<bf16> inputs(const case_memory& m, const decode_case& c) {
-  paged_attention_inputs<bf16> in;
-  in.q = ref<const bf16>(m, c, b_q), in.k_cache = ref<const bf16>(m, c, b_k), in.v_cache = ref<const bf16>(m, c, b_v);
-  in.block_table = ref<const int32_t>(m, c, b_bt), in.seq_lens = ref<const int32_t>(m, c, b_lens);
-  in.query_start = ref<const int32_t>(m, c, b_qs);
-  in.num_seqs = in.num_tokens = c.batch_size;
-  in.num_heads = n_heads, in.num_kv_heads = n_kv, in.head_size = head_dim;
-  in.block_size = page, in.max_blocks_per_seq = c.host.max_blocks_per_seq, in.max_query_len = 1;
-  in.scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
-  return in;
-}
-
-inline triton_params<bf16> triton_for(const case_memory& m, const decode_case& c) {
-  triton_params<bf16> p;
-  p.in = inputs(m, c);
-  p.output = ref<bf16>(m, c, b_out);
-  const triton_shape sh = triton_launch_shape(c.layer, c.b);
-  p.block_m = sh.block_m, p.block_q = sh.block_q, p.head_size_padded = head_dim;
-  p.rows_per_pass = rows_per_pass(std::min<int64_t>(p.block_q, 1) * (n_heads / n_kv), head_dim);
-  if (c.uses_3d) {
-    p.segm_output = ref<float>(m, c, b_segm_o), p.segm_max = ref<float>(m, c, b_segm_m);
-    p.segm_expsum = ref<float>(m, c, b_segm_e);
-  }
-  return p;
-}
-
-inline fi_decode_params<bf16> fi_for(const case_memory& m, const decode_case& c) {
-  fi_decode_params<bf16> p;
-  p.in = inputs(m, c);
-  p.output = ref<bf16>(m, c, b_out);
-  p.request_indices = ref<const int32_t>(m, c, b_ri), p.kv_tile_indices = ref<const int32_t>(m, c, b_ki);
-  p.o_indptr = ref<const int32_t>(m, c, b_oi);
-  p.padded = c.fplan.padded, p.num_work = c.fplan.num_work, p.split = c.fplan.split;
-  p.chunk_tokens = c.fplan.chunk_pages * c.fplan.page_size;
-  p.rows_per_pass = rows_per_pass(n_heads / n_kv, head_dim);
-  if (p.split) p.tmp_v = ref<bf16>(m, c, b_tmp_v), p.tmp_s = ref<float>(m, c, b_tmp_s);
-  return p;
-}
-
-// The second launch of a decode step (segment reduce, merge) is a programmatic dependent launch
-// (kernels/gpu/dependent_launch.cuh): its blocks become resident while the kernel before it (the
-// attention, or a guard check) ends and wait for it on the device, plain and guarded alike.
-inline constexpr bool second_early = true;
-
-// The engine's launches for one decode step; `after(k)` runs after launch k (guard checks).
-template <class After>
-void run_triton(const case_memory& m, const decode_case& c, After&& after) {
-  using gpu::gpu_context;
-  const auto p = triton_for(m, c);
-  if (c.uses_3d) {
-    gpu::launch_body<triton_attention<bf16, head_dim, true>, gpu_context>(p, {}, c.stream);
-    after(0);
-    gpu::launch_body<triton_segment_reduce<bf16, head_dim>, gpu_context>(p, {}, c.stream, second_early);
-    after(1);
-  } else {
-    gpu::launch_body<triton_attention<bf16, head_dim, false>, gpu_context>(p, {}, c.stream);
-    after(0);
-  }
-}
-
-template <class After>
-void run_fi(const case_memory& m, const decode_case& c, After&& after) {
-  using gpu::gpu_context;
-  const auto p = fi_for(m, c);
-  gpu::launch_body<fi_batch_decode<bf16, head_dim>, gpu_context>(p, {}, c.stream);
-  after(0);
-  if (p.split) {
-    gpu::launch_body<fi_merge_states<bf16, head_dim>, gpu_context>(p, {}, c.stream, second_early);
-    after(1);
-  }
 }
 
 }  // namespace headroom::bench

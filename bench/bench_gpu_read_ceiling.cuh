@@ -14,7 +14,7 @@
 
 #include <cstdint>
 
-#include "kernels/gpu/cuda_try.hpp"
+#include "targets/gpu/launch/cuda_try.hpp"
 
 namespace headroom::bench {
 

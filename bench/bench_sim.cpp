@@ -13,8 +13,8 @@
 #include "core/backends/flashinfer.hpp"
 #include "core/backends/triton.hpp"
 #include "kernels/inputs.hpp"
-#include "kernels/sim_executor.hpp"
-#include "kernels/sim_runs.hpp"
+#include "targets/sim/sim_executor.hpp"
+#include "targets/sim/sim_launch.hpp"
 
 namespace headroom {
 namespace {
@@ -69,9 +69,7 @@ BENCHMARK(BM_sim_executor_cases)->Unit(benchmark::kMillisecond);
 struct prepared {
   std::unique_ptr<sim::memory> mem;
   sim_inputs<bf16> in;
-  triton_params<bf16> tp;
-  fi_decode_params<bf16> fp;
-  bool triton = true;
+  family_params<bf16> params;
 };
 
 std::vector<prepared> prepare(const std::vector<mix_case>& mix) {
@@ -81,12 +79,7 @@ std::vector<prepared> prepare(const std::vector<mix_case>& mix) {
     prepared p;
     p.mem = std::make_unique<sim::memory>();
     p.in = upload_inputs(*p.mem, make_attention_inputs<bf16>(c.layer, c.b, 16, seed++));
-    if (const auto* t = std::get_if<triton_plan>(&c.plan)) {
-      p.tp = make_triton_params(*p.mem, p.in, *t, c.layer, c.b, triton_uses_3d(*t, c.b));
-    } else {
-      p.fp = make_fi_decode_params(*p.mem, p.in, std::get<fi_decode_plan>(c.plan));
-      p.triton = false;
-    }
+    p.params = make_params(*p.mem, p.in, c.plan, c.layer, c.b);
     out.push_back(std::move(p));
   }
   return out;
@@ -106,12 +99,7 @@ int64_t checked_accesses(const sim::memory& m) {
 }
 
 void run_all(std::vector<prepared>& ps, sim_mode mode) {
-  for (auto& p : ps) {
-    if (p.triton)
-      run_triton(*p.mem, mode, p.tp, p.tp.segm_output.data != nullptr);
-    else
-      run_fi_decode(*p.mem, mode, p.fp);
-  }
+  for (auto& p : ps) run_family(*p.mem, mode, p.params);
 }
 
 // Every iteration runs the prepared cases checked, then native; CPU seconds of each, summed.

@@ -67,7 +67,7 @@ class campaign {
       if (r.ok) continue;
       ++failing_;
       if (!first_of_kind(i, gen::signature(c, r))) continue;
-      gen::finding f = gen::shrink_failure(c, r, *ex);
+      gen::counterexample f = gen::shrink_failure(c, r, *ex);
       record(std::move(f), i);
     }
   }
@@ -82,7 +82,7 @@ class campaign {
     return seen_raw_.insert(sig).second;
   }
 
-  void record(gen::finding f, uint64_t i) {
+  void record(gen::counterexample f, uint64_t i) {
     std::lock_guard<std::mutex> lock(mu_);
     if (!seen_.insert(f.signature).second) return;
     fuzz_counterexample ce{std::move(f), i, 0, ""};

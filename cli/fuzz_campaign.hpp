@@ -27,7 +27,7 @@ struct fuzz_options {
 };
 
 struct fuzz_counterexample {
-  generators::finding f;
+  generators::counterexample f;
   uint64_t index = 0;             // case index it was sampled at
   double seconds = 0;             // since the start, when written
   std::string file;               // empty without --out
@@ -46,7 +46,7 @@ struct fuzz_summary {
 fuzz_summary run_fuzz(const fuzz_options& o);
 
 // The counterexample file's name: backend-policy-grouping-invariant[-buffer]-hash.json.
-std::string counterexample_file_name(const generators::finding& f);
+std::string counterexample_file_name(const generators::counterexample& f);
 
 // The summary block on stdout.
 void print_fuzz_summary(const fuzz_options& o, const fuzz_summary& s);

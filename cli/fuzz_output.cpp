@@ -24,11 +24,11 @@ std::string size_text(const check_case& c) {
 
 }  // namespace
 
-std::string counterexample_file_name(const generators::finding& f) {
+std::string counterexample_file_name(const generators::counterexample& f) {
   char hash[16];
   std::snprintf(hash, sizeof hash, "%08x", fnv1a(f.signature));
   std::string name = std::string(to_string(f.shrunk.be)) + "-" + to_string(f.shrunk.pol) + "-" +
-                     to_string(f.shrunk.grp) + "-" + f.kind.invariant;
+                     to_string(f.shrunk.grp) + "-" + to_string(f.kind.inv);
   if (!f.kind.buffer.empty()) name += "-" + f.kind.buffer;
   return name + "-" + hash + ".json";
 }

@@ -22,7 +22,7 @@ void print_report(const report& r, const std::string& title) {
     std::printf("\n");
   }
   for (const auto& v : r.violations) {
-    std::printf("VIOLATION %s: %s tp %lld group %d (%zu layers)", v.invariant.c_str(),
+    std::printf("VIOLATION %s: %s tp %lld group %d (%zu layers)", to_string(v.inv),
                 to_string(v.be), (long long)v.tp, v.group, v.layers.size());
     if (!v.buffer.empty() && (v.capacity_bytes > 0 || v.required_bytes > 0))
       std::printf(" %s: capacity %lld B, required %lld B", v.buffer.c_str(),

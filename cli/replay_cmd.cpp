@@ -1,28 +1,55 @@
-// headroom replay CASE.json [--target model|sim|gpu]: runs one stored case again.
+// headroom replay FILE [--target model|sim|gpu] [--violation N] [--json OUT.json]: runs a stored
+// case again. FILE is a case (a counterexample, a regression) or a report written by --json, whose
+// violations are replayed each on its own (or only the N-th), their verdicts merged.
 #include <nlohmann/json.hpp>
 
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
 #include "core/util/error.hpp"
+#include "core/util/json_file.hpp"
 
 namespace headroom::cli {
 
 int replay_main(int argc, char** argv) {
-  auto a = parse(argc, argv, 2, {"--target", "--json", "--tight"}, {});
+  auto a = parse(argc, argv, 2, {"--target", "--json", "--tight", "--violation"}, {});
   if (a.positional.size() != 1)
     throw input_error(cmdline, "CASE.json", std::to_string(a.positional.size()) + " given",
-                      "replay takes exactly one case file");
+                      "replay takes exactly one case or report file");
   const std::string target = a.get("--target").value_or("model");
   std::optional<double> tight;
   if (auto v = a.get("--tight")) tight = to_double("--tight", *v, 1.0, 1e12);
   const auto json_out = a.get("--json");
   if (json_out) check_output_path(*json_out);
-  const check_case c = load_case(a.positional[0]);
+  const std::string& file = a.positional[0];
+  const nlohmann::json j = read_json_file(file);
+  std::vector<check_case> cases;
+  if (is_report(j)) {
+    cases = cases_from_report(j, file);
+    if (auto v = a.get("--violation")) {
+      const int64_t n = to_int("--violation", *v, 0, static_cast<int64_t>(cases.size()) - 1);
+      cases = {cases[static_cast<std::size_t>(n)]};
+    }
+  } else {
+    if (a.get("--violation"))
+      throw input_error(cmdline, "--violation", *a.get("--violation"), "only a report has violations");
+    cases.push_back(case_from_json(j, file));
+  }
   auto ex = make_executor(target);
-  const report r = run_case(c, *ex, tight);
-  print_report(r, "headroom replay " + a.positional[0] + " (" + to_string(c.be) + ", tp " +
-                      std::to_string(c.tp) + ", policy " + to_string(c.pol) + ", target " +
-                      target + ")");
+  report r;
+  for (const auto& c : cases) {
+    report one = run_case(c, *ex, tight);
+    for (auto& v : one.violations) r.violations.push_back(std::move(v));
+    for (auto& t : one.thresholds) r.thresholds.push_back(t);
+    for (auto& n : one.notes) r.notes.push_back(std::move(n));
+  }
+  r.ok = r.violations.empty();
+  std::string title = "headroom replay " + file + " (";
+  if (cases.size() == 1)
+    title += std::string(to_string(cases[0].be)) + ", tp " + std::to_string(cases[0].tp) + ", policy " +
+             to_string(cases[0].pol) + ", ";
+  else
+    title += std::to_string(cases.size()) + " cases, ";
+  print_report(r, title + "target " + target + ")");
   if (json_out) write_atomically(*json_out, to_json(r).dump(2) + "\n");
   return r.ok ? 0 : 1;
 }

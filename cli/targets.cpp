@@ -5,8 +5,8 @@
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
 #include "core/util/error.hpp"
-#include "kernels/gpu/gpu_executor.hpp"
-#include "kernels/sim_executor.hpp"
+#include "targets/gpu/gpu_executor.hpp"
+#include "targets/sim/sim_executor.hpp"
 
 namespace headroom::cli {
 

@@ -13,7 +13,7 @@ using nlohmann::json;
 
 std::vector<std::string> invariants_of(const report& r) {
   std::set<std::string> s;
-  for (const auto& v : r.violations) s.insert(v.invariant);
+  for (const auto& v : r.violations) s.insert(to_string(v.inv));
   return {s.begin(), s.end()};
 }
 

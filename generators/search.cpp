@@ -11,19 +11,17 @@ namespace headroom::generators {
 namespace {
 
 // Lower rank: more telling. Unknown invariants come last.
-int rank_of(const std::string& inv) {
-  static const std::vector<std::string> order = {
-      inv::group_agreement, inv::fallback_when_empty, inv::index_overflow,
-      inv::buffer_capacity, inv::out_of_bounds,       inv::guard_corrupted,
-      internal_error,       inv::output_mismatch,     inv::plan_run_heads,
-      "uninitialized_read", "shared_race",        inv::tight_bound};
-  auto it = std::find(order.begin(), order.end(), inv);
+int rank_of(invariant i) {
+  static const std::vector<invariant> order = {
+      invariant::group_agreement,    invariant::fallback_when_empty, invariant::index_overflow,
+      invariant::buffer_capacity,    invariant::out_of_bounds,       invariant::guard_corrupted,
+      invariant::internal_error,     invariant::output_mismatch,     invariant::plan_run_heads,
+      invariant::uninitialized_read, invariant::shared_race,         invariant::tight_bound};
+  auto it = std::find(order.begin(), order.end(), i);
   return static_cast<int>(it - order.begin());
 }
 
-bool is_capacity(const std::string& inv) {
-  return inv == inv::buffer_capacity || inv == inv::out_of_bounds;
-}
+bool is_capacity(invariant i) { return i == invariant::buffer_capacity || i == invariant::out_of_bounds; }
 
 }  // namespace
 
@@ -34,7 +32,7 @@ report run_guarded(const check_case& c, executor& ex) {
     report r;
     r.ok = false;
     violation v;
-    v.invariant = internal_error;
+    v.inv = invariant::internal_error;
     v.be = c.be;
     v.tp = c.tp;
     v.detail = std::string("run_case threw: ") + e.what();
@@ -47,21 +45,21 @@ report run_guarded(const check_case& c, executor& ex) {
 std::optional<failure_kind> primary_failure(const report& r) {
   const violation* best = nullptr;
   for (const auto& v : r.violations)
-    if (!best || rank_of(v.invariant) < rank_of(best->invariant)) best = &v;
+    if (!best || rank_of(v.inv) < rank_of(best->inv)) best = &v;
   if (!best) return std::nullopt;
-  return failure_kind{best->invariant, best->buffer};
+  return failure_kind{best->inv, best->buffer};
 }
 
 bool has_failure(const report& r, const failure_kind& k) {
   return std::any_of(r.violations.begin(), r.violations.end(), [&](const violation& v) {
-    return v.invariant == k.invariant && v.buffer == k.buffer;
+    return v.inv == k.inv && v.buffer == k.buffer;
   });
 }
 
 std::string signature(const check_case& c, const report& r) {
   std::set<std::string> parts;
   for (const auto& v : r.violations)
-    parts.insert(v.invariant + (v.buffer.empty() ? "" : "(" + v.buffer + ")"));
+    parts.insert(to_string(v.inv) + (v.buffer.empty() ? "" : "(" + v.buffer + ")"));
   std::string s = std::string(to_string(c.be)) + "/" + to_string(c.pol) + "/" + to_string(c.grp) + ":";
   bool first = true;
   for (const auto& p : parts) s += (first ? " " : " + ") + p, first = false;
@@ -71,12 +69,12 @@ std::string signature(const check_case& c, const report& r) {
 int overflowing_groups(const report& r) {
   std::set<int> groups;
   for (const auto& v : r.violations)
-    if (is_capacity(v.invariant)) groups.insert(v.group);
+    if (is_capacity(v.inv)) groups.insert(v.group);
   return static_cast<int>(groups.size());
 }
 
-finding shrink_failure(const check_case& c, const report& r, executor& ex, int max_evals) {
-  finding f;
+counterexample shrink_failure(const check_case& c, const report& r, executor& ex, int max_evals) {
+  counterexample f;
   f.original = c;
   f.kind = primary_failure(r).value_or(failure_kind{});
   auto still_fails = [&](const check_case& cand) { return has_failure(run_guarded(cand, ex), f.kind); };

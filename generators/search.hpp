@@ -12,12 +12,9 @@
 
 namespace headroom::generators {
 
-// A run that threw (a bug in itself for a valid case) is reported as this invariant.
-inline constexpr const char* internal_error = "internal_error";
-
 // What went wrong, independent of the case's sizes.
 struct failure_kind {
-  std::string invariant;
+  invariant inv = invariant::internal_error;
   std::string buffer;
   bool operator==(const failure_kind&) const = default;
 };
@@ -36,7 +33,7 @@ std::string signature(const check_case& c, const report& r);
 // Number of distinct attention groups with a capacity failure (buffer_capacity, out_of_bounds).
 int overflowing_groups(const report& r);
 
-struct finding {
+struct counterexample {
   check_case original;
   check_case shrunk;
   report shrunk_report;
@@ -48,6 +45,6 @@ struct finding {
 
 // Shrinks a failing case while its primary failure persists (same invariant and buffer), then
 // renumbers its layers when the failure survives that too.
-finding shrink_failure(const check_case& c, const report& r, executor& ex, int max_evals = 1500);
+counterexample shrink_failure(const check_case& c, const report& r, executor& ex, int max_evals = 1500);
 
 }  // namespace headroom::generators

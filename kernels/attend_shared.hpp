@@ -46,7 +46,7 @@ inline constexpr int attn_max_warps = Dp <= 128 ? HEADROOM_ATTN_WARPS : (Dp == 2
 // Blocks per SM the attention bodies' launch bounds ask for (registers: 64 K / (threads x this)).
 inline constexpr int attn_min_blocks = HEADROOM_ATTN_MIN_BLOCKS;
 
-// Threads per block at most for the attention bodies' launch bounds (kernels/gpu/launch.cuh).
+// Threads per block at most for the attention bodies' launch bounds (targets/gpu/launch/launch.cuh).
 template <int Dp>
 inline constexpr int attn_max_threads = 32 * attn_max_warps<Dp>;
 

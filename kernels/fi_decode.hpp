@@ -24,7 +24,6 @@ struct fi_decode_params {
   int64_t padded = 0;        // P: grid x
   int64_t num_work = 0;      // NB: valid work items
   int64_t chunk_tokens = 0;  // kv chunk = chunk_pages * page_size
-  int64_t rows_per_pass = 1; // host's rows per pass; the bodies take attn_rows at a time
   bool split = false;
 };
 

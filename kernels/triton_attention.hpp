@@ -22,9 +22,9 @@ struct triton_params {
   buffer_ref<float> segm_output;    // plan buffer, 3D path
   buffer_ref<float> segm_max;       // plan buffer, 3D path
   buffer_ref<float> segm_expsum;    // plan buffer, 3D path
-  int64_t block_m = 16, block_q = 16;  // SPEC 4: BLOCK_M = 16 if G <= 16 else next_pow2(G)
+  int64_t block_q = 16;             // BLOCK_M / G with BLOCK_M = 16 if G <= 16 else next_pow2(G)
   int64_t head_size_padded = 0;     // the layer's Dp: the stride of segm_output rows
-  int64_t rows_per_pass = 1;        // host's rows per pass; the bodies take attn_rows at a time
+  bool segmented = false;           // the 3D path (segm_* buffers, then the reduce)
 };
 
 // Longest key range one block of the Triton kernels attends to (a segment, or a whole sequence).

@@ -20,7 +20,7 @@ std::vector<batch> batches_for(const check_case& c) {
 
 // Returns the first run whose need exceeds its buffer, as a sentence; empty when all fit.
 std::string first_overflow(const check_case& c) {
-  const props::engine_view e = props::engine_of(c);
+  const engine e = make_engine(c);
   for (const auto& g : e.groups) {
     const head_resolution hr = props::resolution_of(c, e, g);
     if (hr.disagreement) continue;  // the engine asserts: no builder, no buffers
@@ -28,7 +28,7 @@ std::string first_overflow(const check_case& c) {
       for (const auto& p : props::plans_for(c, e, g, hr.builder_heads, b))
         for (const rank_layer* l : props::layers_of(e, g))
           for (const auto& need : props::needs_of(p, *l, c.model.kv_dtype)) {
-            const buffer_plan* cap = find_buffer(props::buffers_of(p), need.name);
+            const buffer_plan* cap = find_buffer(plan_buffers(p.plan), need.name);
             if (cap && need.elems > cap->capacity_elems())
               return std::string(to_string(c.be)) + " " + need.name + ": " +
                      std::to_string(need.bytes()) + " bytes needed by a " +
@@ -50,8 +50,8 @@ void buffers_suffice(check_case c) {
     model_executor model;
     const report r = run_case(c, model);
     for (const auto& v : r.violations)
-      if (v.invariant == inv::buffer_capacity || v.invariant == inv::index_overflow)
-        RC_FAIL("the checker reports " + v.invariant + ": " + v.detail);
+      if (v.inv == invariant::buffer_capacity || v.inv == invariant::index_overflow)
+        RC_FAIL(std::string("the checker reports ") + to_string(v.inv) + ": " + v.detail);
   }
 }
 

@@ -14,18 +14,18 @@
 namespace headroom {
 namespace {
 
-bool reports_fallback(const check_case& c, const props::engine_view& e, const attention_group& g) {
+bool reports_fallback(const check_case& c, const engine& e, const attention_group& g) {
   model_executor model;
-  group_context ctx{&e.rg, &e.reg, &g, c, &model, std::nullopt};
-  const group_result res = check_group(ctx, {decode_batch(1, 16)}, {});
+  group_context ctx{&e, &g, c, &model, std::nullopt};
+  const group_result res = check_group(ctx, decode_sweep::of({decode_batch(1, 16)}), {});
   return std::any_of(res.violations.begin(), res.violations.end(),
-                     [](const violation& v) { return v.invariant == inv::fallback_when_empty; });
+                     [](const violation& v) { return v.inv == invariant::fallback_when_empty; });
 }
 
 // check_checker: also require the checker's verdict (fallback_when_empty iff the fallback is
 // smaller than the group's layers). See Fallback.CheckerReportsAnUnsafeFallback.
 void fallback_only_when_empty(const check_case& c, bool check_checker) {
-  const props::engine_view e = props::engine_of(c);
+  const engine e = make_engine(c);
   attention_group g = e.groups[*rc::gen::inRange<std::size_t>(0, e.groups.size())];
   // The builder's names: a random subset of the group's layers plus unregistered draft names.
   const auto keep = *rc::gen::container<std::vector<bool>>(g.layers.size(), rc::gen::arbitrary<bool>());

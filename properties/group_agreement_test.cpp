@@ -13,12 +13,12 @@ namespace headroom {
 namespace {
 
 void group_agreement_holds(const check_case& c) {
-  const props::engine_view e = props::engine_of(c);
+  const engine e = make_engine(c);
   model_executor model;
   const report r = run_case(c, model);
   std::set<int> flagged;
   for (const auto& v : r.violations)
-    if (v.invariant == inv::group_agreement) flagged.insert(v.group);
+    if (v.inv == invariant::group_agreement) flagged.insert(v.group);
   bool mixed = false;
   for (const auto& g : e.groups) {
     const head_resolution hr = props::resolution_of(c, e, g);

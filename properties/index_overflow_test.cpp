@@ -38,7 +38,7 @@ i128 fi_exact(const fi_decode_plan& p, const rank_layer& l) {
 
 // True when some run's index exceeds 32 bits or some size does not fit 64 bits.
 bool expect_overflow(const check_case& c) {
-  const props::engine_view e = props::engine_of(c);
+  const engine e = make_engine(c);
   for (const auto& g : e.groups) {
     const head_resolution hr = props::resolution_of(c, e, g);
     if (hr.disagreement) continue;
@@ -66,9 +66,9 @@ void no_wraparound(const check_case& c, executor& ex) {
   }
   bool reported = false;
   for (const auto& v : r.violations) {
-    reported = reported || v.invariant == inv::index_overflow;
+    reported = reported || v.inv == invariant::index_overflow;
     if (v.capacity_bytes < 0 || v.required_bytes < 0)
-      RC_FAIL(v.invariant + " " + v.buffer + " reports a negative size: wrapped arithmetic");
+      RC_FAIL(std::string(to_string(v.inv)) + " " + v.buffer + " reports a negative size: wrapped arithmetic");
   }
   const bool expected = expect_overflow(c);
   RC_CLASSIFY(expected, "beyond 32-bit offsets");
@@ -91,8 +91,7 @@ TEST(IndexOverflow, ReportedExactlyWhenBeyond32Bits) {
 // An executor whose arithmetic wraps at 32 bits: the property must notice (it is not vacuous).
 class wrapping_model final : public executor {
  public:
-  const char* name() const override { return "model"; }
-  bool exhaustive() const override { return true; }
+  target_kind kind() const override { return target_kind::model; }
   observation run(const run_request& r) override {
     observation o = inner_.run(r);
     for (auto& t : o.touched) t.elems = static_cast<int32_t>(static_cast<uint32_t>(t.elems));

@@ -3,7 +3,7 @@
 // buffer, and nothing outside the plan's buffers. Per case: model buffer_capacity <=> sim
 // out_of_bounds for the same (group, buffer); group_agreement, fallback, plan_run_heads and
 // index_overflow identical. Every policy and grouping (agreement must hold for overflowing plans
-// too). FlashInfer prefill plans are not simulated (kernels/sim_executor.hpp).
+// too). FlashInfer prefill plans are not simulated (targets/sim/sim_executor.hpp).
 #include <set>
 #include <tuple>
 
@@ -22,10 +22,10 @@ using props::verdict;
 std::set<verdict> predictable(const report& r) {
   std::set<verdict> out;
   for (const auto& v : r.violations) {
-    std::string inv = v.invariant == inv::out_of_bounds ? inv::buffer_capacity : v.invariant;
-    if (inv == inv::buffer_capacity || inv == inv::group_agreement || inv == inv::plan_run_heads ||
-        inv == inv::fallback_when_empty || inv == inv::index_overflow)
-      out.insert({v.group, inv, v.buffer});
+    const invariant i = v.inv == invariant::out_of_bounds ? invariant::buffer_capacity : v.inv;
+    if (i == invariant::buffer_capacity || i == invariant::group_agreement || i == invariant::plan_run_heads ||
+        i == invariant::fallback_when_empty || i == invariant::index_overflow)
+      out.insert({v.group, to_string(i), v.buffer});
   }
   return out;
 }
@@ -49,7 +49,6 @@ void model_and_sim_agree(const check_case& c, executor& model, executor& model_f
 const props::budget budget{400, 0, 100};
 
 TEST(ModelSim, AgreeOnEveryVerdict) {
-  if (!props::have_sim()) GTEST_SKIP() << "no simulator in this build";
   const auto p = props::everything();
   props::check([p] {
     model_executor a, b;
@@ -60,8 +59,7 @@ TEST(ModelSim, AgreeOnEveryVerdict) {
 // A model whose formulas are one element short: the property must notice (it is not vacuous).
 class off_by_one_model final : public executor {
  public:
-  const char* name() const override { return "model"; }
-  bool exhaustive() const override { return true; }
+  target_kind kind() const override { return target_kind::model; }
   observation run(const run_request& r) override {
     observation o = inner_.run(r);
     for (auto& t : o.touched) t.elems -= 1;
@@ -72,7 +70,6 @@ class off_by_one_model final : public executor {
 };
 
 TEST(ModelSim, DetectsAPlantedModelBug) {
-  if (!props::have_sim()) GTEST_SKIP() << "no simulator in this build";
   const auto p = props::everything();
   const auto r = props::run([p] {
     off_by_one_model a, b;

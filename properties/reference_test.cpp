@@ -54,19 +54,16 @@ void every_run_in_bounds_and_right(const check_case& c) {
 const props::budget budget{300, 0, 100};
 
 TEST(Reference, InBoundsRunsMatchUnderEveryPolicy) {
-  if (!props::have_sim()) GTEST_SKIP() << "no simulator in this build";
   const auto p = props::everything();
   props::check([p] { in_bounds_runs_match_reference(*generators::cases(p)); }, budget);
 }
 
 TEST(Reference, PerLayerRunsStayInBoundsAndRight) {
-  if (!props::have_sim()) GTEST_SKIP() << "no simulator in this build";
   const auto p = props::fixed();
   props::check([p] { every_run_in_bounds_and_right(*generators::cases(p)); }, budget);
 }
 
 TEST(Reference, FailsForModelWide) {
-  if (!props::have_sim()) GTEST_SKIP() << "no simulator in this build";
   const auto p = props::regressed();
   const auto r = props::run([p] { every_run_in_bounds_and_right(*generators::cases(p)); }, budget);
   ASSERT_TRUE(props::is_failure(r)) << "the regression was not caught within the budget";

@@ -14,7 +14,7 @@
 #include <tuple>
 
 #include "core/check/check.hpp"
-#include "kernels/gpu/gpu_executor.hpp"
+#include "targets/gpu/gpu_executor.hpp"
 #include "properties/support/engine_view.hpp"
 #include "properties/support/paired.hpp"
 #include "properties/support/prop_check.hpp"
@@ -33,17 +33,18 @@ executor& shared_gpu() {
 
 using props::verdict;
 
-std::set<verdict> verdicts(const report& r, const std::set<std::string>& kinds) {
+std::set<verdict> verdicts(const report& r, const std::set<invariant>& kinds) {
   std::set<verdict> out;
   for (const auto& v : r.violations)
-    if (kinds.count(v.invariant)) out.insert({v.group, v.invariant, v.invariant == inv::out_of_bounds ? v.buffer : ""});
+    if (kinds.count(v.inv))
+      out.insert({v.group, to_string(v.inv), v.inv == invariant::out_of_bounds ? v.buffer : ""});
   return out;
 }
 
-std::set<int> groups_with(const report& r, const char* invariant) {
+std::set<int> groups_with(const report& r, invariant i) {
   std::set<int> out;
   for (const auto& v : r.violations)
-    if (v.invariant == invariant) out.insert(v.group);
+    if (v.inv == i) out.insert(v.group);
   return out;
 }
 
@@ -53,17 +54,18 @@ void sim_and_gpu_agree(const check_case& c, executor& gpu) {
   props::paired_executor paired(*sim_a, gpu);
   const report rs = run_case(c, *sim_b);
   const report rg = run_case(c, paired);
-  RC_CLASSIFY(!groups_with(rs, inv::out_of_bounds).empty(), "sim saw an overflow");
+  RC_CLASSIFY(!groups_with(rs, invariant::out_of_bounds).empty(), "sim saw an overflow");
   RC_TAG(to_string(c.be), to_string(c.pol));
   if (!paired.disagreements().empty()) RC_FAIL("per run: " + paired.disagreements().front());
-  const std::set<std::string> kinds{inv::out_of_bounds, inv::group_agreement, inv::plan_run_heads,
-                                    inv::fallback_when_empty, inv::index_overflow};
+  const std::set<invariant> kinds{invariant::out_of_bounds, invariant::group_agreement,
+                                  invariant::plan_run_heads, invariant::fallback_when_empty,
+                                  invariant::index_overflow};
   const auto vs = verdicts(rs, kinds), vg = verdicts(rg, kinds);
   if (vs != vg) RC_FAIL("verdicts differ: sim" + props::describe(vs) + " vs gpu" + props::describe(vg));
-  const auto over = groups_with(rs, inv::out_of_bounds);
-  if (!simulated_worker() && groups_with(rg, inv::guard_corrupted) != over)
+  const auto over = groups_with(rs, invariant::out_of_bounds);
+  if (!simulated_worker() && groups_with(rg, invariant::guard_corrupted) != over)
     RC_FAIL("guard bands corrupted in other groups than the simulator's out-of-bounds ones");
-  for (int g : groups_with(rg, inv::output_mismatch))
+  for (int g : groups_with(rg, invariant::output_mismatch))
     if (!over.count(g)) RC_FAIL("gpu output differs from the reference in in-bounds group " + std::to_string(g));
 }
 
@@ -83,8 +85,7 @@ TEST(SimGpu, AgreeOnTheRegressedPolicy) {
 // A device-checked build that under-reports by one element: the property must notice.
 class short_gpu final : public executor {
  public:
-  const char* name() const override { return "gpu"; }
-  bool exhaustive() const override { return false; }
+  target_kind kind() const override { return target_kind::gpu; }
   observation run(const run_request& r) override {
     observation o = shared_gpu().run(r);
     for (auto& t : o.touched) t.elems -= 1;

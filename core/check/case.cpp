@@ -30,9 +30,9 @@ json options_json(const flashinfer_options& f) {
                       {"default_blocks_per_sm", f.device.default_blocks_per_sm}}}};
 }
 
-triton_options triton_from(const json& j, const std::string& file) {
+triton_options triton_from(const json& j, const std::string& file, const std::string& path) {
   triton_options t;
-  const std::string p = "triton.";
+  const std::string p = path + "triton.";
   t.kv_from_group_spec = jr::get_bool_or(j, "kv_from_group_spec", t.kv_from_group_spec, file, p);
   t.cap_max_num_seqs = jr::get_bool_or(j, "cap_max_num_seqs", t.cap_max_num_seqs, file, p);
   t.snap_to_capture = jr::get_bool_or(j, "snap_to_capture", t.snap_to_capture, file, p);
@@ -49,9 +49,9 @@ int64_t group_size_key(const std::string& k) {
   return std::to_string(g) == k ? g : 0;
 }
 
-flashinfer_options flashinfer_from(const json& j, const std::string& file) {
+flashinfer_options flashinfer_from(const json& j, const std::string& file, const std::string& path) {
   flashinfer_options f;
-  const std::string p = "flashinfer.";
+  const std::string p = path + "flashinfer.";
   f.cuda_graph = jr::get_bool_or(j, "cuda_graph", f.cuda_graph, file, p);
   f.page_size = jr::get_int_or(j, "page_size", f.page_size, file, p, 1, 1 << 16);
   if (j.contains("device")) {
@@ -116,34 +116,39 @@ json to_json(const check_case& c) {
           {"builder_names", c.builder_names}};
 }
 
-check_case case_from_json(const json& j, const std::string& file) {
-  if (!j.is_object()) throw input_error(file, "<case>", jr::shown(j), "a case is a JSON object");
+check_case case_from_json(const json& j, const std::string& file,
+                          const std::vector<model_geometry>* models, const std::string& path) {
+  if (!j.is_object()) throw input_error(file, path + "<case>", jr::shown(j), "a case is a JSON object");
   check_case c;
-  c.model = parse_model(jr::field(j, "model", file, ""), file);
-  c.tp = jr::get_int(j, "tp", file, "", 1, max_tp);
-  c.be = parse_backend(jr::get_string(j, "backend", file, ""), file, "backend");
-  c.pol = parse_policy(jr::get_string(j, "policy", file, ""), file, "policy");
-  c.grp = parse_grouping(jr::get_string(j, "grouping", file, ""), file, "grouping");
-  c.hybrid = jr::get_bool_or(j, "hybrid", true, file, "");
-  c.block_size = jr::get_int_or(j, "block_size", 16, file, "", 1, 1 << 16);
-  const json& b = jr::field(j, "batch", file, "");
-  c.b.seq_lens = int_list(b, "seq_lens", file, "batch.");
-  c.b.query_lens = int_list(b, "query_lens", file, "batch.");
-  validate(c.b, file, "batch");
+  if (models && j.contains("model_ref"))
+    c.model = models->at(static_cast<std::size_t>(
+        jr::get_int(j, "model_ref", file, path, 0, static_cast<int64_t>(models->size()) - 1)));
+  else
+    c.model = parse_model(jr::field(j, "model", file, path), file);
+  c.tp = jr::get_int(j, "tp", file, path, 1, max_tp);
+  c.be = parse_backend(jr::get_string(j, "backend", file, path), file, path + "backend");
+  c.pol = parse_policy(jr::get_string(j, "policy", file, path), file, path + "policy");
+  c.grp = parse_grouping(jr::get_string(j, "grouping", file, path), file, path + "grouping");
+  c.hybrid = jr::get_bool_or(j, "hybrid", true, file, path);
+  c.block_size = jr::get_int_or(j, "block_size", 16, file, path, 1, 1 << 16);
+  const json& b = jr::field(j, "batch", file, path);
+  c.b.seq_lens = int_list(b, "seq_lens", file, path + "batch.");
+  c.b.query_lens = int_list(b, "query_lens", file, path + "batch.");
+  validate(c.b, file, path + "batch");
   const json& seed = j.contains("seed") ? j.at("seed") : json(0);
   if (!seed.is_number_unsigned() && !(seed.is_number_integer() && seed.get<int64_t>() >= 0))
-    throw input_error(file, "seed", jr::shown(seed), "expected a non-negative integer");
+    throw input_error(file, path + "seed", jr::shown(seed), "expected a non-negative integer");
   c.seed = seed.get<uint64_t>();
-  if (j.contains("triton")) c.triton = triton_from(jr::get_object(j, "triton", file, ""), file);
+  if (j.contains("triton")) c.triton = triton_from(jr::get_object(j, "triton", file, path), file, path);
   if (j.contains("flashinfer"))
-    c.flashinfer = flashinfer_from(jr::get_object(j, "flashinfer", file, ""), file);
+    c.flashinfer = flashinfer_from(jr::get_object(j, "flashinfer", file, path), file, path);
   if (j.contains("builder_names")) {
     const json& names = j.at("builder_names");
     if (!names.is_array() || names.size() > static_cast<std::size_t>(max_layers))
-      throw input_error(file, "builder_names", jr::shown(names), "expected a list of layer names");
+      throw input_error(file, path + "builder_names", jr::shown(names), "expected a list of layer names");
     for (std::size_t i = 0; i < names.size(); ++i) {
       if (!names[i].is_string())
-        throw input_error(file, "builder_names[" + std::to_string(i) + "]", jr::shown(names[i]),
+        throw input_error(file, path + "builder_names[" + std::to_string(i) + "]", jr::shown(names[i]),
                           "expected a layer name");
       c.builder_names.push_back(names[i].get<std::string>());
     }

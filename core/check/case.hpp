@@ -40,8 +40,12 @@ check_case make_case(const model_geometry& m, int64_t tp, backend be, policy pol
                      bool hybrid, int64_t block_size, uint64_t seed);
 
 nlohmann::json to_json(const check_case& c);
-// Throws input_error naming file and field on anything missing, mistyped or out of range.
-check_case case_from_json(const nlohmann::json& j, const std::string& file);
+// Throws input_error naming file and field on anything missing, mistyped or out of range. Within a
+// report (check.hpp) a case names its model by index ("model_ref") into the report's `models`; its
+// fields are then reported under `path` (e.g. "violations[3].case.").
+check_case case_from_json(const nlohmann::json& j, const std::string& file,
+                          const std::vector<model_geometry>* models = nullptr,
+                          const std::string& path = "");
 check_case load_case(const std::string& path);
 
 }  // namespace headroom

@@ -19,36 +19,27 @@ std::vector<batch> extra_batches(int64_t seq_len, bool exhaustive) {
   return {prefill, chunked, mixed};
 }
 
-void append(report& r, group_result&& g) {
-  for (auto& v : g.violations) r.violations.push_back(std::move(v));
-  if (g.thr) r.thresholds.push_back(*g.thr);
-  for (auto& n : g.notes) r.notes.push_back(std::move(n));
-}
-
-// Every attention group of one (tp, backend) on the given batches.
+// Every attention group of the case's (tp, backend) on the given batches.
 void check_backend(const check_case& base, executor& ex, std::optional<double> tight,
-                   const std::vector<batch>& sweep, const std::vector<batch>& extra, report& r) {
-  const rank_geometry rg = to_rank(base.model, base.tp);
-  const registry reg = make_registry(rg);
-  const auto kv_groups = make_kv_cache_groups(reg, base.model.kv_dtype, base.block_size, base.hybrid);
-  const auto groups = make_attention_groups(kv_groups, reg, base.be, base.grp);
-  for (const auto& ag : groups) {
-    group_context ctx{&rg, &reg, &ag, base, &ex, tight};
-    append(r, check_group(ctx, sweep, extra));
+                   const decode_sweep& sweep, const std::vector<batch>& extra, report& r) {
+  const engine e = make_engine(base);
+  for (const auto& ag : e.groups) {
+    group_result g = check_group({&e, &ag, base, &ex, tight}, sweep, extra);
+    for (auto& v : g.violations) r.violations.push_back(std::move(v));
+    if (g.thr) r.thresholds.push_back(*g.thr);
+    for (auto& n : g.notes) r.notes.push_back(std::move(n));
   }
 }
 
 }  // namespace
 
 report run_check(const model_geometry& m, const check_options& o, executor& ex) {
-  validate(m);
   for (int64_t tp : o.tps) to_rank(m, tp);  // reject every bad tp before any output
   if (o.max_num_seqs < 1 || o.max_num_seqs > max_check_num_seqs)
     throw input_error("check options", "max_num_seqs", std::to_string(o.max_num_seqs),
                       "must be in 1.." + std::to_string(max_check_num_seqs));
   report r;
-  std::vector<batch> sweep;
-  for (int64_t n = 1; n <= o.max_num_seqs; ++n) sweep.push_back(decode_batch(n, o.decode_seq_len));
+  const auto sweep = decode_sweep::uniform(o.max_num_seqs, o.decode_seq_len);
   const auto extra = extra_batches(o.decode_seq_len, ex.exhaustive());
   for (int64_t tp : o.tps)
     for (backend be : o.backends) {
@@ -63,12 +54,10 @@ report run_check(const model_geometry& m, const check_options& o, executor& ex) 
 }
 
 report run_case(const check_case& c, executor& ex, std::optional<double> tight) {
-  validate(c.model);
-  validate(c.b, "", "batch");
   report r;
-  std::vector<batch> sweep, extra;
-  (c.b.is_decode() ? sweep : extra).push_back(c.b);
-  check_backend(c, ex, tight, sweep, extra, r);
+  std::vector<batch> decode, extra;
+  (c.b.is_decode() ? decode : extra).push_back(c.b);
+  check_backend(c, ex, tight, decode_sweep::of(std::move(decode)), extra, r);
   r.ok = r.violations.empty();
   return r;
 }

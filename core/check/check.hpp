@@ -12,33 +12,18 @@
 
 #include "core/check/case.hpp"
 #include "core/check/executor.hpp"
+#include "core/check/finding.hpp"
 
 namespace headroom {
 
-// Invariant names, exactly as in DESIGN.md.
-namespace inv {
-inline constexpr const char* group_agreement = "group_agreement";
-inline constexpr const char* fallback_when_empty = "fallback_when_empty";
-inline constexpr const char* buffer_capacity = "buffer_capacity";
-inline constexpr const char* plan_run_heads = "plan_run_heads";
-inline constexpr const char* tight_bound = "tight_bound";
-inline constexpr const char* index_overflow = "index_overflow";
-inline constexpr const char* out_of_bounds = "out_of_bounds";
-inline constexpr const char* output_mismatch = "output_mismatch";
-inline constexpr const char* guard_corrupted = "guard_corrupted";
-}  // namespace inv
-
-struct violation {
-  std::string invariant;
+// A finding where it happened: backend, TP size, attention group and its layers, with a full,
+// replayable case (the batch that showed it).
+struct violation : finding {
   backend be = backend::triton;
   int64_t tp = 1;
   int group = 0;
   std::vector<std::string> layers;
-  std::string buffer;             // empty when not about one buffer
-  int64_t capacity_bytes = 0;
-  int64_t required_bytes = 0;
-  std::string detail;             // one readable sentence
-  check_case repro;               // a full, replayable case
+  check_case repro;
 };
 
 struct threshold {
@@ -57,9 +42,9 @@ struct report {
   std::vector<std::string> notes;  // info: clean fallbacks, unsupported group sizes, ...
 };
 
-// Largest max_num_seqs of a whole-model check. run_check builds the decode batches 1..N up front
-// (N^2 / 2 request lengths of 16 bytes) and plans each one (time ~N^2): 4096 measured ~140 MB and
-// under 1 s per tp on the bundled configs with the model target; 65536 would need ~34 GB.
+// Largest max_num_seqs of a whole-model check. The decode sweep plans every batch 1..N, and a
+// batch of n requests costs O(n) to plan, so a check's time grows as N^2 (its memory as N: the
+// batches are made one at a time); 4096 keeps a check of the bundled configs to seconds.
 inline constexpr int64_t max_check_num_seqs = 4096;
 
 struct check_options {
@@ -77,13 +62,20 @@ struct check_options {
   uint64_t seed = 0;
 };
 
-// Whole-model check (headroom check). Throws input_error for bad geometry / tp.
+// Whole-model check (headroom check). `m` has passed validate() (load_model does it); throws
+// input_error for a tp the geometry cannot take or out-of-range options.
 report run_check(const model_geometry& m, const check_options& o, executor& ex);
 
-// One case (headroom replay, fuzz): the case's backend, tp, policy, grouping and batch only.
+// One case (headroom replay, fuzz): the case's backend, tp, policy, grouping and batch only. The
+// case has passed validation (case_from_json and the generators make only valid cases).
 report run_case(const check_case& c, executor& ex, std::optional<double> tight = std::nullopt);
 
+// The report JSON: every distinct model once under "models", each violation's case naming its
+// model by index ("model_ref"), so a report grows with its findings, not findings x layers.
 nlohmann::json to_json(const report& r);
-nlohmann::json to_json(const violation& v);
+// A report's violations as standalone cases (models resolved); throws input_error naming the file
+// and field for anything malformed.
+std::vector<check_case> cases_from_report(const nlohmann::json& j, const std::string& file);
+bool is_report(const nlohmann::json& j);
 
 }  // namespace headroom

@@ -5,18 +5,17 @@
 
 #include <cstdint>
 #include <string>
-#include <variant>
 #include <vector>
 
 #include "core/backends/batch.hpp"
-#include "core/backends/buffers.hpp"
-#include "core/backends/flashinfer.hpp"
-#include "core/backends/triton.hpp"
+#include "core/backends/plan.hpp"
 #include "core/model/geometry.hpp"
 
 namespace headroom {
 
-using any_plan = std::variant<triton_plan, fi_decode_plan, fi_prefill_plan>;
+// The three oracles: the sizing formulas, the functional simulator, a GPU.
+enum class target_kind { model, sim, gpu };
+const char* to_string(target_kind t);
 
 // One kernel run of one layer on one plan.
 struct run_request {
@@ -57,8 +56,10 @@ struct observation {
 class executor {
  public:
   virtual ~executor() = default;
-  virtual const char* name() const = 0;    // "model", "sim", "gpu"
-  virtual bool exhaustive() const = 0;     // cheap enough to run every batch of a sweep
+  virtual target_kind kind() const = 0;
+  const char* name() const { return to_string(kind()); }
+  // Cheap enough to run every batch of a sweep: the formulas are; the kernels run a selection.
+  bool exhaustive() const { return kind() == target_kind::model; }
   virtual observation run(const run_request& r) = 0;
 };
 
@@ -70,8 +71,7 @@ observation model_observation(const any_plan& plan, const rank_layer& layer, con
 // The formulas as an executor: touched = what the sizing model says the run needs.
 class model_executor final : public executor {
  public:
-  const char* name() const override { return "model"; }
-  bool exhaustive() const override { return true; }
+  target_kind kind() const override { return target_kind::model; }
   observation run(const run_request& r) override;
 };
 

@@ -1,11 +1,13 @@
-// One attention group: head resolution, plans per batch, runs per distinct layer, verdicts.
+// One attention group: head resolution, the batches to run, plans per batch, runs per distinct
+// layer, verdicts.
 #include "core/check/group_check.hpp"
 
 #include <algorithm>
+#include <map>
 #include <set>
+#include <tuple>
 
 #include "core/check/plan_runs.hpp"
-#include "core/util/error.hpp"
 
 namespace headroom {
 namespace {
@@ -14,7 +16,7 @@ namespace {
 class violation_log {
  public:
   void add(violation v, int64_t heads) {
-    auto key = std::make_tuple(v.invariant, v.buffer, heads);
+    auto key = std::make_tuple(v.inv, v.buffer, heads);
     auto [it, fresh] = index_.emplace(key, out_.size());
     if (fresh) out_.push_back(std::move(v)), hits_.push_back(1);
     else ++hits_[it->second];
@@ -24,22 +26,38 @@ class violation_log {
       if (hits_[i] > 1) out_[i].detail += " (" + std::to_string(hits_[i]) + " batches fail)";
     return std::move(out_);
   }
+
  private:
-  std::map<std::tuple<std::string, std::string, int64_t>, std::size_t> index_;
+  std::map<std::tuple<invariant, std::string, int64_t>, std::size_t> index_;
   std::vector<violation> out_;
   std::vector<int64_t> hits_;
 };
 
+// The group's distinct layer geometries (layers of a group share the KV spec and differ in heads
+// only) and the largest head count among its layers.
+std::vector<const rank_layer*> distinct_layers(const group_context& ctx, int64_t& max_heads) {
+  std::vector<const rank_layer*> reps;
+  std::set<int64_t> seen;
+  max_heads = 0;
+  for (const auto& n : ctx.ag->layers) {
+    const rank_layer* l = ctx.eng->reg.find(n);
+    if (!l) continue;
+    if (seen.insert(l->num_heads).second) reps.push_back(l);
+    max_heads = std::max(max_heads, l->num_heads);
+  }
+  return reps;
+}
+
 }  // namespace
 
-group_result check_group(const group_context& ctx, const std::vector<batch>& decode_sweep,
+group_result check_group(const group_context& ctx, const decode_sweep& sweep,
                          const std::vector<batch>& extra) {
   group_result res;
   const attention_group& ag = *ctx.ag;
   const backend be = ctx.base.be;
-  auto make_violation = [&](const char* inv, const batch& b) {
+  auto make_violation = [&](finding f, const batch& b) {
     violation v;
-    v.invariant = inv;
+    static_cast<finding&>(v) = std::move(f);
     v.be = be;
     v.tp = ctx.base.tp;
     v.group = ag.index;
@@ -52,71 +70,49 @@ group_result check_group(const group_context& ctx, const std::vector<batch>& dec
   // A case may name the builder's layers itself (a spec-decode drafter whose layer names the
   // target's registry may not hold); otherwise the group's own builder layers.
   const auto& names = ctx.base.builder_names.empty() ? ag.builder_layers : ctx.base.builder_names;
-  head_resolution hr = resolve_heads(*ctx.reg, names, ctx.base.pol,
-                                     ctx.rg->model_wide_heads);
-  const batch& first = decode_sweep.empty() ? extra.front() : decode_sweep.front();
+  const head_resolution hr =
+      resolve_heads(ctx.eng->reg, names, ctx.base.pol, ctx.eng->rg.model_wide_heads);
+  const batch first = sweep.size() > 0 ? sweep.at(0) : extra.front();
   if (hr.disagreement) {  // the engine's assertion fires: no builder, nothing to size
-    auto v = make_violation(inv::group_agreement, first);
-    v.detail = hr.message;
-    res.violations.push_back(std::move(v));
+    res.violations.push_back(make_violation({invariant::group_agreement, "", 0, 0, hr.message}, first));
     return res;
   }
 
-  // Distinct layer geometries: layers of a group share the KV spec and differ in heads only.
-  std::vector<const rank_layer*> reps;
-  std::set<int64_t> seen;
   int64_t max_heads = 0;
-  for (const auto& n : ag.layers) {
-    const rank_layer* l = ctx.reg->find(n);
-    if (l && seen.insert(l->num_heads).second) reps.push_back(l);
-    if (l) max_heads = std::max(max_heads, l->num_heads);
-  }
-  if (hr.fell_back) {
-    if (max_heads > hr.builder_heads) {
-      auto v = make_violation(inv::fallback_when_empty, first);
-      v.detail = "no layer of the builder was registered; fell back to the model-wide " +
-                 std::to_string(hr.builder_heads) + " heads, but the group's layers run with " +
-                 std::to_string(max_heads);
-      res.violations.push_back(std::move(v));
-    } else {
-      res.notes.push_back(std::string(to_string(be)) + " tp " + std::to_string(ctx.base.tp) +
-                          " group " + std::to_string(ag.index) +
-                          ": no registered layer; fell back to the model-wide " +
-                          std::to_string(hr.builder_heads) + " heads");
-    }
-  }
+  const auto reps = distinct_layers(ctx, max_heads);
+  const std::string fallback = "no layer of the builder was registered; fell back to the model-wide " +
+                               std::to_string(hr.builder_heads) + " heads";
+  if (hr.fell_back && max_heads > hr.builder_heads)
+    res.violations.push_back(make_violation(
+        {invariant::fallback_when_empty, "", 0, 0,
+         fallback + ", but the group's layers run with " + std::to_string(max_heads)},
+        first));
+  else if (hr.fell_back)
+    res.notes.push_back(std::string(to_string(be)) + " tp " + std::to_string(ctx.base.tp) + " group " +
+                        std::to_string(ag.index) + ": " + fallback);
 
   violation_log log;
   plan_runner runner(ctx, hr.builder_heads);
-  std::optional<int64_t> min_fail;
   auto run_batch = [&](const batch& b) {
     bool failed = false;
     for (const rank_layer* l : reps)
       for (auto& f : runner.run(*l, b)) {
-        failed = failed || f.is_capacity_failure;
-        auto v = make_violation(f.invariant.c_str(), b);
-        v.buffer = f.buffer;
-        v.capacity_bytes = f.capacity_bytes;
-        v.required_bytes = f.required_bytes;
-        v.detail = f.detail;
-        log.add(std::move(v), l->num_heads);
+        failed = failed || is_capacity_failure(f.inv);
+        log.add(make_violation(std::move(f), b), l->num_heads);
       }
     return failed;
   };
-  for (std::size_t i : runner.sweep_points(decode_sweep, reps))
-    if (run_batch(decode_sweep[i]) && !min_fail) min_fail = decode_sweep[i].num_seqs();
-  for (const auto& b : extra) run_batch(b);
-  for (auto& f : runner.tight_failures()) {
-    auto v = make_violation(inv::tight_bound, f.where);
-    v.buffer = f.buffer;
-    v.capacity_bytes = f.capacity_bytes;
-    v.required_bytes = f.required_bytes;
-    v.detail = f.detail;
-    log.add(std::move(v), 0);
+  const sweep_selection sel = select_sweep(ctx, hr.builder_heads, sweep, reps);
+  std::optional<int64_t> min_fail;
+  for (std::size_t i : sel.points) {
+    const batch b = sweep.at(i);
+    if (run_batch(b) && !min_fail) min_fail = b.num_seqs();
   }
+  for (const auto& b : extra) run_batch(b);
+  for (auto& [f, where] : runner.tight_findings()) log.add(make_violation(std::move(f), where), 0);
   for (auto& v : log.take()) res.violations.push_back(std::move(v));
   res.thr = threshold{be, ctx.base.tp, ag.index, hr.builder_heads, max_heads, min_fail};
-  if (!runner.note().empty()) res.notes.push_back(runner.note());
+  if (!sel.note.empty()) res.notes.push_back(sel.note);
   return res;
 }
 

@@ -1,22 +1,38 @@
-// Checking one attention group of one backend at one TP size: resolve heads, plan each batch, run
-// every distinct layer geometry through the executor and fold what it saw into violations.
+// Checking one attention group of one backend at one TP size: resolve the builder's heads, choose
+// the decode batches to run, plan each batch, run every distinct layer geometry through the
+// executor and fold what it saw into violations and the group's threshold.
 #pragma once
 
-#include <map>
+#include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "core/check/check.hpp"
-#include "core/engine/engine.hpp"
+#include "core/check/plans.hpp"
 
 namespace headroom {
 
+// The decode batches a group is checked on, made one at a time (a whole-model check's sweep of
+// 1..N requests would otherwise hold N^2 / 2 lengths): either uniform (batch i has i + 1 requests
+// of seq_len tokens) or the given batches (a single case).
+class decode_sweep {
+ public:
+  static decode_sweep uniform(int64_t max_num_seqs, int64_t seq_len);
+  static decode_sweep of(std::vector<batch> batches);
+  std::size_t size() const;
+  batch at(std::size_t i) const;
+
+ private:
+  int64_t count_ = 0, seq_len_ = 0;
+  std::vector<batch> given_;
+};
+
 struct group_context {
-  const rank_geometry* rg = nullptr;
-  const registry* reg = nullptr;
+  const engine* eng = nullptr;
   const attention_group* ag = nullptr;
-  check_case base;                 // template for repro cases (batch filled per violation)
+  check_case base;  // template for repro cases (batch filled per violation)
   executor* ex = nullptr;
   std::optional<double> tight;
 };
@@ -27,9 +43,8 @@ struct group_result {
   std::vector<std::string> notes;
 };
 
-// decode_sweep: batches counted toward min_failing_decode_batch (batch i has i+1 requests);
-// extra: prefill and mixed batches.
-group_result check_group(const group_context& ctx, const std::vector<batch>& decode_sweep,
+// `sweep` counts toward min_failing_decode_batch; `extra` holds prefill and mixed batches.
+group_result check_group(const group_context& ctx, const decode_sweep& sweep,
                          const std::vector<batch>& extra);
 
 }  // namespace headroom

@@ -1,60 +1,54 @@
-// Plans and runs for one attention group: builds the backend's plan for a batch (FlashInfer splits
-// a mixed batch into its decode and prefill parts), runs a layer through the executor and compares
-// what it touched with what the plan holds.
+// Plans and runs for one attention group: builds the backend's plans for a batch, runs a layer on
+// them through the executor and judges what it touched against what the plans hold. Also the
+// choice of decode batches for the targets that run kernels (select_sweep).
 #pragma once
 
+#include <cstddef>
 #include <map>
-#include <tuple>
-#include <optional>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "core/check/group_check.hpp"
-#include "core/check/plans.hpp"
 
 namespace headroom {
-
-struct run_failure {
-  std::string invariant;
-  std::string buffer;
-  int64_t capacity_bytes = 0;
-  int64_t required_bytes = 0;
-  std::string detail;
-  bool is_capacity_failure = false;  // counts toward min_failing_decode_batch
-};
-
-struct tight_failure {
-  std::string buffer;
-  int64_t capacity_bytes = 0, required_bytes = 0;
-  std::string detail;
-  batch where;
-};
 
 class plan_runner {
  public:
   plan_runner(const group_context& ctx, int64_t builder_heads);
-  std::vector<run_failure> run(const rank_layer& l, const batch& b);
-  // Which decode batches to run: all of them for an exhaustive executor; otherwise every batch
-  // whose plan buffers are used, up to a budget, around the model's threshold, plus one beyond.
-  std::vector<std::size_t> sweep_points(const std::vector<batch>& sweep,
-                                        const std::vector<const rank_layer*>& reps);
-  std::vector<tight_failure> tight_failures() const;
-  const std::string& note() const { return note_; }
-
-  static constexpr std::size_t target_budget = 24;  // sim/gpu decode batches per group
+  std::vector<finding> run(const rank_layer& l, const batch& b);
+  std::vector<planned_part> plans_for(const batch& b) const;
+  // Buffers more than `tight` x their largest need, with the batch of that need.
+  std::vector<std::pair<finding, batch>> tight_findings() const;
 
  private:
-  std::vector<planned_part> plans_for(const batch& b) const;
-  void judge(std::size_t plan_kind, const std::vector<buffer_plan>& buffers, const observation& o, const rank_layer& l,
-             const batch& b, std::vector<run_failure>& out);
+  void judge(std::size_t plan_kind, const std::vector<buffer_plan>& buffers, const observation& o,
+             const rank_layer& l, const batch& b, std::vector<finding>& out);
 
   const group_context& ctx_;
   int64_t builder_heads_;
   // Largest need per plan buffer instance: (plan kind, buffer, capacity). A Triton plan is fixed
   // for the group; a FlashInfer plan is made per batch, so each capacity is its own instance.
-  struct peak { int64_t need = 0; batch where; };
+  struct peak {
+    int64_t need = 0;
+    batch where;
+  };
   std::map<std::tuple<std::size_t, std::string, int64_t>, peak> peaks_;
-  std::string note_;
 };
+
+// Sim / gpu decode batches per group (the formulas run every batch).
+inline constexpr std::size_t target_budget = 24;
+
+struct sweep_selection {
+  std::vector<std::size_t> points;  // indices into the sweep, ascending
+  std::string note;                 // empty when every batch runs
+};
+
+// Which decode batches to run: all of them on the formulas; for the kernels, every batch whose plan
+// buffers are used (up to target_budget of them, spread), the formulas' first failure and its
+// predecessor, and one beyond the last batch that uses the buffers.
+sweep_selection select_sweep(const group_context& ctx, int64_t builder_heads,
+                             const decode_sweep& sweep, const std::vector<const rank_layer*>& reps);
 
 }  // namespace headroom

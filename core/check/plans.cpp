@@ -3,6 +3,15 @@
 
 namespace headroom {
 
+engine make_engine(const check_case& c) {
+  engine e;
+  e.rg = to_rank(c.model, c.tp);
+  e.reg = make_registry(e.rg);
+  e.kv_groups = make_kv_cache_groups(e.reg, c.model.kv_dtype, c.block_size, c.hybrid);
+  e.groups = make_attention_groups(e.kv_groups, e.reg, c.be, c.grp);
+  return e;
+}
+
 int64_t builder_kv_heads(const check_case& c, const rank_geometry& rg, const attention_group& ag) {
   const bool from_spec = c.be != backend::triton || c.triton.kv_from_group_spec;
   return from_spec ? ag.spec.num_kv_heads : rg.model_wide_kv_heads;

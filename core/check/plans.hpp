@@ -1,15 +1,26 @@
-// The plans a backend's builder makes for one batch of one attention group (SPEC.md 4-6): Triton
-// plans once per group; FlashInfer plans per batch and sends decode requests to its decode wrapper
-// and the rest to its prefill wrapper, so a mixed batch yields two parts.
+// The engine a case describes, and the plans its builders make: the registry, KV-cache groups and
+// attention groups of one rank (make_engine), and per batch the plans of one attention group
+// (SPEC: Triton plans once per group; FlashInfer plans per batch and sends decode requests to its
+// decode wrapper and the rest to its prefill wrapper, so a mixed batch yields two parts).
 #pragma once
 
 #include <vector>
 
+#include "core/backends/plan.hpp"
 #include "core/check/case.hpp"
-#include "core/check/executor.hpp"
 #include "core/engine/engine.hpp"
 
 namespace headroom {
+
+struct engine {
+  rank_geometry rg;
+  registry reg;
+  std::vector<kv_cache_group> kv_groups;
+  std::vector<attention_group> groups;  // of the case's backend and grouping
+};
+
+// Throws input_error when the case's tp does not fit its geometry.
+engine make_engine(const check_case& c);
 
 struct planned_part {
   any_plan plan;

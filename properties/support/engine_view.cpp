@@ -4,26 +4,15 @@
 #include <map>
 #include <set>
 
-#ifdef HEADROOM_HAVE_SIM
-#include "kernels/sim_executor.hpp"
-#endif
+#include "targets/sim/sim_executor.hpp"
 
 namespace headroom::props {
 
-engine_view engine_of(const check_case& c) {
-  engine_view e;
-  e.rg = to_rank(c.model, c.tp);
-  e.reg = make_registry(e.rg);
-  const auto kv = make_kv_cache_groups(e.reg, c.model.kv_dtype, c.block_size, c.hybrid);
-  e.groups = make_attention_groups(kv, e.reg, c.be, c.grp);
-  return e;
-}
-
-head_resolution resolution_of(const check_case& c, const engine_view& e, const attention_group& g) {
+head_resolution resolution_of(const check_case& c, const engine& e, const attention_group& g) {
   return resolve_heads(e.reg, g.builder_layers, c.pol, e.rg.model_wide_heads);
 }
 
-std::vector<const rank_layer*> layers_of(const engine_view& e, const attention_group& g) {
+std::vector<const rank_layer*> layers_of(const engine& e, const attention_group& g) {
   std::vector<const rank_layer*> out;
   std::set<int64_t> seen;
   for (const auto& n : g.layers)
@@ -31,29 +20,16 @@ std::vector<const rank_layer*> layers_of(const engine_view& e, const attention_g
   return out;
 }
 
-std::vector<planned> plans_for(const check_case& c, const engine_view& e, const attention_group& g,
+std::vector<planned_part> plans_for(const check_case& c, const engine& e, const attention_group& g,
                                int64_t builder_heads, const batch& b) {
   return plan_parts(c, e.rg, g, builder_heads, b);
 }
 
-std::vector<buffer_need> needs_of(const planned& p, const rank_layer& l, dtype out) {
+std::vector<buffer_need> needs_of(const planned_part& p, const rank_layer& l, dtype out) {
   return model_observation(p.plan, l, p.b, out).touched;
 }
 
-const std::vector<buffer_plan>& buffers_of(const planned& p) {
-  return std::visit([](const auto& x) -> const std::vector<buffer_plan>& { return x.buffers; },
-                    p.plan);
-}
-
-std::unique_ptr<executor> make_sim() {
-#ifdef HEADROOM_HAVE_SIM
-  return std::make_unique<sim_executor>();
-#else
-  return nullptr;
-#endif
-}
-
-bool have_sim() { return make_sim() != nullptr; }
+std::unique_ptr<executor> make_sim() { return std::make_unique<sim_executor>(); }
 
 bool heterogeneous(const check_case& c) {
   std::map<kv_spec, std::set<int64_t>> heads;

@@ -14,10 +14,6 @@ std::map<std::string, int64_t> extents(const observation& o) {
   return m;
 }
 
-const std::vector<buffer_plan>& plan_buffers(const any_plan& p) {
-  return std::visit([](const auto& x) -> const std::vector<buffer_plan>& { return x.buffers; }, p);
-}
-
 int64_t builder_heads_of(const any_plan& p) {
   return std::visit([](const auto& x) { return x.builder_heads; }, p);
 }

@@ -29,8 +29,7 @@ struct run_record {
 class paired_executor final : public executor {
  public:
   paired_executor(executor& model, executor& other) : model_(model), other_(other) {}
-  const char* name() const override { return other_.name(); }
-  bool exhaustive() const override { return other_.exhaustive(); }
+  target_kind kind() const override { return other_.kind(); }
   observation run(const run_request& r) override;
 
   // One sentence per disagreement: touched extents differ, an overflow seen by one side only,

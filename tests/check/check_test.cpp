@@ -22,9 +22,9 @@ report check(const model_geometry& m, policy p, grouping g, std::vector<backend>
   return run_check(m, o, ex);
 }
 
-bool has(const report& r, const std::string& inv) {
+bool has(const report& r, const std::string& name) {
   return std::any_of(r.violations.begin(), r.violations.end(),
-                     [&](const violation& v) { return v.invariant == inv; });
+                     [&](const violation& v) { return to_string(v.inv) == name; });
 }
 
 TEST(Check, LagunaTritonModelWideThresholds) {

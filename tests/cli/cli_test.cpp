@@ -66,11 +66,20 @@ TEST(Cli, LagunaModelWideTritonThresholds) {
     EXPECT_TRUE(v.contains(key)) << key;
   EXPECT_EQ(v["invariant"], "buffer_capacity");
 
-  // The violation's case replays to the same verdict, on the formulas and on the simulator.
+  // The model is stored once; the violation names it.
+  ASSERT_EQ(j["models"].size(), 1u);
+  EXPECT_EQ(v["case"]["model_ref"], 0);
+  EXPECT_FALSE(v["case"].contains("model"));
+  // The violation replays to the same verdict from the report, on the formulas and on the
+  // simulator, and as a standalone case with its model put back.
+  EXPECT_EQ(run("replay " + out.string() + " --violation 0").code, 1);
+  EXPECT_EQ(run("replay " + out.string() + " --violation 0 --target sim").code, 1);
+  json c = v["case"];
+  c["model"] = j["models"][0];
+  c.erase("model_ref");
   const auto case_file = temp("case.json");
-  std::ofstream(case_file) << v["case"].dump();
+  std::ofstream(case_file) << c.dump();
   EXPECT_EQ(run("replay " + case_file.string()).code, 1);
-  EXPECT_EQ(run("replay " + case_file.string() + " --target sim").code, 1);
 }
 
 TEST(Cli, PerLayerIsCleanOnBothBackendsAtEveryTp) {

@@ -18,8 +18,8 @@
 
 #include "core/check/check.hpp"
 #include "core/model/loader.hpp"
-#include "kernels/gpu/gpu_executor.hpp"
-#include "kernels/sim_executor.hpp"
+#include "targets/gpu/gpu_executor.hpp"
+#include "targets/sim/sim_executor.hpp"
 #include "tests/gpu/gpu_agree.hpp"
 #include "tests/gpu/gpu_cases.hpp"
 
@@ -228,7 +228,7 @@ std::string laguna(const options& o) {
   s += "\ngpu report: ok=" + std::string(rg.ok ? "true" : "false") + ", " + std::to_string(rg.violations.size()) +
        " violations (model: " + std::to_string(rm.violations.size()) + ")\n";
   for (std::size_t i = 0; i < rg.violations.size() && i < 6; ++i)
-    s += "- " + rg.violations[i].invariant + " " + rg.violations[i].buffer + ": " +
+    s += std::string("- ") + to_string(rg.violations[i].inv) + " " + rg.violations[i].buffer + ": " +
          rg.violations[i].detail.substr(0, 300) + "\n";
   return s;
 }

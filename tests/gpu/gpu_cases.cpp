@@ -8,9 +8,8 @@
 
 #include "core/backends/flashinfer.hpp"
 #include "core/backends/triton.hpp"
-#include "core/sim/launch.hpp"
 #include "kernels/numeric.hpp"
-#include "kernels/sim_runs.hpp"
+#include "targets/sim/sim_launch.hpp"
 
 namespace headroom::gpu_test {
 namespace {
@@ -119,12 +118,7 @@ std::vector<float> sim_output_typed(const owned_case& c) {
   const auto host = make_attention_inputs<T>(c.layer, c.b, c.block_size, c.seed);
   sim::memory m;
   const auto in = upload_inputs(m, host);
-  if (const auto* tp = std::get_if<triton_plan>(&c.plan)) {
-    const bool seg = triton_uses_3d(*tp, c.b);
-    run_triton(m, sim_mode::checked, make_triton_params(m, in, *tp, c.layer, c.b, seg), seg);
-  } else {
-    run_fi_decode(m, sim_mode::checked, make_fi_decode_params(m, in, std::get<fi_decode_plan>(c.plan)));
-  }
+  run_family(m, sim_mode::checked, make_params(m, in, c.plan, c.layer, c.b));
   std::vector<float> out;
   for (const auto& x : m.download(in.output)) out.push_back(to_float(x));
   return out;

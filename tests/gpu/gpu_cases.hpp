@@ -10,8 +10,8 @@
 
 #include "core/check/executor.hpp"
 #include "core/sim/memory.hpp"
-#include "kernels/gpu/planted.hpp"
-#include "kernels/gpu/wire.hpp"
+#include "targets/gpu/launch/planted.hpp"
+#include "targets/gpu/worker/wire.hpp"
 #include "kernels/inputs.hpp"
 
 namespace headroom::gpu_test {

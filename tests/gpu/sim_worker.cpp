@@ -6,11 +6,12 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "core/sim/launch.hpp"
-#include "kernels/gpu/param_refs.hpp"
-#include "kernels/gpu/serve.hpp"
-#include "kernels/gpu/worker.hpp"
-#include "kernels/gpu/worker_process.hpp"
+#include "kernels/families.hpp"
+#include "targets/gpu/launch/planted.hpp"
+#include "targets/gpu/worker/serve.hpp"
+#include "targets/gpu/worker/worker.hpp"
+#include "targets/gpu/worker/worker_process.hpp"
+#include "targets/sim/sim_launch.hpp"
 
 namespace headroom::gpu {
 namespace {
@@ -20,43 +21,17 @@ P patched(const gpu_request& rq, sim::memory& m) {
   if (rq.params.size() != sizeof(P)) throw std::invalid_argument("sim worker: params size");
   P p;
   std::memcpy(static_cast<void*>(&p), rq.params.data(), sizeof(P));
-  for_each_ref(p, [&](auto& r) {
-    if (r.id >= 0) r.data = reinterpret_cast<decltype(r.data)>(m.at(r.id).data);
-  });
+  patch_refs(p, [&](const auto& r) -> void* { return m.at(r.id).data; });
   return p;
-}
-
-template <class T, int Dp>
-void launch_all(const gpu_request& rq, sim::memory& m) {
-  switch (rq.fam) {
-    case family::triton_3d: {
-      const auto p = patched<triton_params<T>>(rq, m);
-      sim::launch(m, triton_attention<T, Dp, true>{}, p);
-      sim::launch(m, triton_segment_reduce<T, Dp>{}, p);
-      return;
-    }
-    case family::triton_2d:
-      sim::launch(m, triton_attention<T, Dp, false>{}, patched<triton_params<T>>(rq, m));
-      return;
-    case family::fi_decode: {
-      const auto p = patched<fi_decode_params<T>>(rq, m);
-      sim::launch(m, fi_batch_decode<T, Dp>{}, p);
-      if (p.split) sim::launch(m, fi_merge_states<T, Dp>{}, p);
-      return;
-    }
-    case family::planted:
-      sim::launch(m, planted_store{}, patched<planted_params>(rq, m));
-      return;
-  }
 }
 
 template <class T>
 void launch_typed(const gpu_request& rq, sim::memory& m) {
-  switch (rq.dp) {
-    case 64: return launch_all<T, 64>(rq, m);
-    case 128: return launch_all<T, 128>(rq, m);
-    case 256: return launch_all<T, 256>(rq, m);
-    default: return launch_all<T, 512>(rq, m);
+  sim_launch launch{m};
+  switch (rq.fam) {
+    case family::triton: return launch_family(launch, patched<triton_params<T>>(rq, m));
+    case family::fi_decode: return launch_family(launch, patched<fi_decode_params<T>>(rq, m));
+    case family::planted: return launch.run<planted_store>(patched<planted_params>(rq, m));
   }
 }
 

@@ -4,11 +4,11 @@
 #include <gtest/gtest.h>
 
 #include "core/util/error.hpp"
-#include "kernels/gpu/arena_layout.hpp"
-#include "kernels/gpu/gpu_executor.hpp"
+#include "targets/gpu/memory/arena_layout.hpp"
+#include "targets/gpu/gpu_executor.hpp"
 #include <cstdlib>
 
-#include "kernels/gpu/worker_process.hpp"
+#include "targets/gpu/worker/worker_process.hpp"
 #include "tests/gpu/gpu_cases.hpp"
 
 namespace headroom {
@@ -20,7 +20,6 @@ TEST(gpu_wire, request_round_trips) {
   rq.modes = {gpu::run_mode::checked, gpu::run_mode::plain};
   const gpu::gpu_request back = gpu::decode_request(gpu::encode(rq));
   EXPECT_EQ(back.fam, rq.fam);
-  EXPECT_EQ(back.dp, rq.dp);
   EXPECT_EQ(back.params, rq.params);
   EXPECT_EQ(back.modes, rq.modes);
   ASSERT_EQ(back.buffers.size(), rq.buffers.size());

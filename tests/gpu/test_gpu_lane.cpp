@@ -10,9 +10,9 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "kernels/gpu/gpu_executor.hpp"
+#include "targets/gpu/gpu_executor.hpp"
 #include "kernels/numeric.hpp"
-#include "kernels/sim_executor.hpp"
+#include "targets/sim/sim_executor.hpp"
 #include "kernels/tolerance.hpp"
 #include "tests/gpu/gpu_cases.hpp"
 

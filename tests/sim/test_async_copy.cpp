@@ -11,7 +11,7 @@
 
 #include "core/sim/launch.hpp"
 #include "core/sim/native_context.hpp"
-#include "kernels/gpu/planted.hpp"
+#include "targets/gpu/launch/planted.hpp"
 #include "tests/sim/sim_test_support.hpp"
 
 namespace headroom::sim {

@@ -11,8 +11,8 @@
 #include "core/backends/flashinfer.hpp"
 #include "core/backends/triton.hpp"
 #include "kernels/reference.hpp"
-#include "kernels/sim_executor.hpp"
-#include "kernels/sim_runs.hpp"
+#include "targets/sim/sim_executor.hpp"
+#include "targets/sim/sim_launch.hpp"
 #include "kernels/tolerance.hpp"
 
 namespace headroom {
@@ -182,9 +182,9 @@ TEST(Kernels, CheckedRunEqualsNativeRun) {
       const auto in = upload_inputs(m, host);
       const sim_mode mode = k % 2 ? sim_mode::native : sim_mode::checked;
       if (k < 2)
-        run_triton(m, mode, make_triton_params(m, in, tp, c.layer, c.b, true), true);
+        run_family<bf16>(m, mode, make_triton_params(m, in, tp, c.layer, c.b, true));
       else
-        run_fi_decode(m, mode, make_fi_decode_params(m, in, fp));
+        run_family<bf16>(m, mode, make_fi_decode_params(m, in, fp));
       for (const bf16 x : m.download(in.output, mode == sim_mode::checked)) outs[k].push_back(x.bits);
     }
     EXPECT_EQ(outs[0], outs[1]) << describe(c, dtype::bf16);
@@ -234,7 +234,7 @@ TEST(Kernels, PipelineDepthDoesNotChangeTheResult) {
   int tried = 0;
   for (int i = 0; tried < 6 && i < 100; ++i) {
     const auto c = random_case(rng, true, 300);
-    const int dp = head_config(c.layer.head_size);
+    const int64_t dp = layout_dp(c.layer.head_size);
     if (dp == 64)
       expect_same_at_every_depth<64>(c, static_cast<uint64_t>(i));
     else if (dp == 128)
@@ -251,7 +251,7 @@ std::size_t offset_in(const void* base, const void* p) {
   return static_cast<std::size_t>(static_cast<const char*>(p) - static_cast<const char*>(base));
 }
 
-// A launch of w warps allocates attn_shared_bytes(w) (kernels/gpu/launch.cuh): every element of
+// A launch of w warps allocates attn_shared_bytes(w) (targets/gpu/launch/launch.cuh): every element of
 // the w-warp views (stage, accumulators over it, (m, l)) lies inside, and blocks of 4 warps fit
 // four to an H200 SM (227 KiB of shared memory, 1 KiB reserved per block), the point of sizing it.
 template <class T, int Dp, int S>

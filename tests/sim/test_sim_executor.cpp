@@ -13,7 +13,7 @@
 #include "core/backends/triton.hpp"
 #include "core/check/executor.hpp"
 #include "kernels/inputs.hpp"
-#include "kernels/sim_executor.hpp"
+#include "targets/sim/sim_executor.hpp"
 
 namespace headroom {
 namespace {
@@ -35,11 +35,6 @@ struct run_case {
     return r;
   }
 };
-
-const std::vector<buffer_plan>& plan_buffers(const any_plan& p) {
-  if (const auto* t = std::get_if<triton_plan>(&p)) return t->buffers;
-  return std::get<fi_decode_plan>(p).buffers;
-}
 
 // Buffers the model says a run needs more of than the plan holds.
 std::set<std::string> overflowing(const any_plan& plan, const std::vector<buffer_need>& needs) {

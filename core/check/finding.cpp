@@ -1,0 +1,51 @@
+// Invariant names (one table) and the threshold rule.
+#include "core/check/finding.hpp"
+
+#include <array>
+#include <utility>
+
+namespace headroom {
+namespace {
+
+constexpr std::array<std::pair<invariant, const char*>, 12> names = {{
+    {invariant::group_agreement, "group_agreement"},
+    {invariant::fallback_when_empty, "fallback_when_empty"},
+    {invariant::buffer_capacity, "buffer_capacity"},
+    {invariant::plan_run_heads, "plan_run_heads"},
+    {invariant::tight_bound, "tight_bound"},
+    {invariant::index_overflow, "index_overflow"},
+    {invariant::out_of_bounds, "out_of_bounds"},
+    {invariant::output_mismatch, "output_mismatch"},
+    {invariant::guard_corrupted, "guard_corrupted"},
+    {invariant::uninitialized_read, "uninitialized_read"},
+    {invariant::shared_race, "shared_race"},
+    {invariant::internal_error, "internal_error"},
+}};
+
+}  // namespace
+
+const char* to_string(invariant i) {
+  for (const auto& [v, n] : names)
+    if (v == i) return n;
+  return "unknown";
+}
+
+std::optional<invariant> parse_invariant(std::string_view name) {
+  for (const auto& [v, n] : names)
+    if (name == n) return v;
+  return std::nullopt;
+}
+
+bool is_capacity_failure(invariant i) {
+  switch (i) {
+    case invariant::buffer_capacity:
+    case invariant::index_overflow:
+    case invariant::out_of_bounds:
+    case invariant::guard_corrupted:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace headroom

@@ -1,0 +1,71 @@
+// The body of dispatch_<type>_<context>.cu: params from the request's bytes with device pointers
+// patched in (patch_refs), then the family's launch plan (kernels/families.hpp) through the
+// device's Launch policy, body_kernel<K, Ctx> (launch.cuh).
+#pragma once
+
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+#include "kernels/families.hpp"
+#include "targets/gpu/launch/checked_context.cuh"
+#include "targets/gpu/launch/dispatch.hpp"
+#include "targets/gpu/launch/gpu_context.cuh"
+#include "targets/gpu/launch/launch.cuh"
+#include "targets/gpu/launch/planted.hpp"
+
+namespace headroom::gpu {
+
+// The params of the request with every buffer handle pointing at its device buffer; a handle whose
+// extent or element size disagrees with the request's buffer is a malformed request.
+template <class P>
+P patched_params(const launch_args& a) {
+  const gpu_request& rq = *a.rq;
+  if (rq.params.size() != sizeof(P))
+    throw std::invalid_argument("gpu request: params are " + std::to_string(rq.params.size()) +
+                                " bytes, the family's struct " + std::to_string(sizeof(P)));
+  P p;
+  std::memcpy(static_cast<void*>(&p), rq.params.data(), sizeof(P));
+  patch_refs(p, [&](const auto& r) -> void* {
+    const auto id = static_cast<std::size_t>(r.id);
+    if (id >= rq.buffers.size() || r.extent != rq.buffers[id].extent ||
+        rq.buffers[id].elem_bytes != static_cast<int64_t>(sizeof(*r.data)))
+      throw std::invalid_argument("gpu request: buffer_ref id " + std::to_string(r.id) +
+                                  " does not match the request's buffers");
+    return (*a.ptrs)[id];
+  });
+  return p;
+}
+
+template <class Ctx>
+typename Ctx::launch_state state_of(const launch_args& a);
+template <>
+inline gpu_context::launch_state state_of<gpu_context>(const launch_args&) { return {}; }
+template <>
+inline checked_context::launch_state state_of<checked_context>(const launch_args& a) { return {a.log}; }
+
+// The device's Launch policy: each body through body_kernel<K, Ctx>, then the caller's hook.
+template <class Ctx>
+struct device_launch {
+  const launch_args& a;
+  int k = 0;
+  template <class K>
+  void run(const typename K::params& p) {
+    launch_body<K, Ctx>(p, state_of<Ctx>(a), a.stream);
+    if (a.after_launch) a.after_launch(k);
+    ++k;
+  }
+};
+
+template <class T, class Ctx>
+void launch_typed(const launch_args& a) {
+  device_launch<Ctx> launch{a};
+  switch (a.rq->fam) {
+    case family::triton: return launch_family(launch, patched_params<triton_params<T>>(a));
+    case family::fi_decode: return launch_family(launch, patched_params<fi_decode_params<T>>(a));
+    case family::planted: break;
+  }
+  throw std::invalid_argument("gpu request: unknown kernel family");
+}
+
+}  // namespace headroom::gpu

@@ -1,0 +1,8 @@
+// bf16 instantiations of every attention body with the gpu_context (dispatch.cuh).
+#include "targets/gpu/launch/dispatch.cuh"
+
+namespace headroom::gpu {
+
+void launch_bf16_fast(const launch_args& a) { launch_typed<bf16, gpu_context>(a); }
+
+}  // namespace headroom::gpu

@@ -1,0 +1,258 @@
+// device_memory: exact allocations or a guarded arena (its bands: guard_bands.cuh), uploads, poison.
+#include "targets/gpu/memory/device_memory.hpp"
+
+#include <thrust/device_malloc.h>
+#include <thrust/execution_policy.h>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/functional.h>
+#include <thrust/iterator/transform_iterator.h>
+#include <thrust/reduce.h>
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+#include <utility>
+
+#include "targets/gpu/launch/cuda_try.hpp"
+#include "targets/gpu/memory/guard_bands.cuh"
+
+namespace headroom::gpu {
+
+using namespace bands;
+
+namespace {
+
+int64_t round_up(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
+
+// The band table sits after the check results in the meta allocation.
+band_table table_in(const std::byte* meta, int n_bands) {
+  return {reinterpret_cast<const band_range*>(meta + device_memory::max_checked_launches * sizeof(band_stats)), n_bands};
+}
+
+// Pinned host slots for the check results, one set per thread and allocated once (a pinned
+// allocation costs more than a whole run), so their read-back is asynchronous and shares the
+// output's synchronisation. Freed at thread exit; a lost context's error there is ignored.
+band_stats* pinned_results() {
+  thread_local struct holder {
+    band_stats* p = nullptr;
+    ~holder() { if (p) (void)cudaFreeHost(p); }
+  } h;
+  if (!h.p) HEADROOM_CUDA_TRY(cudaMallocHost(reinterpret_cast<void**>(&h.p),
+                                             device_memory::max_checked_launches * sizeof(band_stats)));
+  return h.p;
+}
+
+// A device block kept per thread from run to run, grow-only, owned by one device_memory at a time
+// and given back when it dies: a guarded arena with its meta in front (check results and band
+// table, then a gap, then the arena, so that no overrun forward of a buffer can reach the table).
+// cudaMalloc maps fresh pages (tens of microseconds for a few MiB) and cudaFree synchronises the
+// device, so a set-up allocates only when the kept block is smaller. Freed at thread exit (errors
+// ignored: the context may be gone by then).
+struct kept_block {
+  std::byte* p = nullptr;
+  std::size_t bytes = 0;
+  ~kept_block() { (void)cudaFree(p); }
+  // At least n bytes, handed over: the caller gives it back with put().
+  std::byte* take(std::size_t n, std::size_t& got) {
+    if (n > bytes) {
+      (void)cudaFree(p);
+      p = nullptr, bytes = 0;
+      p = thrust::device_malloc<std::byte>(n).get();
+      bytes = n;
+    }
+    std::byte* q = p;
+    got = bytes;
+    p = nullptr, bytes = 0;
+    return q;
+  }
+  void put(std::byte* q, std::size_t n) {  // keep the larger block
+    if (n < bytes) return (void)cudaFree(q);
+    (void)cudaFree(p);
+    p = q, bytes = n;
+  }
+};
+thread_local kept_block kept_arena;
+
+std::vector<const wire_buffer*> addresses(const std::vector<wire_buffer>& bufs) {
+  std::vector<const wire_buffer*> out;
+  for (const auto& b : bufs) out.push_back(&b);
+  return out;
+}
+
+// A device array for the rare attribution path (uninitialised; a thrust::device_vector would fill
+// it on the default stream, unordered with this non-blocking one).
+template <class T>
+struct scratch {
+  thrust::device_ptr<T> p;
+  explicit scratch(std::size_t n) : p(thrust::device_malloc<T>(n)) {}
+  ~scratch() { (void)cudaFree(p.get()); }  // never throws (thrust::device_free does, after a fault)
+  scratch(const scratch&) = delete;
+  scratch& operator=(const scratch&) = delete;
+};
+
+}  // namespace
+
+device_memory::device_memory(const std::vector<wire_buffer>& bufs, bool guarded, const guard_options& g,
+                             cudaStream_t s)
+    : device_memory(addresses(bufs), guarded, g, s) {}
+
+device_memory::device_memory(std::vector<const wire_buffer*> bufs, bool guarded, const guard_options& g,
+                             cudaStream_t s)
+    : stream_(s), bufs_(std::move(bufs)) {
+  for (const wire_buffer* b : bufs_) {
+    if (b->elem_bytes <= 0 || b->extent < 0) throw std::invalid_argument("gpu buffer " + b->name + ": bad size");
+    if (!b->scratch && static_cast<int64_t>(b->data.size()) != b->elem_bytes * b->extent)
+      throw std::invalid_argument("gpu buffer " + b->name + ": data size does not match its extent");
+  }
+  try {
+    set_up(guarded, g);
+  } catch (...) {
+    release();
+    throw;
+  }
+}
+
+void device_memory::set_up(bool guarded, const guard_options& g) {
+  // Pageable copies: each returns once its source is staged (cudaMemcpyBatchAsync, which reads the
+  // sources in stream order, made the set-up slower on the H200: docs/gpu.md).
+  const auto upload = [&](void* d, const void* h, std::size_t n) {
+    if (n > 0) HEADROOM_CUDA_TRY(cudaMemcpyAsync(d, h, n, cudaMemcpyHostToDevice, stream_));
+  };
+  std::vector<std::byte> meta;  // guarded: the check results (clean), then the band table
+  if (guarded) {
+    slots_ = arena_layout(bufs_, g, arena_bytes_);
+    const auto bands = band_ranges(slots_, band_chunks_, band_owner_);
+    bands_ = static_cast<int>(bands.size());
+    meta.resize(max_checked_launches * sizeof(band_stats) + bands.size() * sizeof(band_range));
+    const band_stats clean = no_change();
+    for (int k = 0; k < max_checked_launches; ++k) std::memcpy(meta.data() + k * sizeof(band_stats), &clean, sizeof(clean));
+    if (!bands.empty())
+      std::memcpy(meta.data() + max_checked_launches * sizeof(band_stats), bands.data(), bands.size() * sizeof(band_range));
+    // [meta][gap: an underrun of up to this much below the first buffer cannot reach it][arena]
+    const int64_t arena_at = round_up(static_cast<int64_t>(meta.size()), payload_alignment) +
+                             std::max(g.min_band, g.max_band);
+    meta_ = kept_arena.take(static_cast<std::size_t>(arena_at + arena_bytes_), block_bytes_);
+    arena_ = meta_ + arena_at;
+    upload(meta_, meta.data(), meta.size());
+    for (const auto& sl : slots_) ptrs_.push_back(arena_ + sl.start);
+  } else {
+    for (const wire_buffer* b : bufs_) {
+      const auto bytes = static_cast<std::size_t>(b->elem_bytes * b->extent);
+      std::byte* p = bytes ? thrust::device_malloc<std::byte>(bytes).get() : nullptr;
+      owned_.push_back(p);
+      ptrs_.push_back(p);
+    }
+  }
+  poison_ranges poison;  // guarded: poisoned by the set-up kernel, as many as it takes
+  for (std::size_t i = 0; i < bufs_.size(); ++i) {
+    const auto bytes = static_cast<std::size_t>(bufs_[i]->elem_bytes * bufs_[i]->extent);
+    if (!bufs_[i]->scratch) {
+      upload(ptrs_[i], bufs_[i]->data.data(), bytes);
+    } else if (guarded && bytes > 0 && poison.n < max_poison_ranges) {
+      poison.start[poison.n] = slots_[i].start, poison.end[poison.n] = slots_[i].end;
+      ++poison.n;
+    } else if (bytes > 0) {
+      HEADROOM_CUDA_TRY(cudaMemsetAsync(ptrs_[i], 0xFF, bytes, stream_));
+    }
+  }
+  if (guarded && (band_chunks_ > 0 || poison.n > 0)) {
+    const int64_t blocks = std::clamp<int64_t>((band_chunks_ + prepare_threads - 1) / prepare_threads, 1, 1024);
+    prepare_arena<<<dim3(static_cast<unsigned>(blocks), static_cast<unsigned>(1 + poison.n)), prepare_threads, 0,
+                    stream_>>>(arena_, table_in(meta_, bands_), band_chunks_, poison);
+    HEADROOM_CUDA_TRY(cudaGetLastError());
+  }
+}
+
+// Frees are not checked: after a lost context they fail, and the worker exits anyway. The arena's
+// block (meta in front) goes back to this thread.
+void device_memory::release() {
+  for (std::byte* p : owned_)
+    if (p) cudaFree(p);
+  owned_.clear();
+  if (meta_) {
+    (void)cudaStreamSynchronize(stream_);  // the stream's work on the block is done
+    kept_arena.put(meta_, block_bytes_);
+  }
+  arena_ = meta_ = nullptr;
+}
+
+device_memory::~device_memory() { release(); }
+
+void device_memory::check_guards(int32_t launch) {
+  if (!arena_) return;
+  if (launch < 0 || launch >= max_checked_launches) throw std::invalid_argument("guard check: launch index");
+  if (band_chunks_ > 0) {
+    // Programmatic serialization: the check's blocks become resident and read the band table while
+    // the launch before it finishes, and read the bands once it has (griddepcontrol.wait).
+    const launch_config lc(dim3(static_cast<unsigned>((band_chunks_ + check_span - 1) / check_span)),
+                           dim3(check_threads), 0, stream_, true);
+    HEADROOM_CUDA_TRY(cudaLaunchKernelEx(&lc.cfg, check_bands, static_cast<const std::byte*>(arena_),
+                                         table_in(meta_, bands_), band_chunks_,
+                                         reinterpret_cast<band_stats*>(meta_) + launch));
+  }
+  checks_ = std::max(checks_, launch + 1);
+}
+
+std::vector<std::byte> device_memory::finish(std::vector<guard_report>& into, int32_t download_id) {
+  const int32_t checks = arena_ ? checks_ : 0;
+  checks_ = 0;  // the next check starts a new sequence of launches
+  band_stats* seen = checks > 0 ? pinned_results() : nullptr;
+  if (seen)
+    HEADROOM_CUDA_TRY(cudaMemcpyAsync(seen, meta_, checks * sizeof(band_stats), cudaMemcpyDeviceToHost, stream_));
+  std::vector<std::byte> out = download(download_id);  // behind the results on the stream
+  if (!seen) return out;
+  HEADROOM_CUDA_TRY(cudaStreamSynchronize(stream_));  // returns at once after a download
+  const auto dirty = std::find_if(seen, seen + checks, [](const band_stats& b) { return b.count > 0; });
+  if (dirty == seen + checks) return out;  // the usual case: every result slot is still clean
+  attribute(static_cast<int32_t>(dirty - seen), into);
+  std::fill(seen, seen + checks, no_change());  // clean slots for the next sequence
+  HEADROOM_CUDA_TRY(cudaMemcpyAsync(meta_, seen, checks * sizeof(band_stats), cudaMemcpyHostToDevice, stream_));
+  HEADROOM_CUDA_TRY(cudaStreamSynchronize(stream_));
+  return out;
+}
+
+// Canary bytes changed: which buffers' bands. One Thrust reduction by key over every band chunk
+// (key: its band) gives each band's changed bytes; a buffer owns its before band and the canary part
+// of its after band. Only on this rare path, so its allocations do not matter.
+void device_memory::attribute(int32_t launch, std::vector<guard_report>& into) {
+  const band_table t = table_in(meta_, bands_);
+  const auto n = static_cast<std::size_t>(bands_);
+  const scratch<int> keys(n);
+  const scratch<band_stats> per_band(n);
+  const thrust::counting_iterator<int64_t> i0(0);
+  const auto ends = thrust::reduce_by_key(
+      thrust::cuda::par.on(stream_), thrust::make_transform_iterator(i0, band_of_chunk{t}),
+      thrust::make_transform_iterator(i0 + band_chunks_, band_of_chunk{t}),
+      thrust::make_transform_iterator(i0, chunk_changes{arena_, t}), keys.p, per_band.p, thrust::equal_to<int>(),
+      band_stats_sum{});
+  if (ends.first - keys.p != bands_) throw std::logic_error("guard attribution: a band without chunks");
+  std::vector<band_stats> seen(n);
+  HEADROOM_CUDA_TRY(cudaMemcpyAsync(seen.data(), per_band.p.get(), n * sizeof(band_stats), cudaMemcpyDeviceToHost,
+                                    stream_));
+  HEADROOM_CUDA_TRY(cudaStreamSynchronize(stream_));
+  std::vector<band_stats> per_slot(slots_.size(), no_change());
+  for (std::size_t k = 0; k < n; ++k) {
+    auto& s = per_slot[static_cast<std::size_t>(band_owner_[k])];
+    s = band_stats_sum{}(s, seen[k]);
+  }
+  for (std::size_t i = 0; i < slots_.size(); ++i) {
+    const auto id = static_cast<int32_t>(i);
+    const band_stats& s = per_slot[i];
+    if (s.count == 0 ||
+        std::any_of(into.begin(), into.end(), [&](const guard_report& r) { return r.buffer == id; }))
+      continue;
+    into.push_back({id, launch, static_cast<int64_t>(s.count), s.first - slots_[i].start, s.last - slots_[i].start});
+  }
+}
+
+std::vector<std::byte> device_memory::download(int32_t id) const {
+  if (id < 0 || static_cast<std::size_t>(id) >= bufs_.size()) return {};
+  std::vector<std::byte> out(static_cast<std::size_t>(bufs_[id]->elem_bytes * bufs_[id]->extent));
+  if (!out.empty()) {
+    HEADROOM_CUDA_TRY(cudaMemcpyAsync(out.data(), ptrs_[id], out.size(), cudaMemcpyDeviceToHost, stream_));
+    HEADROOM_CUDA_TRY(cudaStreamSynchronize(stream_));
+  }
+  return out;
+}
+
+}  // namespace headroom::gpu

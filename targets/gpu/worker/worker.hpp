@@ -1,0 +1,22 @@
+// The GPU worker: the only code that initialises CUDA. It runs as its own process
+// (headroom_gpu_worker, worker_main.cpp, spawned by worker_process.hpp) so a case that faults the
+// GPU loses only that process. Built only when nvcc is found.
+#pragma once
+
+#include "targets/gpu/worker/wire.hpp"
+
+namespace headroom::gpu {
+
+// Never throws: the devices CUDA sees (0 without a driver or device) and the reason when none.
+worker_hello probe_devices() noexcept;
+
+// Runs every mode of the request on the current device. A lost context is reported through
+// response.worker_exiting (the process must not use CUDA again); other failures through
+// run_result.faulted / response.error.
+gpu_response execute(const gpu_request& r);
+
+// The worker protocol: hello, then one response per request until end of file or a lost context.
+// device: the ordinal to use. Returns the process exit code.
+int worker_main(int in_fd, int out_fd, int device);
+
+}  // namespace headroom::gpu

@@ -1,0 +1,81 @@
+// sim_executor: inputs, plan dispatch, launches, reference comparison, observation (see header).
+#include "targets/sim/sim_executor.hpp"
+
+#include <stdexcept>
+#include <variant>
+
+#include "kernels/numeric.hpp"
+#include "kernels/reference.hpp"
+#include "targets/sim/sim_launch.hpp"
+
+namespace headroom {
+
+namespace {
+
+access_record to_record(const sim::sim_access& a) {
+  access_record r;
+  r.buffer = a.buffer;
+  r.write = a.write;
+  r.index = a.index;
+  r.extent = a.extent;
+  for (int i = 0; i < 3; ++i) {
+    r.block[i] = a.block[i];
+    r.thread[i] = a.thread[i];
+  }
+  return r;
+}
+
+void fill_observation(observation& o, const sim::memory& m, const std::vector<buffer_plan>& buffers) {
+  for (const auto& pb : buffers) {
+    const sim::sim_buffer* b = m.find(pb.name);
+    if (b && b->stats.loads + b->stats.stores > 0)
+      o.touched.push_back({pb.name, b->elem_bytes, b->stats.touched});
+  }
+  for (const auto& a : m.log.oob) o.oob.push_back(to_record(a));
+  o.oob_count = m.log.oob_count;
+  o.uninitialized_reads = m.log.uninitialized_reads;
+  o.races = m.log.races;
+}
+
+template <class T>
+observation run_typed(const run_request& r, sim_run_details& details) {
+  const rank_layer& l = *r.layer;
+  const batch& b = *r.b;
+  const auto host = make_attention_inputs<T>(l, b, r.block_size, r.seed);
+  sim::memory m;
+  const auto in = upload_inputs(m, host);
+  run_family(m, sim_mode::checked, make_params(m, in, *r.plan, l, b));
+  if (m.log.misuse_count > 0)  // the bodies are ours: a misuse is a bug here, not in the case
+    throw std::logic_error("simulator: kernel body misused its context: " + m.log.describe());
+  observation o;
+  fill_observation(o, m, plan_buffers(*r.plan));
+  const auto out_t = m.download(in.output);
+  std::vector<float> out(out_t.size());
+  for (std::size_t i = 0; i < out.size(); ++i) out[i] = to_float(out_t[i]);
+  const auto cmp = compare_output(out, attention_reference(host), r.kv_dtype, l.num_heads, l.head_size);
+  o.output_checked = true;
+  o.output_mismatch = cmp.mismatch;
+  o.mismatch_detail = cmp.detail;
+  details.log = m.log;
+  details.max_abs_err = cmp.max_abs_err;
+  details.simulated = true;
+  for (std::size_t i = 0; i < m.size(); ++i)
+    details.buffers.push_back({m[i].name, m[i].extent, m[i].elem_bytes, m[i].stats});
+  return o;
+}
+
+}  // namespace
+
+observation sim_executor::run(const run_request& r) {
+  if (!r.layer || !r.plan || !r.b) throw std::invalid_argument("sim executor: incomplete run request");
+  last_ = {};
+  if (!runs_kernels(*r.plan)) return {};  // not simulated (header)
+  switch (r.kv_dtype) {
+    case dtype::bf16: return run_typed<bf16>(r, last_);
+    case dtype::fp16: return run_typed<fp16>(r, last_);
+    case dtype::fp32: return run_typed<float>(r, last_);
+  }
+  throw std::invalid_argument("sim executor: unknown dtype");
+}
+
+}  // namespace headroom
