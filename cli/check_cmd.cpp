@@ -1,4 +1,4 @@
-// headroom check CONFIG.json ...: the whole-model check (DESIGN.md command line).
+// headroom check CONFIG.json ...: the whole-model check (docs/design.md command line).
 #include <iostream>
 
 #include <nlohmann/json.hpp>

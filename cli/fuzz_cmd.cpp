@@ -2,7 +2,7 @@
 //               [--grouping G] [--backend triton|flashinfer|all] [--out DIR] [--jobs N]
 //               [--stop-after K]
 // Random cases from the property generators, shrunk counterexamples to DIR as they are found.
-// Exit 1 when anything was found, 0 when clean, 2 on bad input (DESIGN.md).
+// Exit 1 when anything was found, 0 when clean, 2 on bad input (docs/design.md).
 #include <chrono>
 #include <cstdio>
 #include <filesystem>

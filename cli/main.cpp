@@ -1,4 +1,4 @@
-// headroom: the command line (DESIGN.md). Dispatches to a subcommand and maps errors to exit codes:
+// headroom: the command line (docs/design.md). Dispatches to a subcommand and maps errors to exit codes:
 // input_error -> 2 with its one-line message; anything unexpected -> 2 with "internal error".
 #include <cstdio>
 #include <cstring>

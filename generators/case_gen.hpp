@@ -1,4 +1,4 @@
-// RapidCheck generators of whole cases (DESIGN.md): geometry + TP + backend + policy + grouping +
+// RapidCheck generators of whole cases (docs/design.md): geometry + TP + backend + policy + grouping +
 // engine options + batch + seed, sized so the simulator runs one in milliseconds. Shrinking is the
 // domain shrinker of shrink.hpp (fewer layers, smaller and more uniform heads, shorter batches),
 // attached to the generated value, so RapidCheck properties and the fuzzer shrink the same way.

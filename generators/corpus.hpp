@@ -1,4 +1,4 @@
-// Counterexample files: a case JSON (DESIGN.md, replayable by `headroom replay`) plus extra keys
+// Counterexample files: a case JSON (docs/design.md, replayable by `headroom replay`) plus extra keys
 // that case_from_json ignores: "expect" (per target, the sorted distinct invariants a replay must
 // report; [] means clean), optional "tight" (the --tight K the expectation assumes) and "note".
 // `headroom fuzz --out` writes them; the regression corpus (regressions/*.json) is made of them.

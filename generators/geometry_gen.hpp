@@ -1,4 +1,4 @@
-// RapidCheck generators of valid model geometries (SPEC.md 2): layer counts, per-layer query heads
+// RapidCheck generators of valid model geometries (docs/engines.md §2): layer counts, per-layer query heads
 // (uniform, periodic like Laguna's, random mixes; larger and smaller than the model-wide value),
 // kv heads that divide them, head sizes including non-powers of two, layer kinds and TP sizes that
 // divide. Everything is built valid from per-rank quantities; nothing is filtered.
@@ -64,7 +64,7 @@ rc::Gen<sized_geometry> large_geometries();
 // Layer names as the engine registers them.
 std::string layer_name(std::size_t i);
 
-// Per-rank kv heads (SPEC.md 2: max(1, total // tp)).
+// Per-rank kv heads (docs/engines.md §2: max(1, total // tp)).
 inline int64_t kv_rank_of(int64_t kv_total, int64_t tp) { return kv_total / tp > 1 ? kv_total / tp : 1; }
 
 }  // namespace headroom::generators

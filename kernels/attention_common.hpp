@@ -23,7 +23,7 @@
 
 namespace headroom {
 
-// Triton's TILE_SIZE of the 3D decode kernel (triton_tile, SPEC 4): segments are whole tiles.
+// Triton's TILE_SIZE of the 3D decode kernel (triton_tile, docs/engines.md §5): segments are whole tiles.
 inline constexpr int kv_tile_keys = 16;
 // Largest head size the bodies support (the largest compile-time head layout below).
 inline constexpr int64_t max_kernel_head_size = 512;

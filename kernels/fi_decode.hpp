@@ -1,4 +1,4 @@
-// FlashInfer batch decode, CUDA-core split-KV path (SPEC.md 5), as kernel bodies:
+// FlashInfer batch decode, CUDA-core split-KV path (docs/engines.md §6), as kernel bodies:
 //   fi_batch_decode   grid (P, KV): block w handles work item w < NB (padding items exit, as with
 //                     block_valid_mask): request request_indices[w], kv chunk kv_tile_indices[w].
 //                     Split: writes tmp_v[(w*H + h)*D + d] (output dtype) and tmp_s[w*H + h] (the

@@ -1,4 +1,4 @@
-// Triton unified attention (vLLM TRITON_ATTN, SPEC.md 4) as kernel bodies:
+// Triton unified attention (vLLM TRITON_ATTN, docs/engines.md §5) as kernel bodies:
 //   triton_attention<T, Dp, true>   the 3D segmented decode kernel: grid (T/BLOCK_Q + num_seqs, KV,
 //                                   16); each active segment writes its unnormalised partial output,
 //                                   max and exp-sum with the LAYER's strides:

@@ -1,4 +1,4 @@
-// Property: bad input takes the error path (DESIGN.md exit code 2), never a crash or another
+// Property: bad input takes the error path (docs/design.md exit code 2), never a crash or another
 // exception: configs with one defect (explicit and Hugging Face forms), case files with one
 // defect, and TP sizes that do not divide the heads all raise input_error naming the field.
 #include <optional>

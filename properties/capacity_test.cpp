@@ -1,5 +1,5 @@
 // Property: with the per-layer policy every plan-time buffer holds what every run of every layer
-// of its group needs, on every backend (SPEC.md 4-6), for the generated batch and for the worst
+// of its group needs, on every backend (docs/engines.md §5-6), for the generated batch and for the worst
 // decode batches (Triton at its threshold with all 16 segments, FlashInfer split into chunks).
 // Computed from the formulas independently of the checker, then the checker must agree.
 #include <algorithm>

@@ -1,4 +1,4 @@
-// Property: a case survives JSON losslessly (DESIGN.md: a counterexample file is a case): to_json,
+// Property: a case survives JSON losslessly (docs/design.md: a counterexample file is a case): to_json,
 // text, parse, case_from_json gives the same case, and the same JSON again. Extra keys (a corpus
 // file's "expect", "note") are ignored. A lossy serialiser is caught (the property is not vacuous).
 #include <functional>

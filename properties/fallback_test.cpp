@@ -1,4 +1,4 @@
-// Property: fallback when empty (SPEC.md 1 step 2; TensorRT-LLM #17643). A builder falls back to
+// Property: fallback when empty (docs/engines.md §1 step 2; TensorRT-LLM #17643). A builder falls back to
 // the model-wide count exactly when none of its layer names is registered, and the checker then
 // reports fallback_when_empty iff the group's layers run with more heads than that. When some
 // names are registered, the builder's heads come from them (the one count, or the largest under

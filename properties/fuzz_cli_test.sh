@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# headroom fuzz from the outside (DESIGN.md command line): model-wide finds something (exit 1, a
+# headroom fuzz from the outside (docs/design.md command line): model-wide finds something (exit 1, a
 # counterexample file written, the file replays to exit 1), per-layer runs clean for a few hundred
 # cases (exit 0), bad flags exit 2 with one message. Usage: fuzz_cli_test.sh HEADROOM WORKDIR
 set -u

@@ -1,4 +1,4 @@
-// Property: group agreement (SPEC.md 1, 3). Every layer of an attention group runs with the head
+// Property: group agreement (docs/engines.md §1, 3). Every layer of an attention group runs with the head
 // count its builder was sized for, or the checker reports group_agreement for that group (the
 // engine's assertion). Holds for the fix under the heads and legacy groupings; fails for the
 // regression (model-wide) and for the spec-decode proposer path (builder from the first layer).

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Time to the first counterexample from a cold start (issue 4 "must show"): for RUNS fresh seeds,
+# Time to the first counterexample from a cold start: for RUNS fresh seeds,
 # `headroom fuzz --policy model-wide --target sim` with an empty --out folder, stopped after the
 # first three counterexamples. Per seed: cases and seconds to the first counterexample of any kind,
 # and to the first one with an out-of-bounds access (the buffer overflow itself); then medians.

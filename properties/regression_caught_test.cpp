@@ -1,4 +1,4 @@
-// The regression must be caught (issue 4): with builders sized from the model-wide count (vLLM
+// The regression must be caught: with builders sized from the model-wide count (vLLM
 // #43241), a capacity property fails within its ci budget and the shrunk counterexample is
 // minimal: at most 2 layers and exactly one overflowing attention group. Checked twice: through
 // RapidCheck (its runner, our shrinker) and through the fuzzer's own search + shrink, on the model

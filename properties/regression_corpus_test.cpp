@@ -1,6 +1,7 @@
-// The regression corpus (regressions/*.json, DESIGN.md "replayed first"): every stored
+// The regression corpus (regressions/*.json, docs/design.md "replayed first"): every stored
 // counterexample is replayed on each target its "expect" names (model, sim; gpu is the GPU
-// lane's) and must report exactly the expected invariants. The folder is the first argument.
+// lane's) and must report exactly the expected invariants. The folder is the first argument, the
+// project's regressions/ by default.
 #include <algorithm>
 #include <filesystem>
 
@@ -16,7 +17,7 @@ namespace fs = std::filesystem;
 
 std::vector<fs::path> corpus_files() {
   const auto& args = props::current().args;
-  const fs::path dir = args.empty() ? fs::path("regressions") : fs::path(args.front());
+  const fs::path dir = args.empty() ? fs::path(HEADROOM_REGRESSIONS_DIR) : fs::path(args.front());
   std::vector<fs::path> files;
   for (const auto& e : fs::directory_iterator(dir))
     if (e.path().extension() == ".json") files.push_back(e.path());

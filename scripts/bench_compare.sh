@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One command on the GPU machine (issue 6): headroom's decode benchmarks (bench/bench_gpu_decode.cu),
+# One command on the GPU machine: headroom's decode benchmarks (bench/bench_gpu_decode.cu),
 # the same shapes through torch SDPA with the same timing (scripts/bench_sdpa.py), then one table
 # (shape, headroom kernels, SDPA, copy ceiling, fractions, guard overhead) and a plot.
 # usage: scripts/bench_compare.sh [BENCH_BINARY] [OUT_DIR]

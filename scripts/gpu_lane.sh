@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU lane in one command, on a machine with a device (issue 5):
+# The GPU lane in one command, on a machine with a device:
 #   scripts/gpu_lane.sh [BUILD_DIR]     build (unless BUILD_DIR already holds the binaries), run
 #                                        `ctest -L gpu`, then the agreement driver: >= 1,000 random
 #                                        cases (sim vs guards vs device-checked, a compute-sanitizer
@@ -18,7 +18,7 @@ if [[ "${1:-}" == "--pack" ]]; then
   build="$(cd "$2" && pwd)"; carry="$3"
   rm -rf "$carry" && mkdir -p "$carry"
   src="$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$build/CMakeCache.txt")"
-  (cd "$build" && find . -name CTestTestfile.cmake -o -name test_gpu_lane -o -name gpu_agree -o -name prop_sim_gpu \
+  (cd "$build" && find . -name CTestTestfile.cmake -o -name gpu_lane_test -o -name gpu_agree -o -name prop_sim_gpu_test \
       -o -name headroom_gpu_worker -o -path ./cli/headroom) | while read -r f; do
     mkdir -p "$carry/$(dirname "$f")" && cp -p "$build/$f" "$carry/$f"
   done

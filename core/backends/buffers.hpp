@@ -1,6 +1,6 @@
 // Plan-time buffers and what a run needs of them. Sizes are bytes; indices are elements of the
 // type the kernel writes (which may differ from the type the planner sized the buffer with:
-// FlashInfer sizes tmp_v in fp32 and writes the output dtype, SPEC.md 5).
+// FlashInfer sizes tmp_v in fp32 and writes the output dtype, docs/engines.md §6).
 #pragma once
 
 #include <cstdint>

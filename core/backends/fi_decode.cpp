@@ -1,4 +1,4 @@
-// FlashInfer batch decode, CUDA-core split-KV path (SPEC.md 5): the partition search, work items,
+// FlashInfer batch decode, CUDA-core split-KV path (docs/engines.md §6): the partition search, work items,
 // o_indptr and the float workspace, plus what a run with the layer's real heads writes.
 #include <algorithm>
 

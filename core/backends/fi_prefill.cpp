@@ -1,4 +1,4 @@
-// FlashInfer prefill / tensor-core planner (SPEC.md 6): qo tiles over packed rows, kv chunks, the
+// FlashInfer prefill / tensor-core planner (docs/engines.md §7): qo tiles over packed rows, kv chunks, the
 // over-sized scratch, and the rows a run with more heads per kv head than planned never computes.
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-// FlashInfer planners, SPEC.md 5 and 6: the CUDA-core batch-decode split-KV plan and the
+// FlashInfer planners, docs/engines.md §6 and 6: the CUDA-core batch-decode split-KV plan and the
 // prefill / tensor-core planner, with the scratch each run writes using the layer's head count.
 #pragma once
 

@@ -1,4 +1,4 @@
-// Triton unified attention (vLLM TRITON_ATTN), SPEC.md 4: the builder's 3D-path buffers and what
+// Triton unified attention (vLLM TRITON_ATTN), docs/engines.md §5: the builder's 3D-path buffers and what
 // the segmented decode kernel writes into them with the layer's real head count.
 #pragma once
 

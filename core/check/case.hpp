@@ -1,4 +1,4 @@
-// A case (DESIGN.md): everything one verdict depends on. It serialises to JSON and back losslessly,
+// A case (docs/design.md): everything one verdict depends on. It serialises to JSON and back losslessly,
 // so a counterexample file is a case and `headroom replay` runs it again.
 #pragma once
 

@@ -1,6 +1,6 @@
 // The checker: for each (backend, tp, attention group) resolve the builder's heads, plan, run every
 // layer on a sweep of batches through an executor, and turn what it saw into violations and
-// thresholds (DESIGN.md report JSON). Pure C++; the executor decides model, sim or gpu.
+// thresholds (docs/design.md report JSON). Pure C++; the executor decides model, sim or gpu.
 #pragma once
 
 #include <cstdint>

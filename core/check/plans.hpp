@@ -1,6 +1,6 @@
 // The engine a case describes, and the plans its builders make: the registry, KV-cache groups and
 // attention groups of one rank (make_engine), and per batch the plans of one attention group
-// (SPEC: Triton plans once per group; FlashInfer plans per batch and sends decode requests to its
+// (docs/engines.md: Triton plans once per group; FlashInfer plans per batch and sends decode requests to its
 // decode wrapper and the rest to its prefill wrapper, so a mixed batch yields two parts).
 #pragma once
 

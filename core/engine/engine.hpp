@@ -1,4 +1,4 @@
-// The engine's view of a model (SPEC.md 1 and 3, mirroring vLLM v1): the registry of attention
+// The engine's view of a model (docs/engines.md §1 and 3, mirroring vLLM v1): the registry of attention
 // layers, KV-cache groups keyed by KV spec, attention groups (one metadata builder each), and the
 // head resolution that sizes each builder.
 #pragma once
@@ -85,7 +85,7 @@ struct head_resolution {
   std::string message;                  // the assertion's text when disagreement
 };
 
-// SPEC.md 1: per_layer is get_num_attention_heads_from_layers(...) or model_wide;
+// docs/engines.md §1: per_layer is get_num_attention_heads_from_layers(...) or model_wide;
 // model_wide is the regression; max takes the largest count found.
 head_resolution resolve_heads(const registry& reg, const std::vector<std::string>& names, policy p,
                               int64_t model_wide_heads);

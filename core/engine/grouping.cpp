@@ -1,4 +1,4 @@
-// KV-cache groups and attention groups (SPEC.md 3). KV-cache groups are keyed by the KV spec only;
+// KV-cache groups and attention groups (docs/engines.md §4). KV-cache groups are keyed by the KV spec only;
 // attention groups split them per metadata builder.
 #include <algorithm>
 #include <map>

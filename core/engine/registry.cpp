@@ -1,4 +1,4 @@
-// The attention-layer registry (SPEC.md 3): every attention layer under its prefix.
+// The attention-layer registry (docs/engines.md §4): every attention layer under its prefix.
 #include <stdexcept>
 
 #include "core/engine/engine.hpp"

@@ -1,4 +1,4 @@
-// Head resolution for a metadata builder (SPEC.md 1): the fix (per-layer), the regression
+// Head resolution for a metadata builder (docs/engines.md §1): the fix (per-layer), the regression
 // (model-wide) and the conservative alternative (max).
 #include <algorithm>
 #include <set>

@@ -1,4 +1,4 @@
-// Model geometry (SPEC.md 2): dtype and layer-kind names, structural validation, and the per-rank
+// Model geometry (docs/engines.md §2): dtype and layer-kind names, structural validation, and the per-rank
 // view of a model under tensor parallelism. Every failure is an input_error naming the file, the
 // field path (the config's own field where the loader recorded it) and the value.
 #include "core/model/geometry.hpp"

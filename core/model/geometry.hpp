@@ -1,4 +1,4 @@
-// Per-layer model geometry (SPEC.md 2): what a config says about every layer, before and after
+// Per-layer model geometry (docs/engines.md §2): what a config says about every layer, before and after
 // tensor parallelism. Both config forms (Hugging Face and headroom's explicit list) produce this.
 #pragma once
 
@@ -76,14 +76,14 @@ struct rank_geometry {
   std::vector<rank_layer> layers;   // attention layers only (kind != none)
 };
 
-// Limits checked before anything is allocated (DESIGN.md exit code 2: absurd sizes).
+// Limits checked before anything is allocated (docs/design.md exit code 2: absurd sizes).
 inline constexpr int64_t max_layers = 1'000'000;
 inline constexpr int64_t max_heads = 1'000'000;
 inline constexpr int64_t max_head_size = 65'536;
 inline constexpr int64_t max_tp = 4096;
 inline constexpr int64_t max_sliding_window = int64_t{1} << 32;  // tokens
 
-// Per-rank geometry (SPEC.md 2): query heads divide by tp (model-wide and per layer), kv heads
+// Per-rank geometry (docs/engines.md §2): query heads divide by tp (model-wide and per layer), kv heads
 // replicate when tp exceeds them (tp must then be a multiple of them). Throws input_error.
 rank_geometry to_rank(const model_geometry& m, int64_t tp);
 

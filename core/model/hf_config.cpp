@@ -1,4 +1,4 @@
-// Hugging Face config.json, the common case (SPEC.md 2): model-wide heads, kv-head aliases, the
+// Hugging Face config.json, the common case (docs/engines.md §2): model-wide heads, kv-head aliases, the
 // head_dim fallback, dtype and name; per-layer heads from `num_attention_heads_per_layer` and
 // kinds from `layer_types` (Laguna). parse_hf picks the format by its distinctive fields.
 #include <filesystem>

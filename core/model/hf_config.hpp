@@ -1,4 +1,4 @@
-// Reading a Hugging Face config.json (SPEC.md 2), internal to core/model: where the text config
+// Reading a Hugging Face config.json (docs/engines.md §2), internal to core/model: where the text config
 // lives, typed reads that treat null as absent and name the field as the file spells it, the
 // model-wide values every format starts from, and one builder per config format.
 #pragma once
@@ -40,7 +40,7 @@ const json& object_at(const json& obj, const std::string& key, const std::string
 const json& layer_list(const source& s, const std::string& key, int64_t n);
 std::string index_path(const std::string& path, std::size_t i);
 
-// Model-wide values (SPEC.md 2): heads, kv heads (first present alias), head size, layers, dtype.
+// Model-wide values (docs/engines.md §2): heads, kv heads (first present alias), head size, layers, dtype.
 struct base {
   std::string name;
   int64_t num_layers = 0;

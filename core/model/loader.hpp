@@ -1,4 +1,4 @@
-// Model config loading (SPEC.md 2): a Hugging Face config.json as-is (with adapters for the
+// Model config loading (docs/engines.md §2): a Hugging Face config.json as-is (with adapters for the
 // heterogeneous formats) or headroom's explicit per-layer form, into one validated
 // model_geometry. Every failure is an input_error naming the file, the field and the value.
 #pragma once

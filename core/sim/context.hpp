@@ -1,6 +1,6 @@
 // The kernel context interface: everything a kernel body may use. Three implementations: the
 // simulator's sim_context (checked), native_context (checks compiled out), and the GPU context of
-// issue 5 (zero cost). A body is written once:
+// the GPU target (zero cost). A body is written once:
 //
 //   struct my_kernel {
 //     struct params { buffer_ref<const float> in; buffer_ref<float> out; int64_t n; };

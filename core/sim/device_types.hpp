@@ -1,4 +1,4 @@
-// Plain types shared by kernel bodies, the simulator and (issue 5) the GPU launcher: launch shapes,
+// Plain types shared by kernel bodies, the simulator and the GPU launcher: launch shapes,
 // thread coordinates, buffer handles and small vectors. All are trivially copyable PODs that nvcc
 // can pass by value into a __global__ function; nothing here allocates or throws.
 #pragma once

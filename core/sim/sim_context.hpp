@@ -1,4 +1,4 @@
-// The simulator's kernel context (the checked executor of DESIGN.md "One kernel body, two
+// The simulator's kernel context (the checked executor of docs/design.md "One kernel body, two
 // executors"); the interface it implements is documented in core/sim/context.hpp.
 //
 // Execution strategy: a block runs as phases between barriers. Block-uniform code (the body itself)

@@ -1,4 +1,4 @@
-// FlashInfer planners (SPEC.md 5, 6).
+// FlashInfer planners (docs/engines.md §6, 6).
 #include <gtest/gtest.h>
 
 #include "core/backends/flashinfer.hpp"

@@ -1,4 +1,4 @@
-// Triton unified attention sizing (SPEC.md 4).
+// Triton unified attention sizing (docs/engines.md §5).
 #include <gtest/gtest.h>
 
 #include "core/backends/triton.hpp"

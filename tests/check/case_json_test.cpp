@@ -7,7 +7,7 @@
 
 #include "core/check/case.hpp"
 #include "core/util/error.hpp"
-#include "support/laguna.hpp"
+#include "tests/support/laguna.hpp"
 
 namespace headroom {
 namespace {

@@ -1,12 +1,12 @@
 // The checker on the model target: Laguna XS.2 thresholds, the fix, the legacy grouping, the
-// fallback, a uniform model, the FlashInfer decode overflow (issue 2 "must show").
+// fallback, a uniform model, the FlashInfer decode overflow.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 
 #include "core/check/check.hpp"
 #include "core/util/error.hpp"
-#include "support/laguna.hpp"
+#include "tests/support/laguna.hpp"
 
 namespace headroom {
 namespace {

@@ -1,8 +1,8 @@
-// Engine mirror (SPEC.md 1, 3): registry, KV-cache grouping, attention groups, head resolution.
+// Engine mirror (docs/engines.md §1, 3): registry, KV-cache grouping, attention groups, head resolution.
 #include <gtest/gtest.h>
 
 #include "core/engine/engine.hpp"
-#include "support/laguna.hpp"
+#include "tests/support/laguna.hpp"
 
 namespace headroom {
 namespace {

@@ -23,7 +23,7 @@ struct draw {
 
 // Head sizes of real models and a few odd ones (padded to 64, 128, 256 in the bodies).
 constexpr int64_t head_sizes[] = {64, 128, 128, 80, 96, 256, 40, 112};
-// FlashInfer's decode kernel supports these GQA group sizes (SPEC.md 5).
+// FlashInfer's decode kernel supports these GQA group sizes (docs/engines.md §6).
 constexpr int64_t fi_groups[] = {1, 2, 3, 4, 6, 8};
 constexpr dtype dtypes[] = {dtype::bf16, dtype::bf16, dtype::fp16, dtype::fp32};
 constexpr int64_t block_sizes[] = {16, 16, 8, 32, 5};

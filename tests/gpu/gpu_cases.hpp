@@ -1,5 +1,5 @@
 // Random run requests for the GPU lane's tests and agreement driver: a layer, a builder head count
-// (smaller than the layer's when an overflow is wanted, the bug of SPEC.md 1), the backend's plan
+// (smaller than the layer's when an overflow is wanted, the bug of docs/engines.md §1), the backend's plan
 // (Triton 3D decode or FlashInfer split-KV decode), a decode batch and a dtype, owned together so
 // a run_request can point into them. Sizes stay small: a case runs in milliseconds on the sim.
 #pragma once

@@ -1,4 +1,4 @@
-// Adapters for heterogeneous Hugging Face formats (SPEC.md 2): Step-3.5, MiMo-V2, Gemma 4 and
+// Adapters for heterogeneous Hugging Face formats (docs/engines.md §2): Step-3.5, MiMo-V2, Gemma 4 and
 // Nemotron-NAS, each on its bundled example and on the errors its own fields can carry.
 #include <gtest/gtest.h>
 

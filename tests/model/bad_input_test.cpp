@@ -1,4 +1,4 @@
-// Every bad-input class of DESIGN.md's exit code 2, at the library level: each is an input_error
+// Every bad-input class of docs/design.md's exit code 2, at the library level: each is an input_error
 // whose message names the file, the field as the config spells it, and the value.
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// Loading Hugging Face configs (SPEC.md 2): Laguna's per-layer heads and layer types, the uniform
+// Loading Hugging Face configs (docs/engines.md §2): Laguna's per-layer heads and layer types, the uniform
 // Llama-3-8B, kv-head aliases, the head_dim fallback, text_config nesting, sliding-window rules,
 // dtypes and names; plus file-level errors (missing file, malformed JSON, non-object).
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// Per-rank geometry (SPEC.md 2): query heads divide by tp (model-wide and per layer), kv heads
+// Per-rank geometry (docs/engines.md §2): query heads divide by tp (model-wide and per layer), kv heads
 // split or replicate, only attention layers reach a rank, and every TP that vLLM would reject is
 // an input_error naming the field the config spells and its value.
 #include <gtest/gtest.h>

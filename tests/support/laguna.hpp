@@ -1,4 +1,4 @@
-// Test fixtures: Laguna XS.2 and a uniform model, built in code (SPEC.md 1 numbers), so engine and
+// Test fixtures: Laguna XS.2 and a uniform model, built in code (docs/engines.md §1 numbers), so engine and
 // backend tests do not depend on the config loader.
 #pragma once
 

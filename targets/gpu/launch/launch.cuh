@@ -1,4 +1,4 @@
-// The one generic __global__ launcher: body_kernel<K, Ctx> runs kernel functor K (DESIGN.md "One
+// The one generic __global__ launcher: body_kernel<K, Ctx> runs kernel functor K (docs/design.md "One
 // kernel body, two executors") with context Ctx (gpu_context: zero cost; checked_context: device
 // bounds checks) over K::grid(p) x K::block(p), its shared_storage (or the part of it that
 // K::shared_bytes(p) names) in dynamic shared memory (the largest, about 64 KiB, is above the

@@ -79,7 +79,7 @@ void check_against_model(const run_case& c, uint64_t seed, const std::string& wh
 std::string describe(const run_case& c) {
   std::string s = "H_l=" + std::to_string(c.layer.num_heads) + " KV=" + std::to_string(c.layer.num_kv_heads) +
                   " D=" + std::to_string(c.layer.head_size) + " seqs=" + std::to_string(c.b.num_seqs());
-  for (auto len : c.b.seq_lens) s += " " + std::to_string(len);
+  for (auto len : c.b.seq_lens) s.append(" ").append(std::to_string(len));
   return s;
 }
 
