@@ -38,8 +38,8 @@ TEST(KvCacheGroups, LagunaHybridBalancesBuckets) {
 
 TEST(KvCacheGroups, BalancesToMaxWhenCloseInSize) {
   registry reg;
-  for (int i = 0; i < 5; ++i) reg.add({"f" + std::to_string(i), attn_kind::full, 8, 8, 64, 64, 0});
-  for (int i = 0; i < 7; ++i) reg.add({"s" + std::to_string(i), attn_kind::sliding, 8, 8, 64, 64, 128});
+  for (int i = 0; i < 5; ++i) reg.add({std::string("f").append(std::to_string(i)), attn_kind::full, 8, 8, 64, 64, 0});
+  for (int i = 0; i < 7; ++i) reg.add({std::string("s").append(std::to_string(i)), attn_kind::sliding, 8, 8, 64, 64, 128});
   auto g = make_kv_cache_groups(reg, dtype::bf16, 16, true);  // 7 < 1.5 * 5: groups of 7
   ASSERT_EQ(g.size(), 2u);
   EXPECT_EQ(g[0].layers.size(), 5u);
