@@ -40,6 +40,21 @@ TEST(Generators, ShrinkCandidatesAreValidAndSmaller) {
   }, {300, 0, 100});
 }
 
+// The size key measures a batch by its total query and sequence tokens (positions 4 and 5), not by
+// its longest request: shortening any one request is progress, so a shrink reaches a batch whose
+// every request is short. Pinned on a hand-built case: lengths {100, 50}, queries {1, 1}.
+TEST(Generators, SizeKeyCountsEveryRequestsTokens) {
+  check_case c = generators::sample_case(props::everything(), 7, 0);
+  c.b = {{100, 50}, {1, 1}};
+  const auto key = generators::shrink_key(c);
+  EXPECT_EQ(key.at(3), 2);
+  EXPECT_EQ(key.at(4), 2);
+  EXPECT_EQ(key.at(5), 150);
+  check_case shorter = c;
+  shorter.b.seq_lens[1] = 25;  // the shorter request, shorter still: the longest is unchanged
+  EXPECT_LT(generators::shrink_key(shorter), key);
+}
+
 TEST(Generators, SamplingIsDeterministic) {
   const auto p = props::everything();
   for (uint64_t i = 0; i < 50; ++i)

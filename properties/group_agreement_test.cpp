@@ -2,6 +2,8 @@
 // count its builder was sized for, or the checker reports group_agreement for that group (the
 // engine's assertion). Holds for the fix under the heads and legacy groupings; fails for the
 // regression (model-wide) and for the spec-decode proposer path (builder from the first layer).
+// Under the heads grouping the key itself must keep head counts apart: there a reported
+// group_agreement is a failure too (the legacy grouping, whose key has no heads, must fail it).
 #include <set>
 
 #include "core/check/check.hpp"
@@ -12,7 +14,9 @@
 namespace headroom {
 namespace {
 
-void group_agreement_holds(const check_case& c) {
+// `key_has_heads`: the grouping's key includes the query heads, so no group may mix them and no
+// group_agreement may be reported.
+void group_agreement_holds(const check_case& c, bool key_has_heads = false) {
   const engine e = make_engine(c);
   model_executor model;
   const report r = run_case(c, model);
@@ -25,6 +29,9 @@ void group_agreement_holds(const check_case& c) {
     std::set<int64_t> heads;
     for (const auto& n : g.layers) heads.insert(e.reg.find(n)->num_heads);
     mixed = mixed || heads.size() > 1;
+    if (key_has_heads && (heads.size() > 1 || flagged.count(g.index)))
+      RC_FAIL("group " + std::to_string(g.index) + " mixes " + std::to_string(heads.size()) +
+              " head counts under a grouping keyed by heads");
     if (hr.disagreement) {
       RC_ASSERT(flagged.count(g.index) == 1u);
       continue;
@@ -46,6 +53,17 @@ const props::budget budget{1000, 0, 100};
 TEST(GroupAgreement, HoldsForPerLayerUnderHeadsAndLegacyGrouping) {
   const auto p = props::profile_of({policy::per_layer}, {grouping::heads, grouping::legacy});
   props::check([p] { group_agreement_holds(*generators::cases(p)); }, budget);
+}
+
+TEST(GroupAgreement, HeadsGroupingNeverMixesHeadCounts) {
+  const auto p = props::profile_of({policy::per_layer}, {grouping::heads});
+  props::check([p] { group_agreement_holds(*generators::cases(p), true); }, budget);
+}
+
+TEST(GroupAgreement, LegacyKeyFailsTheHeadsGroupingRule) {
+  const auto p = props::profile_of({policy::per_layer}, {grouping::legacy});
+  const auto r = props::run([p] { group_agreement_holds(*generators::cases(p), true); }, budget);
+  ASSERT_TRUE(props::is_failure(r)) << "a key without heads was not caught within the budget";
 }
 
 TEST(GroupAgreement, FailsForModelWide) {

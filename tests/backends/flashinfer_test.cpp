@@ -55,6 +55,24 @@ TEST(FiDecode, ChunksKeepTheGridWithinMaxGrid) {
   EXPECT_EQ(items, p.num_work);
 }
 
+// One 32768-token request, 64 qo / 8 kv heads on the H200 estimates (8 blocks per SM at G 8, 132
+// SMs: max_grid 1056). By hand: 2048 pages; the smallest chunk c >= 8 pages with
+// ceil(2048 / c) * 8 <= 1056 is 16 (ceil(2048 / 15) = 137 > 132), so 128 work items. Without
+// the kv-head factor in the search the chunk would be the minimum, 8 (256 items, 2048 blocks).
+TEST(FiDecode, ChunkSearchCountsEveryKvHead) {
+  auto p = plan_fi_decode(64, 8, 128, dtype::bf16, decode_batch(1, 32768), flashinfer_options{});
+  EXPECT_EQ(p.max_grid, 1056);
+  ASSERT_TRUE(p.split);
+  EXPECT_EQ(p.chunk_pages, 16);
+  EXPECT_EQ(p.num_work, 128);
+  EXPECT_EQ(p.padded, 128);
+  // 16 requests of 4096 tokens: 256 pages each; ceil(256 / c) * 16 * 8 <= 1056 needs c >= 32
+  // (ceil(256 / 31) = 9 > 8.25): 8 chunks per request.
+  auto q = plan_fi_decode(64, 8, 128, dtype::bf16, decode_batch(16, 4096), flashinfer_options{});
+  EXPECT_EQ(q.chunk_pages, 32);
+  EXPECT_EQ(q.num_work, 128);
+}
+
 TEST(FiDecode, UnsupportedGroupSizeIsFlagged) {
   auto p = plan_fi_decode(40, 8, 128, dtype::bf16, decode_batch(1, 64), flashinfer_options{});
   EXPECT_FALSE(p.group_size_supported);  // G = 5
@@ -69,6 +87,15 @@ TEST(FiPrefill, MoreHeadsThanPlannedLeaveRowsUncomputed) {
   EXPECT_EQ(same.rows_never_computed, 0);
   auto more = fi_prefill_needs(p, layer(64, 8, 128), b);  // G_l 8: 1024 packed rows unplanned
   EXPECT_EQ(more.rows_never_computed, (512 * 8 - 24 * 128) * 8);
+}
+
+// FlashInfer's FA2DetermineCtaTileQ gives 128-row tiles only below head size 256: at 256 a
+// packed length above 64 takes 64-row tiles.
+TEST(FiPrefill, TileHeightAtHeadSize256Is64) {
+  batch b{{512}, {512}};
+  EXPECT_EQ(plan_fi_prefill(8, 8, 128, b, flashinfer_options{}).cta_tile_q, 128);
+  EXPECT_EQ(plan_fi_prefill(8, 8, 256, b, flashinfer_options{}).cta_tile_q, 64);
+  EXPECT_EQ(plan_fi_prefill(8, 8, 256, b, flashinfer_options{}).qo_tiles[0], 8);
 }
 
 TEST(FiPrefill, ScratchIsOversizedByAboutTheGroup) {

@@ -34,6 +34,18 @@ TEST(Triton, ThresholdIs128OverKvSnappedAndCapped) {
   EXPECT_EQ(triton_threshold(256, raw), 0);
 }
 
+// Without snapping or a cap, thr is exactly 128 // KV, and the 3D path serves batches up to it.
+TEST(Triton, RawThresholdBoundsThe3DPath) {
+  triton_options raw;
+  raw.cap_max_num_seqs = raw.snap_to_capture = false;
+  for (int64_t kv : {1, 2, 4, 8, 16}) {
+    const triton_plan p = plan_triton(8 * kv, kv, 128, raw);
+    EXPECT_EQ(p.thr, 128 / kv);
+    EXPECT_TRUE(triton_uses_3d(p, decode_batch(128 / kv, 64))) << kv;
+    EXPECT_FALSE(triton_uses_3d(p, decode_batch(128 / kv + 1, 64))) << kv;
+  }
+}
+
 TEST(Triton, BuffersAreThrTimesBuilderHeads) {
   triton_plan p = plan_triton(48, 8, 128, triton_options{});
   EXPECT_EQ(p.thr, 16);

@@ -44,6 +44,19 @@ TEST(Check, LagunaTritonModelWideThresholds) {
   EXPECT_EQ(min_fail, (std::map<int64_t, int64_t>{{1, 13}, {2, 25}, {4, 49}, {8, 97}}));
 }
 
+// At tp 1 the 3D path serves batches up to thr = 16; batches 13..16 overflow segm_output (64 x T
+// rows against 48 x 16 planned), 17 and above take the 2D path: exactly 4 failing batches.
+TEST(Check, LagunaTritonTp1FailsFrom13To16) {
+  auto r = check(testing::laguna_xs2(), policy::model_wide, grouping::heads, {backend::triton}, {1});
+  int with_count = 0;
+  for (const auto& v : r.violations)
+    if (v.buffer == "segm_output") {
+      EXPECT_NE(v.detail.find("(4 batches fail)"), std::string::npos) << v.detail;
+      ++with_count;
+    }
+  EXPECT_EQ(with_count, 3);  // the three 64-head sliding groups
+}
+
 TEST(Check, LagunaViolationCarriesAReplayableCase) {
   auto r = check(testing::laguna_xs2(), policy::model_wide, grouping::heads, {backend::triton}, {1});
   ASSERT_FALSE(r.violations.empty());

@@ -157,6 +157,46 @@ TEST(Simulator, MissingBarrierBeforeOverwriteIsCaught) {
   EXPECT_EQ(ok.download(out2)[0], 64.0f + 128.0f);
 }
 
+// Every thread reads tile[0]; then, without a barrier, the LAST reader overwrites it. The write
+// races the other threads' reads: a tracker that kept only the latest reader would see the writer's
+// own read and miss it.
+struct shared_readers_kernel : tile_kernel<1> {
+  using params = barrier_params;
+  template <class Ctx>
+  void operator()(Ctx& ctx, const params& p, shared_storage& s) const {
+    const auto in = ctx.global(p.in);
+    const auto out = ctx.global(p.out);
+    const auto tile = ctx.shared(s.tile, "tile");
+    ctx.threads([&](const thread_idx& t) {
+      if (t.x == 0) tile.store(0, in.load(0));
+    });
+    ctx.sync();
+    ctx.threads([&](const thread_idx& t) { out.store(t.x, tile.load(0)); });
+    if (p.barrier) ctx.sync();
+    ctx.threads([&](const thread_idx& t) {
+      if (t.x == n_threads - 1) tile.store(0, 2.0f);
+    });
+  }
+};
+
+TEST(Simulator, WriteAfterSeveralReadersIsCaught) {
+  memory m;
+  auto in = m.upload("in", iota_floats(1));
+  auto out = m.alloc<float>("out", n_threads, fill::scratch);
+  launch(m, shared_readers_kernel{}, {in, out, false});
+  ASSERT_EQ(m.log.races, 1);
+  const sim_hazard& h = m.log.hazards.at(0);
+  EXPECT_EQ(h.kind, hazard_kind::write_after_read);
+  EXPECT_EQ(h.thread[0], n_threads - 1);
+  EXPECT_EQ(h.other_thread[0], -2);  // several threads read it
+
+  memory ok;
+  auto in2 = ok.upload("in", iota_floats(1));
+  auto out2 = ok.alloc<float>("out", n_threads, fill::scratch);
+  launch(ok, shared_readers_kernel{}, {in2, out2, true});
+  EXPECT_EQ(ok.log.races, 0);
+}
+
 TEST(Simulator, IsDeterministic) {
   auto run = [] {
     memory m;
