@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Installs what is missing (Debian packages), configures and builds headroom into build/.
-# Idempotent: a second run only rebuilds what changed. Usage: scripts/bootstrap.sh [BUILD_DIR]
+# Idempotent: a second run only rebuilds what changed.
+# Usage: scripts/bootstrap.sh [BUILD_DIR [TARGET...]]   (no target: everything)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${1:-$root/build}"
+shift || true
+targets=("$@")
 
 packages=(cmake g++ make nlohmann-json3-dev librapidcheck-dev libbenchmark-dev googletest
           libgtest-dev libgmock-dev)
@@ -24,5 +27,11 @@ if ! command -v nvcc >/dev/null 2>&1 && [[ -x /usr/local/cuda/bin/nvcc ]]; then
   export PATH="$PATH:/usr/local/cuda/bin"
 fi
 
-cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release >&2
-cmake --build "$build" -j"$(nproc)" >&2
+if [[ ! -f "$build/CMakeCache.txt" ]]; then
+  cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release >&2
+fi
+if ((${#targets[@]})); then
+  cmake --build "$build" -j"$(nproc)" --target "${targets[@]}" >&2
+else
+  cmake --build "$build" -j"$(nproc)" >&2
+fi
