@@ -74,6 +74,24 @@ TEST(InputContract, ValuesNeverBreakTheLine) {
   expect_one_line(run_cli("check '" + (dir / odd_name).string() + "'"), {"a\\nverdict: OK.json"});
 }
 
+TEST(InputContract, LayerCountIsRefusedEarlyPastTheLimit) {
+  // A 70-byte config claiming 10^6 layers took 8-14 s and 1.56 GB before anything was said.
+  const auto dir = scratch("layers");
+  const auto claim = [&](int64_t n) {
+    const auto p = dir / ("l" + std::to_string(n) + ".json");
+    write_file(p, "{\"num_hidden_layers\": " + std::to_string(n) +
+                      ", \"num_attention_heads\": 8, \"head_dim\": 64}");
+    return p.string();
+  };
+  auto t0 = std::chrono::steady_clock::now();
+  expect_one_line(run_cli("check " + claim(1'000'000)),
+                  {"l1000000.json", "'num_hidden_layers'", "1000000", "1..100000"});
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(1));
+  t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(run_cli("check " + claim(100'000)).code, 0);  // the limit itself: about 0.5 s
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(10));
+}
+
 TEST(InputContract, UnknownCommandIsOneLine) {
   auto r = run_cli("frobnicate");
   expect_one_line(r, {"frobnicate", "--help"});
