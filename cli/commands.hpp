@@ -19,8 +19,4 @@ std::unique_ptr<executor> make_executor(const std::string& target);
 // Human-readable report on stdout.
 void print_report(const report& r, const std::string& title);
 
-// Fails early (input_error) when --json's folder does not exist or cannot be written, before any
-// work is done and before anything is printed.
-void check_output_path(const std::string& path);
-
 }  // namespace headroom::cli

@@ -13,6 +13,7 @@
 
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
+#include "cli/output_file.hpp"
 #include "generators/corpus.hpp"
 
 namespace headroom::cli {
@@ -112,7 +113,7 @@ class campaign {
     e.expect[o_.target] = gen::invariants_of(ce.f.shrunk_report);
     e.note = "headroom fuzz --seed " + std::to_string(o_.seed) + " (case " +
              std::to_string(ce.index) + "): " + ce.f.signature;
-    write_atomically(path, gen::to_corpus_json(e).dump(2) + "\n");
+    write_durably(path, gen::to_corpus_json(e).dump(2) + "\n");
     return path;
   }
 

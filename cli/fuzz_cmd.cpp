@@ -8,11 +8,11 @@
 #include <filesystem>
 #include <random>
 #include <string>
-#include <unistd.h>
 
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
 #include "cli/fuzz_campaign.hpp"
+#include "cli/output_file.hpp"
 #include "core/util/error.hpp"
 
 namespace headroom::cli {
@@ -34,7 +34,7 @@ void prepare_out(const std::string& dir) {
   fs::create_directories(dir, ec);
   if (ec || !fs::is_directory(dir))
     throw input_error(cmdline, "--out", "\"" + dir + "\"", "cannot be created: " + ec.message());
-  probe_writable("--out", dir, (fs::path(dir) / (".headroom-probe." + std::to_string(::getpid()))).string());
+  probe_folder("--out", dir);
 }
 
 void read_profile(const parsed_args& a, fuzz_options& o) {

@@ -1,6 +1,7 @@
 // headroom: the command line (DESIGN.md). Dispatches to a subcommand and maps errors to exit codes:
 // input_error -> 2 with its one-line message; anything unexpected -> 2 with "internal error". A
 // usage error (no command, an unknown one) is one line too; only --help prints the usage.
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -28,6 +29,7 @@ const char* usage =
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::signal(SIGXFSZ, SIG_IGN);  // past a file-size limit a write fails (EFBIG): exit 2, one line
   if (argc < 2) {
     std::cerr << "headroom: no command given (check, replay or fuzz); see headroom --help\n";
     return 2;

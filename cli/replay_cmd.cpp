@@ -3,6 +3,7 @@
 
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
+#include "cli/output_file.hpp"
 #include "core/util/error.hpp"
 
 namespace headroom::cli {
@@ -16,14 +17,14 @@ int replay_main(int argc, char** argv) {
   std::optional<double> tight;
   if (auto v = a.get("--tight")) tight = to_double("--tight", *v, 1.0, 1e12);
   const auto json_out = a.get("--json");
-  if (json_out) check_output_path(*json_out);
+  if (json_out) check_output("--json", *json_out, {a.positional[0]});
   const check_case c = load_case(a.positional[0]);
   auto ex = make_executor(target);
   const report r = run_case(c, *ex, tight);
+  if (json_out) write_durably(*json_out, to_json(r).dump(2) + "\n");  // before anything is printed
   print_report(r, "headroom replay " + a.positional[0] + " (" + to_string(c.be) + ", tp " +
                       std::to_string(c.tp) + ", policy " + to_string(c.pol) + ", target " +
                       target + ")");
-  if (json_out) write_atomically(*json_out, to_json(r).dump(2) + "\n");
   return r.ok ? 0 : 1;
 }
 
