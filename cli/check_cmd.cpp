@@ -39,7 +39,7 @@ int check_main(int argc, char** argv) {
 
   const model_geometry m = load_model(a.positional[0]);
   auto ex = make_executor(target);
-  const report r = run_check(m, o, *ex);
+  const report r = attributed_to(a.positional[0], [&] { return run_check(m, o, *ex); });
   if (json_out) write_durably(*json_out, to_json(r).dump(2) + "\n");  // before anything is printed
   print_report(r, "headroom check " + a.positional[0] + " (policy " + to_string(o.pol) +
                       ", grouping " + to_string(o.grp) + ", target " + target + ")");

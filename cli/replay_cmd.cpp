@@ -20,7 +20,7 @@ int replay_main(int argc, char** argv) {
   if (json_out) check_output("--json", *json_out, {a.positional[0]});
   const check_case c = load_case(a.positional[0]);
   auto ex = make_executor(target);
-  const report r = run_case(c, *ex, tight);
+  const report r = attributed_to(a.positional[0], [&] { return run_case(c, *ex, tight); });
   if (json_out) write_durably(*json_out, to_json(r).dump(2) + "\n");  // before anything is printed
   print_report(r, "headroom replay " + a.positional[0] + " (" + to_string(c.be) + ", tp " +
                       std::to_string(c.tp) + ", policy " + to_string(c.pol) + ", target " +

@@ -92,6 +92,20 @@ TEST(InputContract, LayerCountIsRefusedEarlyPastTheLimit) {
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(10));
 }
 
+TEST(InputContract, SimulatorLimitsNameTheFile) {
+  // The message used to put the layer where the file belongs ("model.layers.0.self_attn.attn:
+  // field 'head_size' = 4096: ...").
+  const std::string stored = source_path("regressions/triton-index-overflow.json");
+  auto r = run_cli("replay " + stored + " --target sim");
+  expect_one_line(r, {"'head_size'", "4096", "layer model.layers.0.self_attn.attn", "simulator"});
+  EXPECT_EQ(r.err.rfind("headroom: " + stored + ": ", 0), 0u) << r.err;
+  const auto dir = scratch("d10");
+  write_file(dir / "wide.json", R"({"num_hidden_layers": 2, "num_attention_heads": 8, "head_dim": 1024})");
+  r = run_cli("check " + (dir / "wide.json").string() + " --target sim");
+  expect_one_line(r, {"'head_size'", "1024", "simulator"});
+  EXPECT_EQ(r.err.rfind("headroom: " + (dir / "wide.json").string() + ": ", 0), 0u) << r.err;
+}
+
 TEST(InputContract, UnknownCommandIsOneLine) {
   auto r = run_cli("frobnicate");
   expect_one_line(r, {"frobnicate", "--help"});
