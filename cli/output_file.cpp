@@ -6,6 +6,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <filesystem>
+#include <limits>
 #include <random>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -87,9 +88,10 @@ long temporary_pid(const std::string& name) {
     if (rest.size() - dot - 1 != 6) return 0;
     rest.resize(dot);
   }
-  if (rest.empty() || rest.size() > 9 || rest.find_first_not_of("0123456789") != std::string::npos)
+  if (rest.empty() || rest.size() > 10 || rest.find_first_not_of("0123456789") != std::string::npos)
     return 0;
-  return std::stol(rest);
+  const long long pid = std::stoll(rest);
+  return pid <= std::numeric_limits<pid_t>::max() ? static_cast<long>(pid) : 0;
 }
 
 }  // namespace
