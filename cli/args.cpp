@@ -3,13 +3,8 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdio>
 #include <cstdlib>
-#include <cstring>
-#include <fcntl.h>
-#include <fstream>
 #include <sstream>
-#include <unistd.h>
 
 #include "core/util/error.hpp"
 
@@ -107,39 +102,6 @@ double to_seconds(const std::string& flag, const std::string& v) {
     default: break;
   }
   return to_double(flag, num, 0, 1e7) * scale;
-}
-
-std::string temporary_path(const std::string& path) {
-  return path + ".tmp." + std::to_string(::getpid());
-}
-
-void probe_writable(const std::string& flag, const std::string& path, const std::string& probe) {
-  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
-  if (fd < 0 && errno != EEXIST)
-    throw input_error(cmdline, flag, "\"" + path + "\"",
-                      std::string("its folder cannot be written: ") + std::strerror(errno));
-  if (fd >= 0) {
-    ::close(fd);
-    ::unlink(probe.c_str());
-  }
-}
-
-void write_atomically(const std::string& path, const std::string& text) {
-  const std::string tmp = temporary_path(path);
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw input_error(path, "<output>", "\"" + path + "\"", "cannot be written");
-    out << text;
-    out.flush();
-    if (!out) {
-      std::remove(tmp.c_str());
-      throw input_error(path, "<output>", "\"" + path + "\"", "write failed");
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw input_error(path, "<output>", "\"" + path + "\"", "cannot be renamed into place");
-  }
 }
 
 }  // namespace headroom::cli

@@ -29,15 +29,6 @@ std::vector<int64_t> to_int_list(const std::string& flag, const std::string& v, 
 // "60s", "5m", "2h" or plain seconds.
 double to_seconds(const std::string& flag, const std::string& v);
 
-// Writes text to path through a temporary file and a rename: never a partial file.
-void write_atomically(const std::string& path, const std::string& text);
-// The temporary file write_atomically writes next to path (check_output_path probes it).
-std::string temporary_path(const std::string& path);
-// Creates (exclusively) and removes the file `probe`, so that a folder nothing can be written to
-// fails before any work or output (input_error naming `flag` and `path`); an existing file of
-// that name is left alone.
-void probe_writable(const std::string& flag, const std::string& path, const std::string& probe);
-
 inline constexpr const char* cmdline = "command line";
 
 }  // namespace headroom::cli

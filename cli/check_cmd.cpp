@@ -5,6 +5,7 @@
 
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
+#include "cli/output_file.hpp"
 #include "core/model/loader.hpp"
 #include "core/util/error.hpp"
 
@@ -34,14 +35,14 @@ int check_main(int argc, char** argv) {
   o.flashinfer.cuda_graph = a.has("--cuda-graph");
   const std::string target = a.get("--target").value_or("model");
   const auto json_out = a.get("--json");
-  if (json_out) check_output_path(*json_out);
+  if (json_out) check_output("--json", *json_out, {a.positional[0]});
 
   const model_geometry m = load_model(a.positional[0]);
   auto ex = make_executor(target);
-  const report r = run_check(m, o, *ex);
+  const report r = attributed_to(a.positional[0], [&] { return run_check(m, o, *ex); });
+  if (json_out) write_durably(*json_out, to_json(r).dump(2) + "\n");  // before anything is printed
   print_report(r, "headroom check " + a.positional[0] + " (policy " + to_string(o.pol) +
                       ", grouping " + to_string(o.grp) + ", target " + target + ")");
-  if (json_out) write_atomically(*json_out, to_json(r).dump(2) + "\n");
   return r.ok ? 0 : 1;
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/check/check.hpp"
+#include "core/util/error.hpp"
 
 namespace headroom::cli {
 
@@ -16,11 +17,18 @@ int fuzz_main(int argc, char** argv);
 // model | sim | gpu. Throws input_error when the target cannot run here (gpu without a device).
 std::unique_ptr<executor> make_executor(const std::string& target);
 
+// Runs a check of the input `file`: an input_error that names no file (a target's limit on a layer,
+// thrown where the file is not known) is attributed to it.
+template <class Check>
+report attributed_to(const std::string& file, Check&& check) {
+  try {
+    return check();
+  } catch (const input_error& e) {
+    throw e.in_file(file);
+  }
+}
+
 // Human-readable report on stdout.
 void print_report(const report& r, const std::string& title);
-
-// Fails early (input_error) when --json's folder does not exist or cannot be written, before any
-// work is done and before anything is printed.
-void check_output_path(const std::string& path);
 
 }  // namespace headroom::cli

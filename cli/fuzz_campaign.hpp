@@ -45,6 +45,11 @@ struct fuzz_summary {
 
 fuzz_summary run_fuzz(const fuzz_options& o);
 
+// Writes ce's file into o.out (write_durably) and returns its path. A file of that name already
+// there is kept (ce.known) only when it holds a counterexample of that name, replayed on `ex`;
+// anything else there (garbage, a case of another kind) is replaced.
+std::string write_counterexample(const fuzz_options& o, fuzz_counterexample& ce, executor& ex);
+
 // The counterexample file's name: backend-policy-grouping-invariant[-buffer]-hash.json.
 std::string counterexample_file_name(const generators::counterexample& f);
 

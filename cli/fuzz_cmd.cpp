@@ -8,11 +8,11 @@
 #include <filesystem>
 #include <random>
 #include <string>
-#include <unistd.h>
 
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
 #include "cli/fuzz_campaign.hpp"
+#include "cli/output_file.hpp"
 #include "core/util/error.hpp"
 
 namespace headroom::cli {
@@ -25,7 +25,8 @@ uint64_t fresh_seed() {
 }
 
 // Creates --out when missing; a path that exists and is not a folder, or a folder nothing can be
-// written to, is bad input (before the first case runs).
+// written to, is bad input (before the first case runs). Temporaries that killed campaigns left
+// there are removed.
 void prepare_out(const std::string& dir) {
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -34,7 +35,10 @@ void prepare_out(const std::string& dir) {
   fs::create_directories(dir, ec);
   if (ec || !fs::is_directory(dir))
     throw input_error(cmdline, "--out", "\"" + dir + "\"", "cannot be created: " + ec.message());
-  probe_writable("--out", dir, (fs::path(dir) / (".headroom-probe." + std::to_string(::getpid()))).string());
+  probe_folder("--out", dir);
+  if (const int n = remove_stale_temporaries(dir))
+    std::fprintf(stderr, "fuzz: removed %d temporary file%s left in %s by a campaign that was killed\n",
+                 n, n == 1 ? "" : "s", dir.c_str());
 }
 
 void read_profile(const parsed_args& a, fuzz_options& o) {
@@ -60,7 +64,10 @@ fuzz_options read_options(int argc, char** argv) {
   fuzz_options o;
   o.seed = a.has("--seed") ? to_seed("--seed", *a.get("--seed")) : fresh_seed();
   if (auto v = a.get("--cases")) o.cases = to_int("--cases", *v, 1, int64_t{1} << 40);
-  if (auto v = a.get("--time")) o.seconds = to_seconds("--time", *v);
+  if (auto v = a.get("--time")) {
+    o.seconds = to_seconds("--time", *v);
+    if (*o.seconds <= 0) throw input_error(cmdline, "--time", *v, "must be more than 0 s");
+  }
   if (!o.cases && !o.seconds) o.cases = 1000;
   if (auto v = a.get("--stop-after")) o.stop_after = to_int("--stop-after", *v, 1, 1 << 20);
   if (auto v = a.get("--jobs")) o.jobs = static_cast<int>(to_int("--jobs", *v, 1, 1024));
@@ -76,9 +83,7 @@ int fuzz_main(int argc, char** argv) {
   fuzz_options o = read_options(argc, argv);
   make_executor(o.target);  // a target that cannot run here is bad input, before any output
   if (o.out) prepare_out(*o.out);
-  std::fprintf(stderr, "fuzz: seed %llu (repeat with --seed %llu)\n",
-               static_cast<unsigned long long>(o.seed), static_cast<unsigned long long>(o.seed));
-  const fuzz_summary s = run_fuzz(o);
+  const fuzz_summary s = run_fuzz(o);  // says the seed on stderr once its jobs have started
   print_fuzz_summary(o, s);
   return s.found.empty() ? 0 : 1;
 }

@@ -1,7 +1,11 @@
-// headroom fuzz output: counterexample file names and the end-of-campaign summary on stdout.
+// headroom fuzz output: counterexample files and their names, the end-of-campaign summary.
 #include <cstdio>
+#include <filesystem>
 
 #include "cli/fuzz_campaign.hpp"
+#include "cli/output_file.hpp"
+#include "core/util/error.hpp"
+#include "generators/corpus.hpp"
 
 namespace headroom::cli {
 
@@ -22,7 +26,44 @@ std::string size_text(const check_case& c) {
          std::to_string(c.b.num_seqs()) + (c.b.is_decode() ? " decode" : "") + " requests";
 }
 
+// True when the file at path is a counterexample that `name` names: it loads (every check of a case
+// file) and its case, replayed on ex, fails as the name says.
+bool holds_counterexample(const std::string& path, const std::string& name, executor& ex) {
+  try {
+    const generators::corpus_entry e = generators::load_corpus_entry(path);
+    generators::counterexample f;
+    f.shrunk = e.c;
+    f.shrunk_report = generators::run_guarded(e.c, ex);
+    f.kind = generators::primary_failure(f.shrunk_report).value_or(generators::failure_kind{});
+    f.signature = generators::signature(e.c, f.shrunk_report);
+    return counterexample_file_name(f) == name;
+  } catch (const input_error&) {
+    return false;
+  }
+}
+
 }  // namespace
+
+std::string write_counterexample(const fuzz_options& o, fuzz_counterexample& ce, executor& ex) {
+  const std::string name = counterexample_file_name(ce.f);
+  const std::string path = (std::filesystem::path(*o.out) / name).string();
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec)) {
+    ce.known = holds_counterexample(path, name, ex);  // found by an earlier campaign: not new
+    if (ce.known) return path;
+    std::fprintf(stderr, "\nfuzz: %s does not hold the counterexample its name says; replacing it\n",
+                 path.c_str());
+  }
+  generators::corpus_entry e;
+  e.c = ce.f.shrunk;
+  model_executor model;
+  e.expect["model"] = generators::invariants_of(generators::run_guarded(e.c, model));
+  e.expect[o.target] = generators::invariants_of(ce.f.shrunk_report);
+  e.note = "headroom fuzz --seed " + std::to_string(o.seed) + " (case " +
+           std::to_string(ce.index) + "): " + ce.f.signature;
+  write_durably(path, generators::to_corpus_json(e).dump(2) + "\n");
+  return path;
+}
 
 std::string counterexample_file_name(const generators::counterexample& f) {
   char hash[16];

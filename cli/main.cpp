@@ -1,5 +1,7 @@
 // headroom: the command line (docs/design.md). Dispatches to a subcommand and maps errors to exit codes:
-// input_error -> 2 with its one-line message; anything unexpected -> 2 with "internal error".
+// input_error -> 2 with its one-line message; anything unexpected -> 2 with "internal error". A
+// usage error (no command, an unknown one) is one line too; only --help prints the usage.
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -8,6 +10,7 @@
 
 #include "cli/commands.hpp"
 #include "core/util/error.hpp"
+#include "core/util/one_line.hpp"
 
 namespace {
 
@@ -26,9 +29,14 @@ const char* usage =
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
-    std::fputs(usage, argc < 2 ? stderr : stdout);
-    return argc < 2 ? 2 : 0;
+  std::signal(SIGXFSZ, SIG_IGN);  // past a file-size limit a write fails (EFBIG): exit 2, one line
+  if (argc < 2) {
+    std::cerr << "headroom: no command given (check, replay or fuzz); see headroom --help\n";
+    return 2;
+  }
+  if (!std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
+    std::fputs(usage, stdout);
+    return 0;
   }
   const std::string cmd = argv[1];
   for (int i = 2; i < argc; ++i)
@@ -40,13 +48,14 @@ int main(int argc, char** argv) {
     if (cmd == "check") return headroom::cli::check_main(argc, argv);
     if (cmd == "replay") return headroom::cli::replay_main(argc, argv);
     if (cmd == "fuzz") return headroom::cli::fuzz_main(argc, argv);
-    std::cerr << "headroom: unknown command '" << cmd << "'\n" << usage;
+    std::cerr << "headroom: unknown command '" << headroom::one_line(cmd)
+              << "' (expected check, replay or fuzz); see headroom --help\n";
     return 2;
   } catch (const headroom::input_error& e) {
     std::cerr << "headroom: " << e.what() << "\n";
     return 2;
   } catch (const std::exception& e) {
-    std::cerr << "headroom: internal error: " << e.what() << "\n";
+    std::cerr << "headroom: internal error: " << headroom::one_line(e.what()) << "\n";
     return 2;
   }
 }

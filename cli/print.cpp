@@ -1,11 +1,7 @@
 // The readable report: a threshold table per (backend, tp, group), then the violations, then notes.
 #include <cstdio>
-#include <filesystem>
-#include <set>
 
-#include "cli/args.hpp"
 #include "cli/commands.hpp"
-#include "core/util/error.hpp"
 
 namespace headroom::cli {
 
@@ -34,18 +30,6 @@ void print_report(const report& r, const std::string& title) {
   if (!r.ok) std::printf(" (%zu violations)", r.violations.size());
   std::printf("\n");
   std::fflush(stdout);
-}
-
-void check_output_path(const std::string& path) {
-  namespace fs = std::filesystem;
-  const fs::path p(path);
-  const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec))
-    throw input_error(cmdline, "--json", "\"" + path + "\"", "its folder does not exist");
-  if (fs::is_directory(p, ec))
-    throw input_error(cmdline, "--json", "\"" + path + "\"", "is a folder");
-  probe_writable("--json", path, temporary_path(path));  // before the report is printed
 }
 
 }  // namespace headroom::cli

@@ -5,6 +5,7 @@
 
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
+#include "cli/output_file.hpp"
 #include "core/util/error.hpp"
 #include "core/util/json_file.hpp"
 
@@ -19,8 +20,8 @@ int replay_main(int argc, char** argv) {
   std::optional<double> tight;
   if (auto v = a.get("--tight")) tight = to_double("--tight", *v, 1.0, 1e12);
   const auto json_out = a.get("--json");
-  if (json_out) check_output_path(*json_out);
   const std::string& file = a.positional[0];
+  if (json_out) check_output("--json", *json_out, {file});
   const nlohmann::json j = read_json_file(file);
   std::vector<check_case> cases;
   if (is_report(j)) {
@@ -37,12 +38,13 @@ int replay_main(int argc, char** argv) {
   auto ex = make_executor(target);
   report r;
   for (const auto& c : cases) {
-    report one = run_case(c, *ex, tight);
+    report one = attributed_to(file, [&] { return run_case(c, *ex, tight); });
     for (auto& v : one.violations) r.violations.push_back(std::move(v));
     for (auto& t : one.thresholds) r.thresholds.push_back(t);
     for (auto& n : one.notes) r.notes.push_back(std::move(n));
   }
   r.ok = r.violations.empty();
+  if (json_out) write_durably(*json_out, to_json(r).dump(2) + "\n");  // before anything is printed
   std::string title = "headroom replay " + file + " (";
   if (cases.size() == 1)
     title += std::string(to_string(cases[0].be)) + ", tp " + std::to_string(cases[0].tp) + ", policy " +
@@ -50,7 +52,6 @@ int replay_main(int argc, char** argv) {
   else
     title += std::to_string(cases.size()) + " cases, ";
   print_report(r, title + "target " + target + ")");
-  if (json_out) write_atomically(*json_out, to_json(r).dump(2) + "\n");
   return r.ok ? 0 : 1;
 }
 

@@ -1,10 +1,10 @@
 // Counterexample files: case JSON plus per-target expectations (see corpus.hpp).
 #include "generators/corpus.hpp"
 
-#include <fstream>
 #include <set>
 
 #include "core/util/error.hpp"
+#include "core/util/json_file.hpp"
 #include "core/util/json_read.hpp"
 
 namespace headroom::generators {
@@ -54,15 +54,7 @@ corpus_entry corpus_from_json(const json& j, const std::string& file) {
 }
 
 corpus_entry load_corpus_entry(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw input_error(path, "<file>", "\"" + path + "\"", "cannot be opened");
-  json j;
-  try {
-    j = json::parse(in);
-  } catch (const json::parse_error& e) {
-    throw input_error(path, "<json>", "byte " + std::to_string(e.byte), "malformed JSON");
-  }
-  return corpus_from_json(j, path);
+  return read_json_input(path, [&](const json& j) { return corpus_from_json(j, path); });
 }
 
 }  // namespace headroom::generators

@@ -14,9 +14,11 @@ namespace headroom {
 
 namespace {
 
+// The simulator's limits. The file is not known here: the error names none, and the command that
+// read the file attributes it (input_error::in_file).
 void check_geometry(const rank_layer& l, int64_t block_size) {
   auto bad = [&](const char* field, int64_t v, const char* why) {
-    throw input_error(l.name, field, std::to_string(v), why);
+    throw input_error("", field, std::to_string(v), "layer " + l.name + ": " + why);
   };
   if (l.num_kv_heads < 1) bad("num_kv_heads", l.num_kv_heads, "the simulator needs kv heads >= 1");
   if (l.num_heads < 1 || l.num_heads % l.num_kv_heads != 0)
@@ -70,8 +72,8 @@ attention_inputs<T> make_attention_inputs(const rank_layer& l, const batch& b, i
   }
   const int64_t kv_elems = checked_product("kv cache", blocks, block_size, l.num_kv_heads, l.head_size);
   if (kv_elems > max_sim_kv_elems)
-    throw input_error(l.name, "batch", std::to_string(kv_elems) + " KV elements",
-                      "too large for the simulator (at most 2^26)");
+    throw input_error("", "batch", std::to_string(kv_elems) + " KV elements",
+                      "layer " + l.name + ": too large for the simulator (at most 2^26)");
   std::vector<int32_t> perm(static_cast<std::size_t>(blocks));
   std::iota(perm.begin(), perm.end(), 0);
   for (std::size_t i = perm.size(); i > 1; --i) std::swap(perm[i - 1], perm[rng.next() % i]);

@@ -156,6 +156,8 @@ check_case case_from_json(const json& j, const std::string& file,
   return c;
 }
 
-check_case load_case(const std::string& path) { return case_from_json(read_json_file(path), path); }
+check_case load_case(const std::string& path) {
+  return read_json_input(path, [&](const json& j) { return case_from_json(j, path); });
+}
 
 }  // namespace headroom

@@ -66,7 +66,7 @@ model_geometry parse_explicit(const json& j, const std::string& file) {
 }  // namespace
 
 model_geometry load_model(const std::string& path) {
-  return parse_model(read_json_file(path), path);
+  return read_json_input(path, [&](const json& j) { return parse_model(j, path); });
 }
 
 model_geometry parse_model(const json& j, const std::string& source) {
