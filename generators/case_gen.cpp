@@ -26,7 +26,6 @@ struct options_draw {
   bool cuda_graph = false;
   int64_t max_num_seqs = 256;
   bool snap = true;
-  bool kv_from_spec = true;
   uint64_t seed = 0;
 };
 
@@ -49,17 +48,16 @@ rc::Gen<options_draw> option_draws(const case_profile& p) {
       rc::gen::set(&o::max_num_seqs, weighted<int64_t>({{2, 2}, {3, 4}, {3, 8}, {3, 16},
                                                         {1, 32}, {1, 256}})),
       rc::gen::set(&o::snap, weighted<bool>({{5, true}, {1, false}})),
-      rc::gen::set(&o::kv_from_spec, weighted<bool>({{5, true}, {1, false}})),
       rc::gen::set(&o::seed, rc::gen::arbitrary<uint64_t>()));
 }
 
-check_case assemble(const options_draw& d, const sized_geometry& g) {
+check_case assemble(const options_draw& d, const sized_geometry& g, const mutant_set& mutants) {
   check_case c = make_case(g.model, g.tp, d.be, d.pol, d.grp, d.hybrid, d.page, d.seed);
   c.flashinfer.page_size = d.page;
   c.flashinfer.cuda_graph = d.cuda_graph;
-  c.triton.max_num_seqs = d.max_num_seqs;
+  c.engine.max_num_seqs = d.max_num_seqs;
   c.triton.snap_to_capture = d.snap;
-  c.triton.kv_from_group_spec = d.kv_from_spec;
+  c.mutants = mutants;
   return c;
 }
 
@@ -81,7 +79,7 @@ rc::Gen<check_case> with_batch(rc::Gen<check_case> g, int64_t max_work) {
 
 int64_t triton_thr_of(const check_case& c) {
   const int64_t kv = kv_rank_of(c.model.num_kv_heads, c.tp);
-  return triton_threshold(kv, c.triton);
+  return triton_threshold(kv, c.triton, c.engine);
 }
 
 int64_t token_cost_of(const check_case& c) {
@@ -97,7 +95,7 @@ rc::Gen<check_case> raw_cases(const case_profile& p) {
     lim.max_layers = p.max_layers;
     lim.max_head_size = p.max_head_size;
     lim.flashinfer_groups = d.be == backend::flashinfer;
-    return rc::gen::map(geometries(lim), [d](const sized_geometry& g) { return assemble(d, g); });
+    return rc::gen::map(geometries(lim), [d, p](const sized_geometry& g) { return assemble(d, g, p.mutants); });
   });
   // Full size from the first case: RapidCheck's size ramp would spend most of a short budget on
   // one-layer, one-request cases; the shrinker makes failures small afterwards anyway.
@@ -113,7 +111,7 @@ rc::Gen<check_case> large_cases(const std::vector<policy>& policies) {
   p.policies = policies;
   p.vary_options = false;
   auto g = rc::gen::mapcat(option_draws(p), [](options_draw d) {
-    return rc::gen::map(large_geometries(), [d](const sized_geometry& g) { return assemble(d, g); });
+    return rc::gen::map(large_geometries(), [d](const sized_geometry& g) { return assemble(d, g, {}); });
   });
   // Long sequences (up to 2^31 - 1 tokens) and up to 16 requests: the formulas only.
   auto long_len = rc::gen::element<int64_t>(1, 256, 4096, 1 << 20, (1LL << 31) - 1);

@@ -22,6 +22,7 @@ struct case_profile {
   int64_t max_work = 1 << 21;    // batch_limits::max_work: bounds the simulator's time per case
   int64_t max_head_size = 64;
   bool vary_options = true;      // hybrid manager, CUDA graphs, page size, Triton thr options
+  mutant_set mutants;            // historical wrong formulas every case switches on
 };
 
 // Cases without shrinking (the fuzzer samples these, then shrinks with shrink_greedy).

@@ -76,9 +76,10 @@ int64_t non_default_options(const check_case& c) {
          (c.flashinfer.cuda_graph != d.flashinfer.cuda_graph) +
          (c.flashinfer.page_size != d.flashinfer.page_size) +
          (c.triton.snap_to_capture != d.triton.snap_to_capture) +
-         (c.triton.kv_from_group_spec != d.triton.kv_from_group_spec) +
          (c.triton.cap_max_num_seqs != d.triton.cap_max_num_seqs) +
-         (c.triton.max_capture_size != d.triton.max_capture_size) +
+         (c.engine.cg_mode != d.engine.cg_mode) + (c.engine.max_capture_size != d.engine.max_capture_size) +
+         (c.engine.capture_sizes != d.engine.capture_sizes) +
+         (c.engine.num_speculative_tokens != d.engine.num_speculative_tokens) +
          (c.model.kv_dtype != dtype::bf16) + (c.seed != 0);
 }
 
@@ -96,17 +97,17 @@ void option_candidates(const check_case& c, std::vector<check_case>& out) {
     edit(o);
     out.push_back(std::move(o));
   };
-  // Triton: a smaller max_num_seqs lowers the 3D threshold (fewer requests reach it); other
-  // backends ignore the Triton options, which then go back to their defaults.
-  if (c.be == backend::triton && c.triton.max_num_seqs > 1) {
-    push([](check_case& o) { o.triton.max_num_seqs /= 2; });
-    // Together with the requests past the new threshold: a lower threshold and a shorter batch
-    // often fail together where neither alone does.
-    if (c.b.num_seqs() > c.triton.max_num_seqs / 2)
+  // A smaller max_num_seqs lowers the default capture sizes and so Triton's snapped threshold;
+  // other backends ignore the Triton options, which then go back to their defaults.
+  if (c.engine.max_num_seqs > 1) {
+    push([](check_case& o) { o.engine.max_num_seqs /= 2; });
+    // Together with the requests past the new limit: a lower threshold and a shorter batch often
+    // fail together where neither alone does.
+    if (c.b.num_seqs() > c.engine.max_num_seqs / 2)
       push([](check_case& o) {
-        o.triton.max_num_seqs /= 2;
-        o.b.seq_lens.resize(static_cast<std::size_t>(o.triton.max_num_seqs));
-        o.b.query_lens.resize(static_cast<std::size_t>(o.triton.max_num_seqs));
+        o.engine.max_num_seqs /= 2;
+        o.b.seq_lens.resize(static_cast<std::size_t>(o.engine.max_num_seqs));
+        o.b.query_lens.resize(static_cast<std::size_t>(o.engine.max_num_seqs));
       });
   }
   if (c.be != backend::triton && c.triton != d.triton) push([&](check_case& o) { o.triton = d.triton; });
@@ -115,7 +116,7 @@ void option_candidates(const check_case& c, std::vector<check_case>& out) {
   if (c.block_size != 16 || c.flashinfer.page_size != 16)
     push([](check_case& o) { o.block_size = o.flashinfer.page_size = 16; });
   if (c.be == backend::triton && c.triton != d.triton)
-    push([&](check_case& o) { o.triton = d.triton, o.triton.max_num_seqs = c.triton.max_num_seqs; });
+    push([&](check_case& o) { o.triton = d.triton; });
   if (c.model.kv_dtype != dtype::bf16) push([](check_case& o) { o.model.kv_dtype = dtype::bf16; });
   if (c.seed != 0) push([](check_case& o) { o.seed = 0; });
 }
@@ -133,8 +134,7 @@ std::vector<int64_t> shrink_key(const check_case& c) {
   }
   for (int64_t s : c.b.seq_lens) seq += s;
   for (int64_t x : c.b.query_lens) q += x;
-  const int64_t triton_size = c.be == backend::triton ? c.triton.max_num_seqs
-                                                      : (c.triton == check_case{}.triton ? 0 : 1);
+  const int64_t triton_size = c.engine.max_num_seqs + (c.be != backend::triton && !(c.triton == check_case{}.triton));
   return {attention, static_cast<int64_t>(c.model.layers.size()), c.tp, c.b.num_seqs(), q, seq,
           heads, static_cast<int64_t>(distinct.size()), kv, sizes, sliding, triton_size,
           non_default_options(c)};

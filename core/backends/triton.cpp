@@ -8,20 +8,11 @@
 
 namespace headroom {
 
-std::vector<int64_t> capture_sizes(int64_t max_capture_size) {
-  std::vector<int64_t> s;
-  for (int64_t v : {1, 2, 4})
-    if (v <= max_capture_size) s.push_back(v);
-  for (int64_t v = 8; v <= 248 && v <= max_capture_size; v += 8) s.push_back(v);
-  for (int64_t v = 256; v <= max_capture_size; v += 16) s.push_back(v);
-  return s;
-}
-
-int64_t triton_threshold(int64_t kv_heads_b, const triton_options& o) {
+int64_t triton_threshold(int64_t kv_heads_b, const triton_options& o, const engine_settings& s) {
   int64_t thr = kv_heads_b > 0 ? triton_thr_numerator / kv_heads_b : 0;
-  if (o.cap_max_num_seqs) thr = std::max<int64_t>(1, std::min(thr, o.max_num_seqs));
-  if (o.snap_to_capture) {
-    auto sizes = capture_sizes(o.max_capture_size);
+  if (o.cap_max_num_seqs) thr = std::max<int64_t>(1, std::min(thr, s.max_num_seqs));
+  if (o.snap_to_capture && has_full_graphs(s.cg_mode)) {
+    const auto sizes = capture_sizes_of(s);
     if (!sizes.empty()) {  // nearest capture size; ties go to the smaller one
       int64_t best = sizes.front();
       for (int64_t v : sizes)
@@ -33,9 +24,9 @@ int64_t triton_threshold(int64_t kv_heads_b, const triton_options& o) {
 }
 
 triton_plan plan_triton(int64_t builder_heads, int64_t builder_kv_heads, int64_t head_size,
-                        const triton_options& o) {
+                        const triton_options& o, const engine_settings& s) {
   triton_plan p;
-  p.thr = triton_threshold(builder_kv_heads, o);
+  p.thr = triton_threshold(builder_kv_heads, o, s);
   p.builder_heads = builder_heads;
   p.builder_kv_heads = builder_kv_heads;
   p.head_size_padded = next_pow2(head_size);

@@ -7,6 +7,7 @@
 
 #include "core/backends/batch.hpp"
 #include "core/backends/buffers.hpp"
+#include "core/engine/settings.hpp"
 #include "core/model/geometry.hpp"
 
 namespace headroom {
@@ -16,17 +17,14 @@ inline constexpr int64_t triton_tile = 16;      // TILE_SIZE for 16-bit KV in 3D
 inline constexpr int64_t triton_thr_numerator = 128;  // thr = 128 // KV
 
 struct triton_options {
-  bool kv_from_group_spec = true;  // false: the model-wide KV (the version of the bug)
-  bool cap_max_num_seqs = true;    // cap thr at max_num_seqs (at least 1)
-  bool snap_to_capture = true;     // full decode CUDA graphs: snap thr to the nearest capture size
-  int64_t max_num_seqs = 256;
-  int64_t max_capture_size = 512;
+  bool cap_max_num_seqs = false;  // SGLang's rule, thr in 1..max_num_seqs (vLLM's builder has none)
+  bool snap_to_capture = true;    // FULL CUDA-graph modes: thr snaps to the nearest capture size
   bool operator==(const triton_options&) const = default;
 };
 
-// Default capture sizes: 1, 2, 4, then 8..248 step 8, then 256.. step 16 up to max_capture_size.
-std::vector<int64_t> capture_sizes(int64_t max_capture_size);
-int64_t triton_threshold(int64_t kv_heads_b, const triton_options& o);
+// seq_threshold_3D: 128 // kv heads, snapped to the nearest capture size (ties to the smaller) when
+// the engine captures FULL graphs; capped at max_num_seqs only with cap_max_num_seqs.
+int64_t triton_threshold(int64_t kv_heads_b, const triton_options& o, const engine_settings& s);
 
 struct triton_plan {
   int64_t thr = 0;
@@ -37,7 +35,7 @@ struct triton_plan {
 };
 
 triton_plan plan_triton(int64_t builder_heads, int64_t builder_kv_heads, int64_t head_size,
-                        const triton_options& o);
+                        const triton_options& o, const engine_settings& s = {});
 
 // 3D path: pure decode with num_seqs <= thr. Otherwise the 2D path touches no buffer.
 bool triton_uses_3d(const triton_plan& p, const batch& b);

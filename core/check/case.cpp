@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/check/settings_json.hpp"
 #include "core/model/loader.hpp"
 #include "core/util/json_file.hpp"
 #include "core/util/json_read.hpp"
@@ -17,9 +18,7 @@ using nlohmann::json;
 namespace {
 
 json options_json(const triton_options& t) {
-  return {{"kv_from_group_spec", t.kv_from_group_spec}, {"cap_max_num_seqs", t.cap_max_num_seqs},
-          {"snap_to_capture", t.snap_to_capture}, {"max_num_seqs", t.max_num_seqs},
-          {"max_capture_size", t.max_capture_size}};
+  return {{"cap_max_num_seqs", t.cap_max_num_seqs}, {"snap_to_capture", t.snap_to_capture}};
 }
 
 json options_json(const flashinfer_options& f) {
@@ -30,14 +29,19 @@ json options_json(const flashinfer_options& f) {
                       {"default_blocks_per_sm", f.device.default_blocks_per_sm}}}};
 }
 
-triton_options triton_from(const json& j, const std::string& file, const std::string& path) {
+// The Triton switches. Older case files also carried max_num_seqs and max_capture_size here (now
+// engine settings) and kv_from_group_spec (false is now the triton-model-kv-heads mutant).
+triton_options triton_from(const json& j, const std::string& file, const std::string& path,
+                           check_case& c) {
   triton_options t;
   const std::string p = path + "triton.";
-  t.kv_from_group_spec = jr::get_bool_or(j, "kv_from_group_spec", t.kv_from_group_spec, file, p);
   t.cap_max_num_seqs = jr::get_bool_or(j, "cap_max_num_seqs", t.cap_max_num_seqs, file, p);
   t.snap_to_capture = jr::get_bool_or(j, "snap_to_capture", t.snap_to_capture, file, p);
-  t.max_num_seqs = jr::get_int_or(j, "max_num_seqs", t.max_num_seqs, file, p, 1, 1 << 20);
-  t.max_capture_size = jr::get_int_or(j, "max_capture_size", t.max_capture_size, file, p, 1, 1 << 20);
+  c.engine.max_num_seqs = jr::get_int_or(j, "max_num_seqs", c.engine.max_num_seqs, file, p, 1, max_settings_seqs);
+  c.engine.max_capture_size =
+      jr::get_int_or(j, "max_capture_size", c.engine.max_capture_size, file, p, 0, max_settings_tokens);
+  if (!jr::get_bool_or(j, "kv_from_group_spec", true, file, p))
+    c.mutants = make_mutant_set({"triton-model-kv-heads"}, file, p + "kv_from_group_spec");
   return t;
 }
 
@@ -111,6 +115,9 @@ json to_json(const check_case& c) {
           {"block_size", c.block_size},
           {"batch", {{"seq_lens", c.b.seq_lens}, {"query_lens", c.b.query_lens}}},
           {"seed", c.seed},
+          {"engine", to_json(c.engine)},
+          {"step", to_json(c.step)},
+          {"mutants", c.mutants},
           {"triton", options_json(c.triton)},
           {"flashinfer", options_json(c.flashinfer)},
           {"builder_names", c.builder_names}};
@@ -139,7 +146,15 @@ check_case case_from_json(const json& j, const std::string& file,
   if (!seed.is_number_unsigned() && !(seed.is_number_integer() && seed.get<int64_t>() >= 0))
     throw input_error(file, path + "seed", jr::shown(seed), "expected a non-negative integer");
   c.seed = seed.get<uint64_t>();
-  if (j.contains("triton")) c.triton = triton_from(jr::get_object(j, "triton", file, path), file, path);
+  if (j.contains("engine")) c.engine = settings_from_json(j.at("engine"), file, path + "engine.");
+  if (j.contains("step")) c.step = step_from_json(j.at("step"), file, path + "step.");
+  if (j.contains("triton"))
+    c.triton = triton_from(jr::get_object(j, "triton", file, path), file, path, c);
+  if (j.contains("mutants")) {
+    mutant_set named = mutants_from_json(j.at("mutants"), file, path + "mutants");
+    named.insert(named.end(), c.mutants.begin(), c.mutants.end());
+    c.mutants = make_mutant_set(named, file, path + "mutants");
+  }
   if (j.contains("flashinfer"))
     c.flashinfer = flashinfer_from(jr::get_object(j, "flashinfer", file, path), file, path);
   if (j.contains("builder_names")) {

@@ -11,7 +11,9 @@
 #include "core/backends/batch.hpp"
 #include "core/backends/flashinfer.hpp"
 #include "core/backends/triton.hpp"
+#include "core/catalogue/mutants.hpp"
 #include "core/engine/engine.hpp"
+#include "core/engine/settings.hpp"
 #include "core/model/geometry.hpp"
 
 namespace headroom {
@@ -26,7 +28,10 @@ struct check_case {
   int64_t block_size = 16;    // KV-cache block size (tokens)
   batch b;
   uint64_t seed = 0;
-  triton_options triton;      // carries max_num_seqs
+  engine_settings engine;     // max_num_seqs, max_model_len, CUDA graphs, speculative tokens
+  step_spec step;             // which forward of the engine the batch is
+  mutant_set mutants;         // historical wrong formulas switched on (core/catalogue)
+  triton_options triton;
   flashinfer_options flashinfer;
   // When non-empty, every builder resolves its heads from these layer names (the spec-decode
   // proposer path: draft layers that may be missing from the registry -> the fallback).

@@ -45,7 +45,9 @@ report run_check(const model_geometry& m, const check_options& o, executor& ex) 
     for (backend be : o.backends) {
       check_case base = make_case(m, tp, be, o.pol, o.grp, o.hybrid, o.block_size, o.seed);
       base.triton = o.triton;
-      base.triton.max_num_seqs = o.max_num_seqs;
+      base.engine = o.engine;
+      base.engine.max_num_seqs = o.max_num_seqs;
+      base.mutants = o.mutants;
       base.flashinfer = o.flashinfer;
       check_backend(base, ex, o.tight, sweep, extra, r);
     }

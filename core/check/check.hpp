@@ -57,6 +57,8 @@ struct check_options {
   int64_t max_num_seqs = 256;
   int64_t decode_seq_len = 256;       // activates all 16 Triton segments and splits FlashInfer KV
   std::optional<double> tight;        // report tight_bound when a buffer exceeds K x the largest need
+  engine_settings engine;             // its max_num_seqs is set to max_num_seqs
+  mutant_set mutants;
   triton_options triton;
   flashinfer_options flashinfer;
   uint64_t seed = 0;

@@ -7,7 +7,7 @@
 namespace headroom {
 namespace {
 
-constexpr std::array<std::pair<invariant, const char*>, 12> names = {{
+constexpr std::array<std::pair<invariant, const char*>, 15> names = {{
     {invariant::group_agreement, "group_agreement"},
     {invariant::fallback_when_empty, "fallback_when_empty"},
     {invariant::buffer_capacity, "buffer_capacity"},
@@ -20,6 +20,9 @@ constexpr std::array<std::pair<invariant, const char*>, 12> names = {{
     {invariant::uninitialized_read, "uninitialized_read"},
     {invariant::shared_race, "shared_race"},
     {invariant::internal_error, "internal_error"},
+    {invariant::path_choice, "path_choice"},
+    {invariant::plan_run_shape, "plan_run_shape"},
+    {invariant::block_unit, "block_unit"},
 }};
 
 }  // namespace

@@ -23,7 +23,15 @@ enum class invariant {
   uninitialized_read,   // a read of memory no store wrote
   shared_race,          // shared memory accessed across a missing barrier
   internal_error,       // a valid case made the checker throw: a bug of headroom itself
+  path_choice,          // a kernel path chosen from another geometry than the group's own
+  plan_run_shape,       // a run's sizes (rows, splits) differ from what its metadata was planned for
+  block_unit,           // an index into a group's block table computed in another group's block unit
 };
+
+// The catalogue's bug classes (docs/catalogue.md; the mutants of core/catalogue/mutants.hpp).
+enum class bug_class : uint8_t { none, c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11 };
+const char* to_string(bug_class c);    // "C1".."C11", "" for none
+const char* class_title(bug_class c);  // one line: what the class is
 
 // The invariant's name in reports and messages.
 const char* to_string(invariant i);
@@ -40,6 +48,7 @@ struct finding {
   int64_t capacity_bytes = 0;  // what the plan holds
   int64_t required_bytes = 0;  // what the run needs or touched
   std::string detail;          // one readable sentence
+  bug_class cls = bug_class::none;  // the catalogue class it belongs to, when known
   bool operator==(const finding&) const = default;
 };
 

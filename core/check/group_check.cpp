@@ -71,7 +71,7 @@ group_result check_group(const group_context& ctx, const decode_sweep& sweep,
   // target's registry may not hold); otherwise the group's own builder layers.
   const auto& names = ctx.base.builder_names.empty() ? ag.builder_layers : ctx.base.builder_names;
   const head_resolution hr =
-      resolve_heads(ctx.eng->reg, names, ctx.base.pol, ctx.eng->rg.model_wide_heads);
+      resolve_heads(ctx.eng->reg, names, effective_policy(ctx.base), ctx.eng->rg.model_wide_heads);
   const batch first = sweep.size() > 0 ? sweep.at(0) : extra.front();
   if (hr.disagreement) {  // the engine's assertion fires: no builder, nothing to size
     res.violations.push_back(make_violation({invariant::group_agreement, "", 0, 0, hr.message}, first));

@@ -3,26 +3,41 @@
 
 namespace headroom {
 
+policy effective_policy(const check_case& c) {
+  return has_mutant(c.mutants, "model-wide-heads") ? policy::model_wide : c.pol;
+}
+
+grouping effective_grouping(const check_case& c) {
+  if (has_mutant(c.mutants, "legacy-grouping")) return grouping::legacy;
+  if (has_mutant(c.mutants, "proposer-first-layer")) return grouping::proposer;
+  return c.grp;
+}
+
 engine make_engine(const check_case& c) {
   engine e;
   e.rg = to_rank(c.model, c.tp);
   e.reg = make_registry(e.rg);
   e.kv_groups = make_kv_cache_groups(e.reg, c.model.kv_dtype, c.block_size, c.hybrid);
-  e.groups = make_attention_groups(e.kv_groups, e.reg, c.be, c.grp);
+  e.groups = make_attention_groups(e.kv_groups, e.reg, c.be, effective_grouping(c));
   return e;
 }
 
 int64_t builder_kv_heads(const check_case& c, const rank_geometry& rg, const attention_group& ag) {
-  const bool from_spec = c.be != backend::triton || c.triton.kv_from_group_spec;
-  return from_spec ? ag.spec.num_kv_heads : rg.model_wide_kv_heads;
+  const bool model_wide = c.be == backend::triton && has_mutant(c.mutants, "triton-model-kv-heads");
+  return model_wide ? rg.model_wide_kv_heads : ag.spec.num_kv_heads;
+}
+
+int64_t builder_head_size(const check_case& c, const rank_geometry& rg, const attention_group& ag) {
+  const bool model_wide = c.be == backend::triton && has_mutant(c.mutants, "triton-model-head-size");
+  return model_wide ? rg.head_size : ag.spec.head_size;
 }
 
 std::vector<planned_part> plan_parts(const check_case& c, const rank_geometry& rg,
                                      const attention_group& ag, int64_t builder_heads,
                                      const batch& b) {
   const int64_t kv = builder_kv_heads(c, rg, ag);
-  const int64_t d = ag.spec.head_size;
-  if (c.be == backend::triton) return {{plan_triton(builder_heads, kv, d, c.triton), b}};
+  const int64_t d = builder_head_size(c, rg, ag);
+  if (c.be == backend::triton) return {{plan_triton(builder_heads, kv, d, c.triton, c.engine), b}};
   batch dec, pre;
   for (std::size_t i = 0; i < b.seq_lens.size(); ++i) {
     batch& to = b.query_lens[i] <= 1 ? dec : pre;

@@ -27,9 +27,14 @@ struct planned_part {
   batch b;  // the requests this plan serves
 };
 
-// KV heads the builder plans with: the group spec's, or the model-wide count for Triton when
-// case.triton.kv_from_group_spec is off (the version of the bug).
+// The policy and grouping the mirror runs: the case's, unless a C1 mutant switches them.
+policy effective_policy(const check_case& c);
+grouping effective_grouping(const check_case& c);
+
+// KV heads and head size the builder plans with: the group spec's (the fix), or for Triton the
+// model-wide values under the triton-model-kv-heads / triton-model-head-size mutants.
 int64_t builder_kv_heads(const check_case& c, const rank_geometry& rg, const attention_group& ag);
+int64_t builder_head_size(const check_case& c, const rank_geometry& rg, const attention_group& ag);
 
 std::vector<planned_part> plan_parts(const check_case& c, const rank_geometry& rg,
                                      const attention_group& ag, int64_t builder_heads,

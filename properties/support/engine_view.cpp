@@ -9,7 +9,7 @@
 namespace headroom::props {
 
 head_resolution resolution_of(const check_case& c, const engine& e, const attention_group& g) {
-  return resolve_heads(e.reg, g.builder_layers, c.pol, e.rg.model_wide_heads);
+  return resolve_heads(e.reg, g.builder_layers, effective_policy(c), e.rg.model_wide_heads);
 }
 
 std::vector<const rank_layer*> layers_of(const engine& e, const attention_group& g) {

@@ -11,33 +11,68 @@ rank_layer layer(int64_t h, int64_t kv, int64_t d) {
   return {"l", attn_kind::sliding, h, kv, d, d, 512};
 }
 
-TEST(Triton, CaptureSizesFollowTheDefaults) {
-  auto s = capture_sizes(512);
-  EXPECT_EQ(s[0], 1);
-  EXPECT_EQ(s[2], 4);
-  EXPECT_EQ(s[3], 8);
-  EXPECT_EQ(s[3 + 30], 248);
-  EXPECT_EQ(s[3 + 31], 256);
-  EXPECT_EQ(s.back(), 512);
+// Engine settings with a given max_num_seqs and everything else at vLLM's defaults.
+engine_settings with_seqs(int64_t max_num_seqs) {
+  engine_settings e;
+  e.max_num_seqs = max_num_seqs;
+  return e;
 }
 
-TEST(Triton, ThresholdIs128OverKvSnappedAndCapped) {
-  triton_options o;
-  EXPECT_EQ(triton_threshold(8, o), 16);
-  EXPECT_EQ(triton_threshold(1, o), 128);
-  EXPECT_EQ(triton_threshold(3, o), 40);   // 42 snaps to 40 (nearest capture size)
-  o.max_num_seqs = 10;
-  EXPECT_EQ(triton_threshold(1, o), 8);    // capped at 10, snapped to 8
+// vLLM's default list at max_num_seqs 256: M = min(256 * 2, 512) = 512, so 1, 2, 4, the 31
+// multiples of 8 up to 248, then 256..512 step 16 (17 sizes): 51 sizes.
+TEST(Settings, DefaultCaptureSizes) {
+  const auto s = capture_sizes_of(engine_settings{});
+  ASSERT_EQ(s.size(), 51u);
+  EXPECT_EQ(s[2], 4);
+  EXPECT_EQ(s[3], 8);
+  EXPECT_EQ(s[33], 248);
+  EXPECT_EQ(s[34], 256);
+  EXPECT_EQ(s.back(), 512);
+  EXPECT_EQ(capture_sizes_of(with_seqs(10)), (std::vector<int64_t>{1, 2, 4, 8, 16}));  // M = 20
+  engine_settings tokens = with_seqs(10);
+  tokens.max_num_batched_tokens = 20;  // appended when not above M
+  EXPECT_EQ(capture_sizes_of(tokens), (std::vector<int64_t>{1, 2, 4, 8, 16, 20}));
+  engine_settings m300;
+  m300.max_capture_size = 300;  // the list ends at the last step below M
+  EXPECT_EQ(max_capture_of(m300), 288);
+  engine_settings spec;  // k = 2: whole verify passes of 3 tokens
+  spec.num_speculative_tokens = 2;
+  const auto r = capture_sizes_of(spec);
+  EXPECT_EQ((std::vector<int64_t>(r.begin(), r.begin() + 5)), (std::vector<int64_t>{3, 6, 9, 18, 24}));
+  engine_settings eager;
+  eager.cg_mode = cudagraph_mode::none;
+  EXPECT_TRUE(capture_sizes_of(eager).empty());
+  EXPECT_EQ(padded_graph_size(engine_settings{}, 13), 16);
+  EXPECT_EQ(padded_graph_size(engine_settings{}, 513), 0);  // eager: not padded
+}
+
+// vLLM's seq_threshold_3D: 128 // kv snapped to the nearest capture size, ties to the smaller;
+// no cap at max_num_seqs (SGLang's rule, an option here).
+TEST(Triton, ThresholdIs128OverKvSnappedToTheNearestCaptureSize) {
+  const triton_options o;
+  const engine_settings e;
+  EXPECT_EQ(triton_threshold(8, o, e), 16);
+  EXPECT_EQ(triton_threshold(1, o, e), 128);
+  EXPECT_EQ(triton_threshold(3, o, e), 40);   // 42 snaps to 40
+  EXPECT_EQ(triton_threshold(10, o, e), 8);   // 12 is as far from 8 as from 16: the smaller
+  EXPECT_EQ(triton_threshold(6, o, e), 24);   // 21 snaps to 24
+  EXPECT_EQ(triton_threshold(1, o, with_seqs(4)), 8);  // the largest capture size, 8
+  engine_settings piecewise;
+  piecewise.cg_mode = cudagraph_mode::piecewise;  // no FULL graphs: no snapping
+  EXPECT_EQ(triton_threshold(3, o, piecewise), 42);
+  triton_options capped;
+  capped.cap_max_num_seqs = true;
+  EXPECT_EQ(triton_threshold(1, capped, with_seqs(10)), 8);  // capped at 10, snapped to 8
   triton_options raw;
-  raw.cap_max_num_seqs = raw.snap_to_capture = false;
-  EXPECT_EQ(triton_threshold(3, raw), 42);
-  EXPECT_EQ(triton_threshold(256, raw), 0);
+  raw.snap_to_capture = false;
+  EXPECT_EQ(triton_threshold(3, raw, e), 42);
+  EXPECT_EQ(triton_threshold(256, raw, e), 0);
 }
 
 // Without snapping or a cap, thr is exactly 128 // KV, and the 3D path serves batches up to it.
 TEST(Triton, RawThresholdBoundsThe3DPath) {
   triton_options raw;
-  raw.cap_max_num_seqs = raw.snap_to_capture = false;
+  raw.snap_to_capture = false;
   for (int64_t kv : {1, 2, 4, 8, 16}) {
     const triton_plan p = plan_triton(8 * kv, kv, 128, raw);
     EXPECT_EQ(p.thr, 128 / kv);
@@ -98,7 +133,7 @@ TEST(Triton, LaunchShapeFollowsGroupSize) {
 
 TEST(Triton, HugeGeometryOverflowIsReported) {
   triton_options o;
-  o.snap_to_capture = o.cap_max_num_seqs = false;
+  o.snap_to_capture = false;
   EXPECT_THROW(plan_triton(int64_t{1} << 40, 1, int64_t{1} << 20, o), overflow_error);
 }
 

@@ -22,10 +22,30 @@ check_case sample() {
   c.hybrid = false;
   c.b = batch{{300, 17}, {1, 5}};
   c.seed = 0xfeedfacecafebeefULL;
-  c.triton.max_num_seqs = 64;
+  c.engine.max_num_seqs = 64;
+  c.engine.max_model_len = 1024;
+  c.engine.num_speculative_tokens = 2;
+  c.engine.cg_mode = cudagraph_mode::full;
+  c.engine.capture_sizes = {1, 2, 4, 8};
+  c.step = {step_kind::dummy, 8, true, 0};
+  c.mutants = {"dummy-seq-lens-unclamped", "model-wide-heads"};
+  c.triton.cap_max_num_seqs = true;
   c.flashinfer.cuda_graph = true;
   c.flashinfer.device.blocks_per_sm[4] = 5;
   return c;
+}
+
+// Case files written before the engine settings: Triton's max_num_seqs and max_capture_size are
+// engine settings now, and kv_from_group_spec false is the triton-model-kv-heads mutant.
+TEST(CaseJson, ReadsTheOlderTritonKeys) {
+  auto j = to_json(sample());
+  j.erase("engine");
+  j.erase("mutants");
+  j["triton"] = {{"max_num_seqs", 8}, {"max_capture_size", 16}, {"kv_from_group_spec", false}};
+  const check_case c = case_from_json(j, "old.json");
+  EXPECT_EQ(c.engine.max_num_seqs, 8);
+  EXPECT_EQ(c.engine.max_capture_size, 16);
+  EXPECT_EQ(c.mutants, (mutant_set{"triton-model-kv-heads"}));
 }
 
 TEST(CaseJson, RoundTripsLosslessly) {
@@ -55,6 +75,15 @@ TEST(CaseJson, BadFieldsNameTheField) {
   bad = j; bad["seed"] = -4; expect_field_error(bad, "seed");
   bad = j; bad.erase("policy"); expect_field_error(bad, "policy");
   bad = j; bad["triton"]["max_num_seqs"] = 0; expect_field_error(bad, "triton.max_num_seqs");
+  bad = j; bad["engine"]["max_num_seqs"] = 0; expect_field_error(bad, "engine.max_num_seqs");
+  bad = j; bad["engine"]["max_model_len"] = -5; expect_field_error(bad, "engine.max_model_len");
+  bad = j; bad["engine"]["cudagraph_mode"] = "fast"; expect_field_error(bad, "engine.cudagraph_mode");
+  bad = j; bad["engine"]["capture_sizes"] = {1, 0}; expect_field_error(bad, "engine.capture_sizes[1]");
+  bad = j; bad["engine"]["num_speculative_tokens"] = 99; expect_field_error(bad, "engine.num_speculative_tokens");
+  bad = j; bad["step"]["kind"] = "warm"; expect_field_error(bad, "step.kind");
+  bad = j; bad["step"]["tokens"] = 0; expect_field_error(bad, "step.tokens");
+  bad = j; bad["mutants"] = {"no-such-bug"}; expect_field_error(bad, "mutants");
+  bad = j; bad["mutants"] = {3}; expect_field_error(bad, "mutants[0]");
   expect_field_error(nlohmann::json::array(), "<case>");
 }
 

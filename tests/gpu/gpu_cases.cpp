@@ -29,10 +29,10 @@ constexpr dtype dtypes[] = {dtype::bf16, dtype::bf16, dtype::fp16, dtype::fp32};
 constexpr int64_t block_sizes[] = {16, 16, 8, 32, 5};
 
 void make_triton(owned_case& c, draw& d, bool want_overflow) {
-  triton_options o;
-  o.max_num_seqs = 4 + d.below(60);        // thr = min(128 / KV, max_num_seqs), snapped
+  engine_settings e;
+  e.max_num_seqs = 4 + d.below(60);  // thr = 128 / KV snapped to a capture size <= 2 x max_num_seqs
   const int64_t kv = c.layer.num_kv_heads;
-  const triton_plan p = plan_triton(c.builder_heads, kv, c.layer.head_size, o);
+  const triton_plan p = plan_triton(c.builder_heads, kv, c.layer.head_size, triton_options{}, e);
   const int64_t thr = p.thr;
   // Overflow needs T * H_l > thr * H_b with T <= thr: draw T from the failing range.
   const int64_t lo = want_overflow ? thr * c.builder_heads / c.layer.num_heads + 1 : 1;

@@ -99,8 +99,10 @@ TEST(SimExecutor, TritonTouchedEqualsModelNeeds) {
     c.layer = layer(kv * g_l, kv, d, pick(rng, 3) == 0 ? 1 + pick(rng, 64) : 0);
     triton_options o;
     o.snap_to_capture = false;
-    o.max_num_seqs = 1 + pick(rng, 4);
-    c.plan = plan_triton(kv * g_b, kv, d + pick(rng, 2) * 16, o);  // builder head size may differ
+    o.cap_max_num_seqs = true;
+    engine_settings e;
+    e.max_num_seqs = 1 + pick(rng, 4);
+    c.plan = plan_triton(kv * g_b, kv, d + pick(rng, 2) * 16, o, e);  // builder head size may differ
     const int64_t seqs = 1 + pick(rng, std::get<triton_plan>(c.plan).thr);
     for (int64_t s = 0; s < seqs; ++s) {
       c.b.seq_lens.push_back(1 + pick(rng, 300));

@@ -1,0 +1,129 @@
+// Engine settings: capture sizes (vLLM VllmConfig._set_cudagraph_sizes and
+// adjust_cudagraph_sizes_for_spec_decode), padding at replay (CudagraphDispatcher).
+#include "core/engine/settings.hpp"
+
+#include <algorithm>
+#include <array>
+#include <utility>
+
+#include "core/util/checked.hpp"
+#include "core/util/error.hpp"
+
+namespace headroom {
+namespace {
+
+constexpr std::array<std::pair<cudagraph_mode, const char*>, 5> mode_names = {{
+    {cudagraph_mode::none, "none"},
+    {cudagraph_mode::piecewise, "piecewise"},
+    {cudagraph_mode::full, "full"},
+    {cudagraph_mode::full_decode_only, "full_decode_only"},
+    {cudagraph_mode::full_and_piecewise, "full_and_piecewise"},
+}};
+
+void check_range(const std::string& file, const std::string& field, int64_t v, int64_t lo, int64_t hi) {
+  if (v < lo || v > hi)
+    throw input_error(file, field, std::to_string(v),
+                      "must be in " + std::to_string(lo) + ".." + std::to_string(hi));
+}
+
+}  // namespace
+
+const char* to_string(cudagraph_mode m) {
+  for (const auto& [v, n] : mode_names)
+    if (v == m) return n;
+  return "unknown";
+}
+
+cudagraph_mode parse_cudagraph_mode(const std::string& s, const std::string& file, const std::string& field) {
+  for (const auto& [v, n] : mode_names)
+    if (s == n) return v;
+  throw input_error(file, field, "\"" + s + "\"",
+                    "expected none, piecewise, full, full_decode_only or full_and_piecewise");
+}
+
+const char* to_string(step_kind k) {
+  switch (k) {
+    case step_kind::forward: return "forward";
+    case step_kind::dummy: return "dummy";
+    case step_kind::draft: return "draft";
+  }
+  return "unknown";
+}
+
+step_kind parse_step_kind(const std::string& s, const std::string& file, const std::string& field) {
+  for (step_kind k : {step_kind::forward, step_kind::dummy, step_kind::draft})
+    if (s == to_string(k)) return k;
+  throw input_error(file, field, "\"" + s + "\"", "expected forward, dummy or draft");
+}
+
+bool has_full_graphs(cudagraph_mode m) {
+  return m == cudagraph_mode::full || m == cudagraph_mode::full_decode_only ||
+         m == cudagraph_mode::full_and_piecewise;
+}
+
+bool full_for_mixed_batches(cudagraph_mode m) { return m == cudagraph_mode::full; }
+
+void validate(const engine_settings& s, const std::string& file, const std::string& path) {
+  check_range(file, path + "max_num_seqs", s.max_num_seqs, 1, max_settings_seqs);
+  check_range(file, path + "max_model_len", s.max_model_len, 1, max_settings_model_len);
+  check_range(file, path + "max_num_batched_tokens", s.max_num_batched_tokens, 1, max_settings_tokens);
+  check_range(file, path + "num_speculative_tokens", s.num_speculative_tokens, 0, max_settings_spec_tokens);
+  check_range(file, path + "max_capture_size", s.max_capture_size, 0, max_settings_tokens);
+  if (s.capture_sizes.size() > 4096)
+    throw input_error(file, path + "capture_sizes", std::to_string(s.capture_sizes.size()) + " sizes",
+                      "at most 4096 capture sizes");
+  for (std::size_t i = 0; i < s.capture_sizes.size(); ++i)
+    check_range(file, path + "capture_sizes[" + std::to_string(i) + "]", s.capture_sizes[i], 1,
+                max_settings_tokens);
+}
+
+int64_t default_max_capture_size(const engine_settings& s) {
+  const int64_t q = 1 + s.num_speculative_tokens;
+  const int64_t m = std::min<int64_t>(checked_product("capture size", s.max_num_seqs, q, 2), 512);
+  return std::min(m, s.max_num_batched_tokens);
+}
+
+std::vector<int64_t> capture_sizes_of(const engine_settings& s) {
+  if (s.cg_mode == cudagraph_mode::none) return {};
+  std::vector<int64_t> out;
+  int64_t m = s.max_capture_size > 0 ? s.max_capture_size : default_max_capture_size(s);
+  if (!s.capture_sizes.empty()) {
+    for (int64_t v : s.capture_sizes)
+      if (v <= s.max_num_batched_tokens) out.push_back(v);
+  } else {
+    m = std::min(m, s.max_num_batched_tokens);
+    for (int64_t v : {1, 2, 4})
+      if (v <= m) out.push_back(v);
+    for (int64_t v = 8; v < std::min<int64_t>(m + 1, 256); v += 8) out.push_back(v);
+    for (int64_t v = 256; v <= m; v += 16) out.push_back(v);
+    if (s.max_num_batched_tokens <= m) out.push_back(s.max_num_batched_tokens);
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  const int64_t q = 1 + s.num_speculative_tokens;
+  const bool full_decode = s.cg_mode != cudagraph_mode::piecewise;
+  if (q > 1 && full_decode && !out.empty()) {  // sizes rounded up to whole verify passes
+    const int64_t top = out.back();
+    std::vector<int64_t> r;
+    for (int64_t v : out)
+      if (ceil_div(v, q) * q <= top) r.push_back(ceil_div(v, q) * q);
+    std::sort(r.begin(), r.end());
+    r.erase(std::unique(r.begin(), r.end()), r.end());
+    if (r.empty() && q <= top) r.push_back(q);
+    out = std::move(r);
+  }
+  return out;
+}
+
+int64_t max_capture_of(const engine_settings& s) {
+  const auto sizes = capture_sizes_of(s);
+  return sizes.empty() ? 0 : sizes.back();
+}
+
+int64_t padded_graph_size(const engine_settings& s, int64_t num_tokens) {
+  for (int64_t v : capture_sizes_of(s))
+    if (v >= num_tokens) return v;
+  return 0;
+}
+
+}  // namespace headroom

@@ -1,0 +1,70 @@
+// Engine settings (vLLM v1, docs/engines.md §12): the limits (max_num_seqs, max_model_len,
+// max_num_batched_tokens), CUDA-graph capture sizes and their default list, speculative tokens,
+// and which step a case's batch is (a scheduled forward, a dummy run of warm-up or capture, a
+// draft pass). The catalogue's classes (core/catalogue) size buffers from these.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace headroom {
+
+// vLLM's CUDAGraphMode; FULL* modes build attention metadata for captured graphs.
+enum class cudagraph_mode { none, piecewise, full, full_decode_only, full_and_piecewise };
+const char* to_string(cudagraph_mode m);
+cudagraph_mode parse_cudagraph_mode(const std::string& s, const std::string& file, const std::string& field);
+bool has_full_graphs(cudagraph_mode m);      // full, full_decode_only, full_and_piecewise
+bool full_for_mixed_batches(cudagraph_mode m);  // full only: mixed warm-ups build metadata
+
+struct engine_settings {
+  int64_t max_num_seqs = 256;
+  int64_t max_model_len = 4096;
+  int64_t max_num_batched_tokens = 8192;
+  int64_t num_speculative_tokens = 0;  // k: a verify pass of 1 + k tokens per request, k draft passes
+  cudagraph_mode cg_mode = cudagraph_mode::full_and_piecewise;
+  int64_t max_capture_size = 0;        // 0: vLLM's default rule (default_max_capture_size)
+  std::vector<int64_t> capture_sizes;  // empty: vLLM's default list up to the max
+  bool operator==(const engine_settings&) const = default;
+};
+
+// Which forward of the engine a case's batch is: a scheduled step (eager, or a graph replay padded
+// to a capture size), a dummy run of `tokens` tokens (the warm-up and capture of a graph of that
+// size; `uniform`: a uniform-decode dummy), or draft pass `pass` (1..k) of speculative decoding
+// after the batch's verify pass.
+enum class step_kind { forward, dummy, draft };
+const char* to_string(step_kind k);
+step_kind parse_step_kind(const std::string& s, const std::string& file, const std::string& field);
+
+struct step_spec {
+  step_kind kind = step_kind::forward;
+  int64_t tokens = 0;   // dummy: the number of tokens
+  bool uniform = false; // dummy: uniform decode (1 + k tokens per request)
+  int64_t pass = 0;     // draft: 1..num_speculative_tokens
+  bool operator==(const step_spec&) const = default;
+};
+
+// Limits on settings read from files.
+inline constexpr int64_t max_settings_seqs = 1 << 16;
+inline constexpr int64_t max_settings_model_len = int64_t{1} << 24;
+inline constexpr int64_t max_settings_tokens = int64_t{1} << 24;
+inline constexpr int64_t max_settings_spec_tokens = 16;
+
+// Throws input_error naming `file` and the field (under `path`) for a setting out of range.
+void validate(const engine_settings& s, const std::string& file, const std::string& path);
+
+// min(max_num_seqs * (1 + k) * 2, 512), then at most max_num_batched_tokens.
+int64_t default_max_capture_size(const engine_settings& s);
+
+// The capture sizes, ascending: the explicit list (sizes above max_num_batched_tokens dropped),
+// or 1, 2, 4, 8..248 step 8, 256.. step 16 up to the max, plus max_num_batched_tokens when it is
+// not above the max. With k > 0 and a FULL decode mode each size is rounded up to a multiple of
+// 1 + k (sizes past the max dropped). Empty when the mode captures no graph.
+std::vector<int64_t> capture_sizes_of(const engine_settings& s);
+int64_t max_capture_of(const engine_settings& s);  // the last capture size, 0 without graphs
+
+// The capture size a step of n tokens replays (the smallest capture size >= n), or 0 when it runs
+// eagerly (no graphs, or n above the largest capture size): eager steps are not padded.
+int64_t padded_graph_size(const engine_settings& s, int64_t num_tokens);
+
+}  // namespace headroom
