@@ -16,8 +16,14 @@ std::optional<std::string> parsed_args::get(const std::string& f) const {
   return it->second;
 }
 
+std::vector<std::string> parsed_args::all(const std::string& f) const {
+  auto it = lists.find(f);
+  return it == lists.end() ? std::vector<std::string>{} : it->second;
+}
+
 parsed_args parse(int argc, char** argv, int first, const std::vector<std::string>& value_flags,
-                  const std::vector<std::string>& switch_flags) {
+                  const std::vector<std::string>& switch_flags,
+                  const std::vector<std::string>& repeat_flags) {
   parsed_args a;
   auto in = [](const std::vector<std::string>& v, const std::string& s) {
     return std::find(v.begin(), v.end(), s) != v.end();
@@ -37,6 +43,12 @@ parsed_args parse(int argc, char** argv, int first, const std::vector<std::strin
     }
     if (in(switch_flags, s) && !inline_value) {
       a.flags[s] = "";
+    } else if (in(repeat_flags, s)) {
+      if (!inline_value) {
+        if (i + 1 >= argc) throw input_error(cmdline, s, "(missing)", "this flag takes a value");
+        value = argv[++i];
+      }
+      a.lists[s].push_back(value);
     } else if (in(value_flags, s)) {
       if (!inline_value) {
         if (i + 1 >= argc) throw input_error(cmdline, s, "(missing)", "this flag takes a value");

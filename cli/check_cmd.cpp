@@ -12,10 +12,10 @@
 namespace headroom::cli {
 
 int check_main(int argc, char** argv) {
-  auto a = parse(argc, argv, 2,
-                 {"--tp", "--backend", "--policy", "--grouping", "--max-num-seqs", "--target",
-                  "--tight", "--json", "--seed"},
-                 {"--no-hybrid", "--cuda-graph"});
+  std::vector<std::string> value_flags = {"--tp", "--backend", "--policy", "--grouping", "--max-num-seqs",
+                                          "--target", "--tight", "--json", "--seed"};
+  value_flags.insert(value_flags.end(), engine_flags.begin(), engine_flags.end());
+  auto a = parse(argc, argv, 2, value_flags, {"--no-hybrid", "--cuda-graph"}, {"--mutant"});
   if (a.positional.size() != 1)
     throw input_error(cmdline, "CONFIG.json", std::to_string(a.positional.size()) + " given",
                       "check takes exactly one config file");
@@ -33,6 +33,8 @@ int check_main(int argc, char** argv) {
   if (auto v = a.get("--seed")) o.seed = to_seed("--seed", *v);
   o.hybrid = !a.has("--no-hybrid");
   o.flashinfer.cuda_graph = a.has("--cuda-graph");
+  o.mutants = mutants_of(a);
+  read_engine_flags(a, o.engine);
   const std::string target = a.get("--target").value_or("model");
   const auto json_out = a.get("--json");
   if (json_out) check_output("--json", *json_out, {a.positional[0]});
@@ -41,8 +43,10 @@ int check_main(int argc, char** argv) {
   auto ex = make_executor(target);
   const report r = attributed_to(a.positional[0], [&] { return run_check(m, o, *ex); });
   if (json_out) write_durably(*json_out, to_json(r).dump(2) + "\n");  // before anything is printed
+  std::string mutants;
+  for (const auto& m : o.mutants) mutants += (mutants.empty() ? ", mutants " : " ") + m;
   print_report(r, "headroom check " + a.positional[0] + " (policy " + to_string(o.pol) +
-                      ", grouping " + to_string(o.grp) + ", target " + target + ")");
+                      ", grouping " + to_string(o.grp) + mutants + ", target " + target + ")");
   return r.ok ? 0 : 1;
 }
 

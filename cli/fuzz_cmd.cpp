@@ -47,16 +47,18 @@ void read_profile(const parsed_args& a, fuzz_options& o) {
   if (auto v = a.get("--grouping")) p.groupings = {parse_grouping(*v, cmdline, "--grouping")};
   if (auto v = a.get("--backend"); v && *v != "all")
     p.backends = {parse_backend(*v, cmdline, "--backend")};
+  p.mutants = mutants_of(a);
   o.profile_flags = std::string("--policy ") + to_string(p.policies.front()) + " --grouping " +
                     to_string(p.groupings.front()) + " --backend " +
                     (p.backends.size() == 1 ? to_string(p.backends.front()) : "all");
+  for (const auto& m : p.mutants) o.profile_flags += " --mutant " + m;
 }
 
 fuzz_options read_options(int argc, char** argv) {
   auto a = parse(argc, argv, 2,
                  {"--seed", "--cases", "--time", "--target", "--policy", "--grouping",
                   "--backend", "--out", "--jobs", "--stop-after"},
-                 {});
+                 {}, {"--mutant"});
   if (!a.positional.empty())
     throw input_error(cmdline, a.positional.front(), "(argument)", "fuzz takes no positional arguments");
   if (a.has("--cases") && a.has("--time"))

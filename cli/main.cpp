@@ -19,11 +19,15 @@ const char* usage =
     "  headroom check CONFIG.json [--tp 1,2,4,8] [--backend triton|flashinfer|all]\n"
     "                 [--policy per-layer|model-wide|max] [--grouping heads|legacy|proposer]\n"
     "                 [--max-num-seqs N] [--target model|sim|gpu] [--tight K] [--json OUT.json]\n"
-    "                 [--seed S] [--no-hybrid] [--cuda-graph]\n"
+    "                 [--seed S] [--no-hybrid] [--cuda-graph] [--mutant NAME]...\n"
+    "                 [--max-model-len N] [--spec-tokens K] [--cudagraph-mode MODE]\n"
     "  headroom fuzz  [--seed S] [--cases N | --time 60s] [--target sim|gpu] [--policy ...]\n"
     "                 [--out DIR] [--jobs N] [--grouping G] [--backend triton|flashinfer|all]\n"
-    "                 [--stop-after K]   (default --cases 1000; --out is created if missing)\n"
-    "  headroom replay CASE.json [--target model|sim|gpu] [--json OUT.json]\n"
+    "                 [--stop-after K] [--mutant NAME]...\n"
+    "                 (default --cases 1000; --out is created if missing)\n"
+    "  headroom replay FILE [--target model|sim|gpu] [--violation N] [--mutant NAME]... [--json OUT.json]\n"
+    "                 (FILE: a case, or a report written by --json)\n"
+    "  headroom mutants [--json OUT.json|-]   (the catalogue's historical wrong formulas)\n"
     "exit codes: 0 every invariant holds, 1 a violation was found, 2 bad input or usage\n";
 
 }  // namespace
@@ -31,7 +35,7 @@ const char* usage =
 int main(int argc, char** argv) {
   std::signal(SIGXFSZ, SIG_IGN);  // past a file-size limit a write fails (EFBIG): exit 2, one line
   if (argc < 2) {
-    std::cerr << "headroom: no command given (check, replay or fuzz); see headroom --help\n";
+    std::cerr << "headroom: no command given (check, replay, fuzz or mutants); see headroom --help\n";
     return 2;
   }
   if (!std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
@@ -48,8 +52,9 @@ int main(int argc, char** argv) {
     if (cmd == "check") return headroom::cli::check_main(argc, argv);
     if (cmd == "replay") return headroom::cli::replay_main(argc, argv);
     if (cmd == "fuzz") return headroom::cli::fuzz_main(argc, argv);
+    if (cmd == "mutants") return headroom::cli::mutants_main(argc, argv);
     std::cerr << "headroom: unknown command '" << headroom::one_line(cmd)
-              << "' (expected check, replay or fuzz); see headroom --help\n";
+              << "' (expected check, replay, fuzz or mutants); see headroom --help\n";
     return 2;
   } catch (const headroom::input_error& e) {
     std::cerr << "headroom: " << e.what() << "\n";

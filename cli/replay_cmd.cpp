@@ -12,7 +12,7 @@
 namespace headroom::cli {
 
 int replay_main(int argc, char** argv) {
-  auto a = parse(argc, argv, 2, {"--target", "--json", "--tight", "--violation"}, {});
+  auto a = parse(argc, argv, 2, {"--target", "--json", "--tight", "--violation"}, {}, {"--mutant"});
   if (a.positional.size() != 1)
     throw input_error(cmdline, "CASE.json", std::to_string(a.positional.size()) + " given",
                       "replay takes exactly one case or report file");
@@ -34,6 +34,12 @@ int replay_main(int argc, char** argv) {
     if (a.get("--violation"))
       throw input_error(cmdline, "--violation", *a.get("--violation"), "only a report has violations");
     cases.push_back(case_from_json(j, file));
+  }
+  const mutant_set extra = mutants_of(a);  // switched on in every case, besides the case's own
+  for (auto& c : cases) {
+    mutant_set all = c.mutants;
+    all.insert(all.end(), extra.begin(), extra.end());
+    c.mutants = make_mutant_set(all, cmdline, "--mutant");
   }
   auto ex = make_executor(target);
   report r;

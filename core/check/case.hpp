@@ -11,7 +11,7 @@
 #include "core/backends/batch.hpp"
 #include "core/backends/flashinfer.hpp"
 #include "core/backends/triton.hpp"
-#include "core/catalogue/mutants.hpp"
+#include "core/check/mutants.hpp"
 #include "core/engine/engine.hpp"
 #include "core/engine/settings.hpp"
 #include "core/model/geometry.hpp"
@@ -30,7 +30,7 @@ struct check_case {
   uint64_t seed = 0;
   engine_settings engine;     // max_num_seqs, max_model_len, CUDA graphs, speculative tokens
   step_spec step;             // which forward of the engine the batch is
-  mutant_set mutants;         // historical wrong formulas switched on (core/catalogue)
+  mutant_set mutants;         // historical wrong formulas switched on (core/check/mutants.hpp)
   triton_options triton;
   flashinfer_options flashinfer;
   // When non-empty, every builder resolves its heads from these layer names (the spec-decode

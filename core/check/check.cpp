@@ -21,12 +21,13 @@ std::vector<batch> extra_batches(int64_t seq_len, bool exhaustive) {
 
 // Every attention group of the case's (tp, backend) on the given batches.
 void check_backend(const check_case& base, executor& ex, std::optional<double> tight,
-                   const decode_sweep& sweep, const std::vector<batch>& extra, report& r) {
+                   const decode_sweep& sweep, const std::vector<batch>& extra, bool whole_model,
+                   report& r) {
   const engine e = make_engine(base);
   for (const auto& ag : e.groups) {
-    group_result g = check_group({&e, &ag, base, &ex, tight}, sweep, extra);
+    group_result g = check_group({&e, &ag, base, &ex, tight, whole_model}, sweep, extra);
     for (auto& v : g.violations) r.violations.push_back(std::move(v));
-    if (g.thr) r.thresholds.push_back(*g.thr);
+    for (auto& t : g.thresholds) r.thresholds.push_back(std::move(t));
     for (auto& n : g.notes) r.notes.push_back(std::move(n));
   }
 }
@@ -49,7 +50,7 @@ report run_check(const model_geometry& m, const check_options& o, executor& ex) 
       base.engine.max_num_seqs = o.max_num_seqs;
       base.mutants = o.mutants;
       base.flashinfer = o.flashinfer;
-      check_backend(base, ex, o.tight, sweep, extra, r);
+      check_backend(base, ex, o.tight, sweep, extra, true, r);
     }
   r.ok = r.violations.empty();
   return r;
@@ -59,7 +60,7 @@ report run_case(const check_case& c, executor& ex, std::optional<double> tight) 
   report r;
   std::vector<batch> decode, extra;
   (c.b.is_decode() ? decode : extra).push_back(c.b);
-  check_backend(c, ex, tight, decode_sweep::of(std::move(decode)), extra, r);
+  check_backend(c, ex, tight, decode_sweep::of(std::move(decode)), extra, false, r);
   r.ok = r.violations.empty();
   return r;
 }

@@ -26,6 +26,8 @@ struct violation : finding {
   check_case repro;
 };
 
+// Where a group starts failing: the smallest failing decode batch of the sweep, or for a class
+// whose variable is not a decode batch (a capture size, max_model_len, tokens) that variable.
 struct threshold {
   backend be = backend::triton;
   int64_t tp = 1;
@@ -33,6 +35,9 @@ struct threshold {
   int64_t builder_heads = 0;
   int64_t layer_heads = 0;  // the largest head count the group's layers run with
   std::optional<int64_t> min_failing_decode_batch;  // null: none up to max_num_seqs fails
+  bug_class cls = bug_class::none;  // a class threshold: its class, variable and smallest value
+  std::string variable;
+  int64_t min_failing = 0;
 };
 
 struct report {

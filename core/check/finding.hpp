@@ -28,7 +28,7 @@ enum class invariant {
   block_unit,           // an index into a group's block table computed in another group's block unit
 };
 
-// The catalogue's bug classes (docs/catalogue.md; the mutants of core/catalogue/mutants.hpp).
+// The catalogue's bug classes (docs/catalogue.md; the mutants of core/check/mutants.hpp).
 enum class bug_class : uint8_t { none, c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11 };
 const char* to_string(bug_class c);    // "C1".."C11", "" for none
 const char* class_title(bug_class c);  // one line: what the class is

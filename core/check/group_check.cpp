@@ -7,6 +7,7 @@
 #include <set>
 #include <tuple>
 
+#include "core/check/class_checks.hpp"
 #include "core/check/plan_runs.hpp"
 
 namespace headroom {
@@ -48,6 +49,45 @@ std::vector<const rank_layer*> distinct_layers(const group_context& ctx, int64_t
   return reps;
 }
 
+// A finding where it happened, with its replayable case.
+violation violation_of(const group_context& ctx, finding f, const batch& b) {
+  violation v;
+  static_cast<finding&>(v) = std::move(f);
+  v.be = ctx.base.be;
+  v.tp = ctx.base.tp;
+  v.group = ctx.ag->index;
+  v.layers = ctx.ag->layers;
+  v.repro = ctx.base;
+  v.repro.b = b;
+  return v;
+}
+
+// The catalogue's class checks on this group: their findings, and per (class, variable) the
+// smallest value that fails.
+void run_class_checks(const group_context& ctx, int64_t builder_heads, int64_t layer_heads,
+                      group_result& res) {
+  std::map<std::pair<bug_class, std::string>, int64_t> lowest;
+  for (class_check check : class_checks()) {
+    std::vector<class_finding> found;
+    check({ctx, builder_heads, ctx.whole_model}, found);
+    for (auto& cf : found) {
+      violation v = violation_of(ctx, std::move(cf.f), cf.where);
+      v.repro.step = cf.step;
+      res.violations.push_back(std::move(v));
+      if (cf.variable.empty()) continue;
+      auto [it, fresh] = lowest.emplace(std::make_pair(cf.f.cls, cf.variable), cf.value);
+      if (!fresh) it->second = std::min(it->second, cf.value);
+    }
+  }
+  for (const auto& [key, value] : lowest) {
+    threshold t{ctx.base.be, ctx.base.tp, ctx.ag->index, builder_heads, layer_heads, std::nullopt};
+    t.cls = key.first;
+    t.variable = key.second;
+    t.min_failing = value;
+    res.thresholds.push_back(std::move(t));
+  }
+}
+
 }  // namespace
 
 group_result check_group(const group_context& ctx, const decode_sweep& sweep,
@@ -55,17 +95,7 @@ group_result check_group(const group_context& ctx, const decode_sweep& sweep,
   group_result res;
   const attention_group& ag = *ctx.ag;
   const backend be = ctx.base.be;
-  auto make_violation = [&](finding f, const batch& b) {
-    violation v;
-    static_cast<finding&>(v) = std::move(f);
-    v.be = be;
-    v.tp = ctx.base.tp;
-    v.group = ag.index;
-    v.layers = ag.layers;
-    v.repro = ctx.base;
-    v.repro.b = b;
-    return v;
-  };
+  auto make_violation = [&](finding f, const batch& b) { return violation_of(ctx, std::move(f), b); };
 
   // A case may name the builder's layers itself (a spec-decode drafter whose layer names the
   // target's registry may not hold); otherwise the group's own builder layers.
@@ -74,7 +104,8 @@ group_result check_group(const group_context& ctx, const decode_sweep& sweep,
       resolve_heads(ctx.eng->reg, names, effective_policy(ctx.base), ctx.eng->rg.model_wide_heads);
   const batch first = sweep.size() > 0 ? sweep.at(0) : extra.front();
   if (hr.disagreement) {  // the engine's assertion fires: no builder, nothing to size
-    res.violations.push_back(make_violation({invariant::group_agreement, "", 0, 0, hr.message}, first));
+    res.violations.push_back(
+        make_violation({invariant::group_agreement, "", 0, 0, hr.message, bug_class::c1}, first));
     return res;
   }
 
@@ -85,7 +116,7 @@ group_result check_group(const group_context& ctx, const decode_sweep& sweep,
   if (hr.fell_back && max_heads > hr.builder_heads)
     res.violations.push_back(make_violation(
         {invariant::fallback_when_empty, "", 0, 0,
-         fallback + ", but the group's layers run with " + std::to_string(max_heads)},
+         fallback + ", but the group's layers run with " + std::to_string(max_heads), bug_class::c1},
         first));
   else if (hr.fell_back)
     res.notes.push_back(std::string(to_string(be)) + " tp " + std::to_string(ctx.base.tp) + " group " +
@@ -111,7 +142,8 @@ group_result check_group(const group_context& ctx, const decode_sweep& sweep,
   for (const auto& b : extra) run_batch(b);
   for (auto& [f, where] : runner.tight_findings()) log.add(make_violation(std::move(f), where), 0);
   for (auto& v : log.take()) res.violations.push_back(std::move(v));
-  res.thr = threshold{be, ctx.base.tp, ag.index, hr.builder_heads, max_heads, min_fail};
+  res.thresholds.push_back(threshold{be, ctx.base.tp, ag.index, hr.builder_heads, max_heads, min_fail});
+  run_class_checks(ctx, hr.builder_heads, max_heads, res);
   if (!sel.note.empty()) res.notes.push_back(sel.note);
   return res;
 }

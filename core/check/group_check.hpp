@@ -35,11 +35,12 @@ struct group_context {
   check_case base;  // template for repro cases (batch filled per violation)
   executor* ex = nullptr;
   std::optional<double> tight;
+  bool whole_model = false;  // a whole-model check: class checks walk every step of the settings
 };
 
 struct group_result {
   std::vector<violation> violations;
-  std::optional<threshold> thr;
+  std::vector<threshold> thresholds;  // the decode sweep's, then one per class variable
   std::vector<std::string> notes;
 };
 

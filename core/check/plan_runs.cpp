@@ -3,6 +3,7 @@
 
 #include <set>
 
+#include "core/util/checked.hpp"
 #include "core/util/error.hpp"
 
 namespace headroom {
@@ -21,6 +22,18 @@ std::string first_access_text(const access_record& a) {
          triple(a.thread);
 }
 
+// The class of a run's finding, from what differs between the plan and the layer: heads (C1), the
+// head size the builder padded for (C2, or C9 when it came from hidden_size / heads), a 32-bit
+// offset (C6).
+bug_class cause_of(const finding& f, const check_case& c, const any_plan& plan, const rank_layer& l,
+                   int64_t builder_heads) {
+  if (f.inv == invariant::index_overflow) return bug_class::c6;
+  if (f.inv == invariant::plan_run_heads || l.num_heads != builder_heads) return bug_class::c1;
+  if (const auto* tp = std::get_if<triton_plan>(&plan); tp && tp->head_size_padded != next_pow2(l.head_size))
+    return has_mutant(c.mutants, "head-dim-from-hidden") ? bug_class::c9 : bug_class::c2;
+  return bug_class::none;
+}
+
 }  // namespace
 
 plan_runner::plan_runner(const group_context& ctx, int64_t builder_heads)
@@ -37,7 +50,10 @@ std::vector<finding> plan_runner::run(const rank_layer& l, const batch& b) {
       run_request req{&l, ctx_.base.model.kv_dtype, ctx_.base.block_size, &p.plan, &p.b,
                       ctx_.base.seed};
       observation o = ctx_.ex->run(req);
+      const std::size_t first = out.size();
       judge(p.plan.index(), plan_buffers(p.plan), o, l, b, out);
+      for (std::size_t i = first; i < out.size(); ++i)
+        if (out[i].cls == bug_class::none) out[i].cls = cause_of(out[i], ctx_.base, p.plan, l, builder_heads_);
       if (ctx_.base.be == backend::flashinfer && l.num_heads != builder_heads_) {
         finding f{invariant::plan_run_heads, "", 0, 0,
                   "planned with " + std::to_string(builder_heads_) +
@@ -47,11 +63,12 @@ std::vector<finding> plan_runner::run(const rank_layer& l, const batch& b) {
           f.detail += "; " + std::to_string(o.rows_never_computed) +
                       " (token, head) rows are never computed (garbage output)";
         }
+        f.cls = bug_class::c1;
         out.push_back(std::move(f));
       }
     }
   } catch (const overflow_error& e) {
-    out.push_back({invariant::index_overflow, "", 0, 0, e.what()});
+    out.push_back({invariant::index_overflow, "", 0, 0, e.what(), bug_class::c6});
   }
   return out;
 }

@@ -15,11 +15,19 @@ namespace jr = json_read;
 
 namespace {
 
+// A decode-sweep threshold keeps the documented key min_failing_decode_batch; a class threshold
+// names its class and variable instead.
 json threshold_json(const threshold& t) {
   json tj = {{"backend", to_string(t.be)}, {"tp", t.tp}, {"group", t.group},
-             {"builder_heads", t.builder_heads}, {"layer_heads", t.layer_heads},
-             {"min_failing_decode_batch", nullptr}};
-  if (t.min_failing_decode_batch) tj["min_failing_decode_batch"] = *t.min_failing_decode_batch;
+             {"builder_heads", t.builder_heads}, {"layer_heads", t.layer_heads}};
+  if (t.variable.empty()) {
+    tj["min_failing_decode_batch"] = nullptr;
+    if (t.min_failing_decode_batch) tj["min_failing_decode_batch"] = *t.min_failing_decode_batch;
+  } else {
+    tj["class"] = to_string(t.cls);
+    tj["variable"] = t.variable;
+    tj["min_failing"] = t.min_failing;
+  }
   return tj;
 }
 
@@ -40,7 +48,8 @@ json to_json(const report& r) {
     json c = to_json(v.repro);
     c.erase("model");
     c["model_ref"] = model_index(models, v.repro.model);
-    vs.push_back({{"invariant", to_string(v.inv)}, {"backend", to_string(v.be)}, {"tp", v.tp},
+    vs.push_back({{"invariant", to_string(v.inv)}, {"class", to_string(v.cls)},
+                  {"backend", to_string(v.be)}, {"tp", v.tp},
                   {"group", v.group}, {"layers", v.layers}, {"buffer", v.buffer},
                   {"capacity_bytes", v.capacity_bytes}, {"required_bytes", v.required_bytes},
                   {"detail", v.detail}, {"case", std::move(c)}});

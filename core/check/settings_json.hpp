@@ -6,7 +6,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "core/catalogue/mutants.hpp"
+#include "core/check/mutants.hpp"
 #include "core/engine/settings.hpp"
 
 namespace headroom {

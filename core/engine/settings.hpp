@@ -1,7 +1,7 @@
 // Engine settings (vLLM v1, docs/engines.md §12): the limits (max_num_seqs, max_model_len,
 // max_num_batched_tokens), CUDA-graph capture sizes and their default list, speculative tokens,
 // and which step a case's batch is (a scheduled forward, a dummy run of warm-up or capture, a
-// draft pass). The catalogue's classes (core/catalogue) size buffers from these.
+// draft pass). The catalogue's classes (core/check/class_checks.hpp) size buffers from these.
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,6 @@
 // The mutant registry: one row per historical wrong formula, with its sources (upstream issues and
 // pull requests, as facts) and the invariant that catches it.
-#include "core/catalogue/mutants.hpp"
+#include "core/check/mutants.hpp"
 
 #include <algorithm>
 #include <array>

@@ -1,0 +1,15 @@
+// The registry of class checks (one per catalogue class that has more than the decode sweep).
+#include "core/check/class_checks.hpp"
+
+#include <array>
+
+#include "core/check/classes/classes.hpp"
+
+namespace headroom {
+
+std::span<const class_check> class_checks() {
+  static constexpr std::array<class_check, 1> all = {check_c2_path_choice};
+  return all;
+}
+
+}  // namespace headroom
