@@ -46,7 +46,7 @@ rc::Gen<options_draw> option_draws(const case_profile& p) {
       rc::gen::set(&o::cuda_graph, weighted<bool>({{4, false}, {1, true}})),
       // vLLM's --max-num-seqs caps Triton's threshold: small values keep decode batches short.
       rc::gen::set(&o::max_num_seqs, weighted<int64_t>({{2, 2}, {3, 4}, {3, 8}, {3, 16},
-                                                        {1, 32}, {1, 256}})),
+                                                        {1, 32}, {1, 64}, {2, 256}})),
       rc::gen::set(&o::snap, weighted<bool>({{5, true}, {1, false}})),
       rc::gen::set(&o::seed, rc::gen::arbitrary<uint64_t>()));
 }

@@ -89,7 +89,7 @@ rc::Gen<geometry_draw> with_layers(rc::Gen<geometry_draw> g, const geometry_limi
           rc::gen::tuple(rc::gen::container<std::vector<int>>(count, rc::gen::inRange(0, 3)),
                          rc::gen::container<std::vector<attn_kind>>(count, kinds),
                          rc::gen::container<std::vector<bool>>(
-                             count, weighted<bool>({{7, false}, {1, true}}))),
+                             count, weighted<bool>({{3, false}, {1, true}}))),
           [d](const std::tuple<std::vector<int>, std::vector<attn_kind>, std::vector<bool>>& t) {
             geometry_draw out = d;
             std::tie(out.slots, out.kinds, out.alt_spec) = t;
