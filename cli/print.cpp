@@ -1,12 +1,21 @@
 // The readable report: a threshold table per (backend, tp, group), then the violations, then notes.
+// Text that came from the input (its path, layer names in details and notes) is shown through
+// one_line, so that no input can add a line (a second "verdict:") to the report.
 #include <cstdio>
 
 #include "cli/commands.hpp"
+#include "core/util/one_line.hpp"
 
 namespace headroom::cli {
 
+namespace {
+
+std::string shown(const std::string& s) { return one_line(s, 4096); }
+
+}  // namespace
+
 void print_report(const report& r, const std::string& title) {
-  std::printf("%s\n\n", title.c_str());
+  std::printf("%s\n\n", shown(title).c_str());
   if (!r.thresholds.empty()) {
     std::printf("%-10s %4s %5s %13s %11s %24s\n", "backend", "tp", "group", "builder_heads",
                 "layer_heads", "min_failing_decode_batch");
@@ -23,9 +32,9 @@ void print_report(const report& r, const std::string& title) {
     if (!v.buffer.empty() && (v.capacity_bytes > 0 || v.required_bytes > 0))
       std::printf(" %s: capacity %lld B, required %lld B", v.buffer.c_str(),
                   (long long)v.capacity_bytes, (long long)v.required_bytes);
-    std::printf("\n    %s\n", v.detail.c_str());
+    std::printf("\n    %s\n", shown(v.detail).c_str());
   }
-  for (const auto& n : r.notes) std::printf("note: %s\n", n.c_str());
+  for (const auto& n : r.notes) std::printf("note: %s\n", shown(n).c_str());
   std::printf("\nverdict: %s", r.ok ? "OK (every invariant holds)" : "FAIL");
   if (!r.ok) std::printf(" (%zu violations)", r.violations.size());
   std::printf("\n");
