@@ -37,6 +37,16 @@ TEST(OutputContract, LinkPlantedAtTheTemporaryNameIsNeverFollowed) {
     EXPECT_EQ(slurp(dir / "victim.txt"), "precious") << cmd;
     EXPECT_NE(slurp(dir / "out.json").find("\"violations\""), std::string::npos) << cmd;
   }
+  // fuzz --out: a link at every counterexample's old temporary name.
+  const std::string campaign = "fuzz --seed 14 --cases 60 --policy model-wide --out found";
+  ASSERT_EQ(run_cli(campaign, in(dir)).code, 1);
+  std::string plant;
+  for (const auto& e : fs::directory_iterator(dir / "found")) {
+    plant += " ln -s ../victim.txt found/" + e.path().filename().string() + ".tmp.$$ &&";
+    fs::remove(e.path());
+  }
+  ASSERT_EQ(run_cli(campaign, in(dir) + plant + " exec").code, 1);
+  EXPECT_EQ(slurp(dir / "victim.txt"), "precious") << "fuzz --out";
 }
 
 TEST(OutputContract, FailedWriteLeavesNothingOnStdout) {
