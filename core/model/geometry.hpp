@@ -77,7 +77,7 @@ struct rank_geometry {
 };
 
 // Limits checked before anything is allocated (docs/design.md: exit code 2: absurd sizes). Layers: real
-// models have a few hundred; a check costs about 1.7 KB and 5 us per layer (docs/reliability.md),
+// models have a few hundred; a check costs about 1.6 KB and 6.5 us per layer (docs/reliability.md),
 // so 100000 layers run in under a second and a config claiming more is refused before any work.
 inline constexpr int64_t max_layers = 100'000;
 inline constexpr int64_t max_heads = 1'000'000;
