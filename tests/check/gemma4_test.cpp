@@ -99,32 +99,37 @@ TEST(Gemma4, TheFixIsClean) {
   }
 }
 
-// The simulator runs the kernels on the replayable case of the first failing batch (26B, tp 1,
-// 33 requests) and touches exactly the bytes the formulas need; 32 requests fit.
+// The simulator runs the kernels on the replayable case of the first failing batch at tp 1 and
+// touches exactly the bytes the formulas need; one request fewer fits. 26B: thr 64, H 16, batch 33;
+// 31B: thr 32, H 32, batch 17.
 TEST(Gemma4, SimulatorAgreesOnTheFirstFailingBatch) {
-  const auto r = check(gemma4("gemma4-26b-a4b.json"), "triton-model-head-size");
-  const auto v = std::find_if(r.violations.begin(), r.violations.end(),
-                              [](const violation& x) { return x.tp == 1; });
-  ASSERT_NE(v, r.violations.end());
-  ASSERT_EQ(v->repro.b.num_seqs(), 33);
-  const int64_t capacity = 64LL * 16 * 16 * 256 * 4, need = 33LL * 16 * 16 * 512 * 4;
-  EXPECT_EQ(v->capacity_bytes, capacity);
-  EXPECT_EQ(v->required_bytes, need);
-  sim_executor sim;
-  const report s = run_case(v->repro, sim);
-  bool seen = false;
-  for (const auto& x : s.violations)
-    if (x.inv == invariant::out_of_bounds && x.buffer == "segm_output") {
-      seen = true;
-      EXPECT_EQ(x.capacity_bytes, capacity);
-      EXPECT_EQ(x.required_bytes, need);  // touched, observed by the simulator
-      EXPECT_EQ(x.group, v->group);
-    }
-  EXPECT_TRUE(seen);
-  check_case fits = v->repro;
-  fits.b = decode_batch(32, 256);
-  const report f = run_case(fits, sim);
-  EXPECT_TRUE(f.ok) << (f.violations.empty() ? "" : f.violations.front().detail);
+  struct expected { const char* config; int64_t thr, heads, first; };
+  for (const expected e : {expected{"gemma4-26b-a4b.json", 64, 16, 33}, expected{"gemma4-31b.json", 32, 32, 17}}) {
+    SCOPED_TRACE(e.config);
+    const auto r = check(gemma4(e.config), "triton-model-head-size");
+    const auto v = std::find_if(r.violations.begin(), r.violations.end(),
+                                [](const violation& x) { return x.tp == 1; });
+    ASSERT_NE(v, r.violations.end());
+    ASSERT_EQ(v->repro.b.num_seqs(), e.first);
+    const int64_t capacity = e.thr * e.heads * 16 * 256 * 4, need = e.first * e.heads * 16 * 512 * 4;
+    EXPECT_EQ(v->capacity_bytes, capacity);
+    EXPECT_EQ(v->required_bytes, need);
+    sim_executor sim;
+    const report s = run_case(v->repro, sim);
+    bool seen = false;
+    for (const auto& x : s.violations)
+      if (x.inv == invariant::out_of_bounds && x.buffer == "segm_output") {
+        seen = true;
+        EXPECT_EQ(x.capacity_bytes, capacity);
+        EXPECT_EQ(x.required_bytes, need);  // touched, observed by the simulator
+        EXPECT_EQ(x.group, v->group);
+      }
+    EXPECT_TRUE(seen);
+    check_case fits = v->repro;
+    fits.b = decode_batch(e.first - 1, 256);
+    const report f = run_case(fits, sim);
+    EXPECT_TRUE(f.ok) << (f.violations.empty() ? "" : f.violations.front().detail);
+  }
 }
 
 }  // namespace
