@@ -27,10 +27,10 @@ void print_thresholds(const report& r) {
   }
   std::printf("\n");
   if (!any_class) return;
-  std::printf("%-10s %4s %5s %5s %14s %11s\n", "backend", "tp", "group", "class", "variable", "min_failing");
+  std::printf("%-10s %4s %5s %5s %19s %11s\n", "backend", "tp", "group", "class", "variable", "min_failing");
   for (const auto& t : r.thresholds)
     if (!t.variable.empty())
-      std::printf("%-10s %4lld %5d %5s %14s %11lld\n", to_string(t.be), (long long)t.tp, t.group,
+      std::printf("%-10s %4lld %5d %5s %19s %11lld\n", to_string(t.be), (long long)t.tp, t.group,
                   to_string(t.cls), t.variable.c_str(), (long long)t.min_failing);
   std::printf("\n");
 }

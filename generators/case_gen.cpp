@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "generators/batch_gen.hpp"
+#include "generators/class_gen.hpp"
 #include "generators/geometry_gen.hpp"
 #include "generators/pick.hpp"
 #include "generators/shrink.hpp"
@@ -27,6 +28,7 @@ struct options_draw {
   int64_t max_num_seqs = 256;
   bool snap = true;
   uint64_t seed = 0;
+  class_draw classes;  // C9 / C11 settings (class_gen.hpp)
 };
 
 rc::Gen<options_draw> option_draws(const case_profile& p) {
@@ -48,6 +50,7 @@ rc::Gen<options_draw> option_draws(const case_profile& p) {
       rc::gen::set(&o::max_num_seqs, weighted<int64_t>({{2, 2}, {3, 4}, {3, 8}, {3, 16},
                                                         {1, 32}, {1, 64}, {2, 256}})),
       rc::gen::set(&o::snap, weighted<bool>({{5, true}, {1, false}})),
+      rc::gen::set(&o::classes, class_draws()),
       rc::gen::set(&o::seed, rc::gen::arbitrary<uint64_t>()));
 }
 
@@ -58,6 +61,7 @@ check_case assemble(const options_draw& d, const sized_geometry& g, const mutant
   c.engine.max_num_seqs = d.max_num_seqs;
   c.triton.snap_to_capture = d.snap;
   c.mutants = mutants;
+  apply(d.classes, c);
   return c;
 }
 

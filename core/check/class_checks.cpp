@@ -8,7 +8,8 @@
 namespace headroom {
 
 std::span<const class_check> class_checks() {
-  static constexpr std::array<class_check, 1> all = {check_c2_path_choice};
+  static constexpr std::array<class_check, 3> all = {check_c2_path_choice, check_c9_head_pad,
+                                                     check_c11_mamba_index};
   return all;
 }
 

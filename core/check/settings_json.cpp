@@ -16,7 +16,10 @@ json to_json(const engine_settings& s) {
           {"num_speculative_tokens", s.num_speculative_tokens},
           {"cudagraph_mode", to_string(s.cg_mode)},
           {"max_capture_size", s.max_capture_size},
-          {"capture_sizes", s.capture_sizes}};
+          {"capture_sizes", s.capture_sizes},
+          {"head_tile", s.head_tile},
+          {"mamba_block_size", s.mamba_block_size},
+          {"extra_group_block_size", s.extra_group_block_size}};
 }
 
 engine_settings settings_from_json(const json& j, const std::string& file, const std::string& path) {
@@ -41,6 +44,10 @@ engine_settings settings_from_json(const json& j, const std::string& file, const
       s.capture_sizes.push_back(
           jr::as_int(v[i], file, path + "capture_sizes[" + std::to_string(i) + "]", 1, big));
   }
+  s.head_tile = jr::get_int_or(j, "head_tile", s.head_tile, file, path, 0, big);
+  s.mamba_block_size = jr::get_int_or(j, "mamba_block_size", s.mamba_block_size, file, path, 0, big);
+  s.extra_group_block_size =
+      jr::get_int_or(j, "extra_group_block_size", s.extra_group_block_size, file, path, 0, big);
   validate(s, file, path);
   return s;
 }

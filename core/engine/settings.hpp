@@ -25,6 +25,9 @@ struct engine_settings {
   cudagraph_mode cg_mode = cudagraph_mode::full_and_piecewise;
   int64_t max_capture_size = 0;        // 0: vLLM's default rule (default_max_capture_size)
   std::vector<int64_t> capture_sizes;  // empty: vLLM's default list up to the max
+  int64_t head_tile = 0;               // C9: an MLA kernel's minimum heads per rank (16); 0: none
+  int64_t mamba_block_size = 0;        // C11: the Mamba group's block size; 0: the attention blocks'
+  int64_t extra_group_block_size = 0;  // C11: one more KV-cache group's (drafter, ring buffer); 0: none
   bool operator==(const engine_settings&) const = default;
 };
 
@@ -49,6 +52,8 @@ inline constexpr int64_t max_settings_seqs = 1 << 16;
 inline constexpr int64_t max_settings_model_len = int64_t{1} << 24;
 inline constexpr int64_t max_settings_tokens = int64_t{1} << 24;
 inline constexpr int64_t max_settings_spec_tokens = 16;
+inline constexpr int64_t max_settings_head_tile = 1024;
+inline constexpr int64_t max_settings_block_size = int64_t{1} << 20;
 
 // Throws input_error naming `file` and the field (under `path`) for a setting out of range.
 void validate(const engine_settings& s, const std::string& file, const std::string& path);
