@@ -1,6 +1,8 @@
 // headroom fuzz, the campaign: sample cases from (seed, index) with the generators, run each on a
 // target (one executor per job thread), shrink every failure of a new kind, deduplicate by
 // signature and write each new counterexample to --out as soon as it is found (atomically).
+// One process runs every index (fuzz_shard.hpp, fuzz_collector.hpp); under MPI each rank runs a
+// shard and rank 0 collects (fuzz_mpi.hpp).
 #pragma once
 
 #include <cstdint>
@@ -26,6 +28,12 @@ struct fuzz_options {
   std::string profile_flags;       // the flags that shape the cases, for repro lines
 };
 
+// Busy time of one oracle, summed over job threads (and ranks).
+struct oracle_time {
+  int64_t runs = 0;
+  double seconds = 0;
+};
+
 struct fuzz_counterexample {
   generators::counterexample f;
   uint64_t index = 0;             // case index it was sampled at
@@ -41,9 +49,24 @@ struct fuzz_summary {
   std::optional<uint64_t> first_failing_index;  // smallest index of a failing case
   double first_failing_seconds = 0;             // when the first failing case was seen
   std::vector<fuzz_counterexample> found;       // in the order they were written
+  oracle_time case_time;    // the target on sampled cases
+  oracle_time shrink_time;  // the target while shrinking failures
+  int ranks = 1;            // MPI processes
+  std::string stopped_by;   // a signal or a lost rank ended it early; empty otherwise
 };
 
+// The fuzz command line (input_error on anything bad); a fresh seed when --seed is not given.
+fuzz_options read_fuzz_options(int argc, char** argv);
+// Creates --out when missing; a path that exists and is not a folder, or a folder nothing can be
+// written to, is bad input (before the first case runs). Temporaries that killed campaigns left
+// there are removed.
+void prepare_fuzz_out(const std::string& dir);
+
+// The campaign in this one process (under MPI: fuzz_mpi.hpp).
 fuzz_summary run_fuzz(const fuzz_options& o);
+
+// One progress line on stderr for the whole campaign (a tty: rewritten in place).
+void print_fuzz_progress(bool tty, int64_t started, int64_t failing, std::size_t found, double t);
 
 // Writes ce's file into o.out (write_durably) and returns its path. A file of that name already
 // there is kept (ce.known) only when it holds a counterexample of that name, replayed on `ex`;

@@ -24,10 +24,9 @@ uint64_t fresh_seed() {
   return static_cast<uint64_t>(t) ^ (static_cast<uint64_t>(std::random_device{}()) << 32);
 }
 
-// Creates --out when missing; a path that exists and is not a folder, or a folder nothing can be
-// written to, is bad input (before the first case runs). Temporaries that killed campaigns left
-// there are removed.
-void prepare_out(const std::string& dir) {
+}  // namespace
+
+void prepare_fuzz_out(const std::string& dir) {
   namespace fs = std::filesystem;
   std::error_code ec;
   if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
@@ -40,6 +39,8 @@ void prepare_out(const std::string& dir) {
     std::fprintf(stderr, "fuzz: removed %d temporary file%s left in %s by a campaign that was killed\n",
                  n, n == 1 ? "" : "s", dir.c_str());
 }
+
+namespace {
 
 void read_profile(const parsed_args& a, fuzz_options& o) {
   auto& p = o.profile;
@@ -54,7 +55,9 @@ void read_profile(const parsed_args& a, fuzz_options& o) {
   for (const auto& m : p.mutants) o.profile_flags += " --mutant " + m;
 }
 
-fuzz_options read_options(int argc, char** argv) {
+}  // namespace
+
+fuzz_options read_fuzz_options(int argc, char** argv) {
   auto a = parse(argc, argv, 2,
                  {"--seed", "--cases", "--time", "--target", "--policy", "--grouping",
                   "--backend", "--out", "--jobs", "--stop-after"},
@@ -79,12 +82,10 @@ fuzz_options read_options(int argc, char** argv) {
   return o;
 }
 
-}  // namespace
-
 int fuzz_main(int argc, char** argv) {
-  fuzz_options o = read_options(argc, argv);
+  fuzz_options o = read_fuzz_options(argc, argv);
   make_executor(o.target);  // a target that cannot run here is bad input, before any output
-  if (o.out) prepare_out(*o.out);
+  if (o.out) prepare_fuzz_out(*o.out);
   const fuzz_summary s = run_fuzz(o);  // says the seed on stderr once its jobs have started
   print_fuzz_summary(o, s);
   return s.found.empty() ? 0 : 1;

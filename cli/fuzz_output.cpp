@@ -42,6 +42,16 @@ bool holds_counterexample(const std::string& path, const std::string& name, exec
   }
 }
 
+// One oracle's line: runs per second of the campaign's wall clock, and per second of busy time
+// (what one job thread does on its own). wall <= 0: the busy rate only.
+void print_oracle(const std::string& name, const oracle_time& t, double wall, const char* what) {
+  if (t.runs == 0) return;
+  std::printf("  oracle %s: %lld %s", name.c_str(), static_cast<long long>(t.runs), what);
+  if (wall > 0) std::printf(", %.0f %s/s (wall clock)", static_cast<double>(t.runs) / wall, what);
+  std::printf(", %.0f %s/s per job (%.2f s busy)\n",
+              t.seconds > 0 ? static_cast<double>(t.runs) / t.seconds : 0.0, what, t.seconds);
+}
+
 }  // namespace
 
 std::string write_counterexample(const fuzz_options& o, fuzz_counterexample& ce, executor& ex) {
@@ -75,14 +85,18 @@ std::string counterexample_file_name(const generators::counterexample& f) {
 }
 
 void print_fuzz_summary(const fuzz_options& o, const fuzz_summary& s) {
-  std::printf("headroom fuzz: seed %llu, target %s, policy %s, grouping %s, %d job%s\n",
+  std::printf("headroom fuzz: seed %llu, target %s, policy %s, grouping %s, %s%d job%s\n",
               static_cast<unsigned long long>(o.seed), o.target.c_str(),
               to_string(o.profile.policies.front()), to_string(o.profile.groupings.front()),
-              o.jobs, o.jobs == 1 ? "" : "s");
+              s.ranks > 1 ? (std::to_string(s.ranks) + " ranks x ").c_str() : "", o.jobs,
+              o.jobs == 1 ? "" : "s");
   std::printf("  %lld cases in %.2f s (%.0f cases/s); %lld failing\n",
               static_cast<long long>(s.cases), s.seconds,
               s.seconds > 0 ? static_cast<double>(s.cases) / s.seconds : 0.0,
               static_cast<long long>(s.failing));
+  if (!s.stopped_by.empty()) std::printf("  stopped early: %s\n", s.stopped_by.c_str());
+  print_oracle(o.target + " (cases)", s.case_time, s.seconds, "cases");
+  print_oracle(o.target + " (shrinking)", s.shrink_time, 0, "runs");
   if (s.first_failing_index)
     std::printf("  first failing case: index %llu (%llu cases), after %.3f s\n",
                 static_cast<unsigned long long>(*s.first_failing_index),
