@@ -23,8 +23,7 @@ shard_runner::~shard_runner() {
     if (t.joinable()) t.join();
 }
 
-void shard_runner::start(steady::time_point start) {
-  start_ = start;
+void shard_runner::launch() {
   active_ = o_.jobs;
   try {
     for (int j = 0; j < o_.jobs; ++j) threads_.emplace_back([this] { guarded_job(); });
@@ -40,6 +39,10 @@ void shard_runner::start(steady::time_point start) {
                       "only " + std::to_string(started) + " job threads could be started (" +
                           e.what() + "); use fewer jobs");
   }
+}
+
+void shard_runner::release(steady::time_point start) {
+  start_ = start;
   go_ = true;
   go_.notify_all();
 }

@@ -43,9 +43,14 @@ class shard_runner {
   shard_runner(const fuzz_options& o, uint64_t first, uint64_t stride, shard_sink& sink);
   ~shard_runner();
 
-  // Starts the job threads; an input_error naming --jobs when they cannot all start. `start` is
-  // the campaign's time origin (the same on every rank), for --time.
-  void start(steady::time_point start);
+  // Starts the job threads, waiting; an input_error naming --jobs when they cannot all start.
+  void launch();
+  // Lets them run; `start` is the campaign's time origin (the same on every rank), for --time.
+  void release(steady::time_point start);
+  void start(steady::time_point start) {
+    launch();
+    release(start);
+  }
   void stop() { stop_ = true; }    // no new cases; the ones started finish and are reported
   bool running() const { return active_ > 0; }
   void join();                     // waits for the jobs; rethrows the first job's exception

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "cli/commands.hpp"
+#include "cli/mpi_launch.hpp"
 #include "core/util/error.hpp"
 #include "core/util/one_line.hpp"
 
@@ -25,7 +26,8 @@ const char* usage =
     "  headroom fuzz  [--seed S] [--cases N | --time 60s] [--target sim|gpu] [--policy ...]\n"
     "                 [--out DIR] [--jobs N] [--grouping G] [--backend triton|flashinfer|all]\n"
     "                 [--stop-after K] [--mutant NAME]...\n"
-    "                 (default --cases 1000; --out is created if missing)\n"
+    "                 (default --cases 1000; --out is created if missing;\n"
+    "                  mpirun -np N headroom fuzz ...: one campaign sharded by rank)\n"
     "  headroom replay FILE [--target model|sim|gpu] [--violation N] [--mutant NAME]... [--json OUT.json]\n"
     "                 (FILE: a case, or a report written by --json)\n"
     "  headroom mutants [--json OUT.json|-]   (the catalogue's historical wrong formulas)\n"
@@ -52,7 +54,9 @@ int main(int argc, char** argv) {
   try {
     if (cmd == "check") return headroom::cli::check_main(argc, argv);
     if (cmd == "replay") return headroom::cli::replay_main(argc, argv);
-    if (cmd == "fuzz") return headroom::cli::fuzz_main(argc, argv);
+    if (cmd == "fuzz")  // one campaign sharded by rank under mpirun or srun
+      return headroom::cli::under_mpi_launcher() ? headroom::cli::fuzz_under_mpi(argc, argv)
+                                                 : headroom::cli::fuzz_main(argc, argv);
     if (cmd == "mutants") return headroom::cli::mutants_main(argc, argv);
     std::cerr << "headroom: unknown command '" << headroom::one_line(cmd)
               << "' (expected check, replay, fuzz or mutants); see headroom --help\n";

@@ -1,0 +1,34 @@
+// Recognising an MPI launcher from the environment it gives its ranks (mpi_launch.hpp).
+#include "cli/mpi_launch.hpp"
+
+#include <cstdlib>
+#include <string>
+
+namespace headroom::cli {
+
+namespace {
+
+std::optional<int> env_int(const char* name) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return std::nullopt;
+  char* end = nullptr;
+  const long n = std::strtol(v, &end, 10);
+  if (*end || n < 1 || n > 1 << 24) return std::nullopt;  // 2^24 ranks: past any machine
+  return static_cast<int>(n);
+}
+
+}  // namespace
+
+bool under_mpi_launcher() {
+  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE"})
+    if (const char* e = std::getenv(v); e && *e) return true;
+  return false;
+}
+
+std::optional<int> mpi_size_from_env() {
+  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"})
+    if (auto n = env_int(v)) return n;
+  return std::nullopt;
+}
+
+}  // namespace headroom::cli

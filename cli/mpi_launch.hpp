@@ -1,0 +1,21 @@
+// headroom fuzz under an MPI launcher (mpirun, srun): one campaign sharded by rank (docs/campaigns.md).
+// The plain `headroom` is built without MPI, so that it runs where no MPI library is installed;
+// when an MPI library is found at build time, `headroom_mpi` is built beside it with the same
+// commands plus the MPI campaign. `mpirun -np N headroom fuzz ...` works with either: under a
+// launcher, `headroom` hands the fuzz command over to the headroom_mpi beside it (exec, same
+// process), and says in one line (exit 2) when there is none.
+#pragma once
+
+#include <optional>
+
+namespace headroom::cli {
+
+// True when an MPI launcher started this process (Open MPI's mpirun, PMIx or PMI: srun, hydra).
+bool under_mpi_launcher();
+// The number of ranks the launcher's environment states, when it states one.
+std::optional<int> mpi_size_from_env();
+
+// The fuzz command under a launcher: headroom execs headroom_mpi; headroom_mpi runs the campaign.
+int fuzz_under_mpi(int argc, char** argv);
+
+}  // namespace headroom::cli
