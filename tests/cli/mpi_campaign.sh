@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# cli.mpi_campaign: `mpirun -np 2 headroom fuzz` is the one-process campaign, sharded.
+#   1. the same seed and case count find the same counterexamples, byte for byte the same files,
+#      and the same case count as one process (model-wide: C1's mutant, so there are findings);
+#   2. the fixed mirror (per-layer) is clean under MPI;
+#   3. a rank killed mid-campaign (SIGKILL) loses nothing already reported: rank 0 commits what it
+#      has, prints its summary, and every finding reported before the kill is on disk.
+# Usage: mpi_campaign.sh HEADROOM MPIEXEC
+set -uo pipefail
+headroom="$1"; mpiexec="$2"
+# CI runs as root; Open MPI refuses root without these. Containers often forbid the single-copy
+# mechanism (ptrace): plain shared memory works everywhere.
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_btl_vader_single_copy_mechanism=none
+tmp="$(mktemp -d)"
+trap 'kill -9 $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+mpi() { timeout 60 "$mpiexec" -np 2 --oversubscribe "$headroom" "$@"; }
+campaign=(fuzz --seed 14 --cases 60 --policy model-wide --target sim)
+# The found list of a summary without its timings.
+found() { grep -E '^  (\[|[0-9]+ cases in|[0-9]+ distinct)|^      shrunk' "$1" | sed -E 's/ in [0-9.]+ s.*//; s/, written after.*//'; }
+
+"$headroom" "${campaign[@]}" --out "$tmp/one" >"$tmp/one.txt" 2>"$tmp/one.err"
+[[ $? == 1 ]] || fail "one process: expected exit 1 (findings)"; cat "$tmp/one.err" >&2
+mpi "${campaign[@]}" --out "$tmp/two" >"$tmp/two.txt" 2>"$tmp/two.err"
+code=$?
+[[ $code == 1 ]] || { cat "$tmp/two.err" >&2; fail "2 ranks: expected exit 1, got $code"; }
+grep -q "2 ranks x 1 job" "$tmp/two.txt" || fail "2 ranks: not run as 2 ranks: $(head -1 "$tmp/two.txt")"
+(( $(ls "$tmp/one" | wc -l) >= 3 )) || fail "one process found fewer than 3 counterexamples"
+diff -r "$tmp/one" "$tmp/two" >&2 || fail "2 ranks wrote other files than one process"
+diff <(found "$tmp/one.txt") <(found "$tmp/two.txt") >&2 || fail "2 ranks: other findings or case count"
+echo "same findings: $(ls "$tmp/two" | wc -l) files, $(grep -Eo '^  [0-9]+ cases' "$tmp/two.txt")"
+
+mpi fuzz --seed 14 --cases 60 --target sim --out "$tmp/fixed" >"$tmp/fixed.txt" 2>&1
+code=$?
+[[ $code == 0 ]] || { cat "$tmp/fixed.txt" >&2; fail "fixed mirror under 2 ranks: expected exit 0, got $code"; }
+grep -q "verdict: clean" "$tmp/fixed.txt" || fail "fixed mirror: no clean verdict"
+[[ -z "$(ls "$tmp/fixed")" ]] || fail "fixed mirror: files written"
+echo "fixed mirror: clean"
+
+# The last of the reference findings is case 37, an odd index: rank 1 finds and reports it.
+last="$(grep -Eo 'case [0-9]+, [0-9]+ steps' "$tmp/one.txt" | tail -1 | grep -Eo '^case [0-9]+')"
+(( ${last#case } % 2 == 1 )) || fail "the last reference finding ($last) is not rank 1's"
+mpi fuzz --seed 14 --cases 1000000 --policy model-wide --target sim --out "$tmp/killed" \
+  >"$tmp/killed.txt" 2>"$tmp/killed.err" &
+launcher=$!
+rank1=""
+for _ in $(seq 300); do  # up to 30 s for rank 1's finding to be reported and the ranks to show
+  sleep 0.1
+  grep -q "found .*($last," "$tmp/killed.err" || continue
+  for p in $(pgrep -f "$tmp/killed"); do  # mpirun and its ranks
+    tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=1" && rank1=$p
+  done
+  [[ -n "$rank1" ]] && break
+done
+[[ -n "$rank1" ]] || { cat "$tmp/killed.err" >&2; fail "rank 1 or its finding ($last) never showed"; }
+kill -9 "$rank1"
+wait "$launcher"
+code=$?
+[[ $code != 0 && $code != 1 ]] || fail "a killed rank: mpirun should not report success ($code)"
+grep -q "stopped early" "$tmp/killed.txt" || { cat "$tmp/killed.txt" "$tmp/killed.err" >&2; fail "rank 0 printed no summary after the kill"; }
+for f in "$tmp"/one/*.json; do
+  cmp -s "$f" "$tmp/killed/$(basename "$f")" || fail "reported before the kill, not on disk: $(basename "$f")"
+done
+sigs() { grep -Eo '^  \[[0-9]+\] .*' "$1" | sed -E 's/^  \[[0-9]+\] //' | sort; }
+missing="$(comm -23 <(sigs "$tmp/one.txt") <(sigs "$tmp/killed.txt"))"
+[[ -z "$missing" ]] || fail "not in the summary after the kill: $missing"
+echo "killed rank 1 (pid $rank1) after $last: summary printed, $(ls "$tmp/killed" | wc -l) files kept, mpirun exit $code"
