@@ -33,6 +33,10 @@ int fuzz_under_mpi(int argc, char** argv) {
   }
   const auto size = mpi_size_from_env();
   if (size && *size == 1) return fuzz_main(argc, argv);
+  if (mpi_rank_from_env().value_or(0) > 0) {  // rank 0 says why, once; mpirun ends the job when it
+    ::sleep(5);                                 // exits, so the others wait rather than race it
+    return 2;
+  }
   throw input_error(cmdline, "mpirun", size ? std::to_string(*size) + " ranks" : "(ranks)",
                     "this headroom has no headroom_mpi beside it (built without an MPI library): "
                     "install libopenmpi-dev and rebuild, or run fuzz without mpirun");

@@ -8,12 +8,12 @@ namespace headroom::cli {
 
 namespace {
 
-std::optional<int> env_int(const char* name) {
+std::optional<int> env_int(const char* name, long lo) {
   const char* v = std::getenv(name);
   if (!v || !*v) return std::nullopt;
   char* end = nullptr;
   const long n = std::strtol(v, &end, 10);
-  if (*end || n < 1 || n > 1 << 24) return std::nullopt;  // 2^24 ranks: past any machine
+  if (*end || n < lo || n > 1 << 24) return std::nullopt;  // 2^24 ranks: past any machine
   return static_cast<int>(n);
 }
 
@@ -27,7 +27,13 @@ bool under_mpi_launcher() {
 
 std::optional<int> mpi_size_from_env() {
   for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"})
-    if (auto n = env_int(v)) return n;
+    if (auto n = env_int(v, 1)) return n;
+  return std::nullopt;
+}
+
+std::optional<int> mpi_rank_from_env() {
+  for (const char* v : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"})
+    if (auto n = env_int(v, 0)) return n;
   return std::nullopt;
 }
 

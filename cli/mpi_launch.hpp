@@ -12,8 +12,9 @@ namespace headroom::cli {
 
 // True when an MPI launcher started this process (Open MPI's mpirun, PMIx or PMI: srun, hydra).
 bool under_mpi_launcher();
-// The number of ranks the launcher's environment states, when it states one.
+// The number of ranks the launcher's environment states, when it states one; this rank's number.
 std::optional<int> mpi_size_from_env();
+std::optional<int> mpi_rank_from_env();
 
 // The fuzz command under a launcher: headroom execs headroom_mpi; headroom_mpi runs the campaign.
 int fuzz_under_mpi(int argc, char** argv);

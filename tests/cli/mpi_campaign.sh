@@ -4,7 +4,8 @@
 #      and the same case count as one process (model-wide: C1's mutant, so there are findings);
 #   2. the fixed mirror (per-layer) is clean under MPI;
 #   3. a rank killed mid-campaign (SIGKILL) loses nothing already reported: rank 0 commits what it
-#      has, prints its summary, and every finding reported before the kill is on disk.
+#      has, prints its summary, and every finding reported before the kill is on disk;
+#   4. a headroom without headroom_mpi beside it, under mpirun: exit 2, one line.
 # Usage: mpi_campaign.sh HEADROOM MPIEXEC
 set -uo pipefail
 headroom="$1"; mpiexec="$2"
@@ -66,3 +67,11 @@ sigs() { grep -Eo '^  \[[0-9]+\] .*' "$1" | sed -E 's/^  \[[0-9]+\] //' | sort; 
 missing="$(comm -23 <(sigs "$tmp/one.txt") <(sigs "$tmp/killed.txt"))"
 [[ -z "$missing" ]] || fail "not in the summary after the kill: $missing"
 echo "killed rank 1 (pid $rank1) after $last: summary printed, $(ls "$tmp/killed" | wc -l) files kept, mpirun exit $code"
+
+mkdir "$tmp/solo" && cp "$headroom" "$tmp/solo/headroom"
+timeout 60 "$mpiexec" -np 2 --oversubscribe "$tmp/solo/headroom" fuzz --cases 3 >"$tmp/solo.txt" 2>&1
+code=$?
+[[ $code == 2 ]] || { cat "$tmp/solo.txt" >&2; fail "no headroom_mpi: expected exit 2, got $code"; }
+[[ $(grep -c '^headroom: ' "$tmp/solo.txt") == 1 ]] || { cat "$tmp/solo.txt" >&2; fail "no headroom_mpi: not one line"; }
+grep -q "built without an MPI library" "$tmp/solo.txt" || fail "no headroom_mpi: the line does not say why"
+echo "without headroom_mpi: exit 2, one line"
