@@ -49,8 +49,9 @@ rank1=""
 for _ in $(seq 300); do  # up to 30 s for rank 1's finding to be reported and the ranks to show
   sleep 0.1
   grep -q "found .*($last," "$tmp/killed.err" || continue
-  for p in $(pgrep -f "$tmp/killed"); do  # mpirun and its ranks
-    tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=1" && rank1=$p
+  for d in /proc/[0-9]*; do  # mpirun and its ranks name the --out folder (no pgrep needed)
+    grep -qF "$tmp/killed" "$d/cmdline" 2>/dev/null || continue
+    tr '\0' '\n' <"$d/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=1" && rank1="${d#/proc/}"
   done
   [[ -n "$rank1" ]] && break
 done
