@@ -30,7 +30,7 @@ for n in $ranks; do
     /usr/bin/time -f "%U %S" -o "$tmp/time" "${cmd[@]}" >"$tmp/out" 2>"$tmp/err" || true
     rate="$(sed -nE 's/^  [0-9]+ cases in [0-9.]+ s \(([0-9]+) cases\/s\).*/\1/p' "$tmp/out")"
     [[ -n "$rate" ]] || { cat "$tmp/out" "$tmp/err" >&2; echo "no summary" >&2; exit 1; }
-    rates+=("$rate"); cpus+=("$(awk '{print $1 + $2}' "$tmp/time")")
+    rates+=("$rate"); cpus+=("$(tail -1 "$tmp/time" | awk '{print $1 + $2}')")  # time says a non-zero exit first
   done
   rate="$(printf '%s\n' "${rates[@]}" | median)"; cpu="$(printf '%s\n' "${cpus[@]}" | median)"
   label="$n ranks"; ((n == 0)) && label="1 process, no MPI"; ((n == 1)) && label="1 rank"
