@@ -147,7 +147,10 @@ check_case case_from_json(const json& j, const std::string& file,
     throw input_error(file, path + "seed", jr::shown(seed), "expected a non-negative integer");
   c.seed = seed.get<uint64_t>();
   if (j.contains("engine")) c.engine = settings_from_json(j.at("engine"), file, path + "engine.");
-  if (j.contains("step")) c.step = step_from_json(j.at("step"), file, path + "step.");
+  if (j.contains("step")) {
+    c.step = step_from_json(j.at("step"), file, path + "step.");
+    validate(c.step, c.engine, file, path + "step.");
+  }
   if (j.contains("triton"))
     c.triton = triton_from(jr::get_object(j, "triton", file, path), file, path, c);
   if (j.contains("mutants")) {
