@@ -29,7 +29,7 @@ struct fa3_scheduler : item_grid {
   using params = fa3_scheduler_params;
   static constexpr int64_t block_tokens = 128;  // kBlockM / kBlockN
 
-  static int64_t slots(const params& p) { return 1 + p.nvec * p.rounded; }
+  HEADROOM_HOST_DEVICE static int64_t slots(const params& p) { return 1 + p.nvec * p.rounded; }
   static launch_dim grid(const params& p) { return grid_for(slots(p)); }
   static launch_dim block(const params&) { return block_for(); }
 

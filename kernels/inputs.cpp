@@ -71,10 +71,12 @@ std::vector<int32_t> shuffled_blocks(splitmix64& rng, int64_t blocks, int32_t fi
 template <class T>
 void fill_values(attention_inputs<T>& in, splitmix64& rng, const rank_layer& l, int64_t rows, int64_t blocks) {
   const int64_t kv_elems = checked_product("kv cache", blocks, in.block_size, l.num_kv_heads, l.head_size);
-  if (kv_elems > max_sim_kv_elems)
-    throw input_error("", "batch", std::to_string(kv_elems) + " KV elements",
-                      "layer " + l.name + ": too large for the simulator (at most 2^26)");
-  in.q = random_values<T>(rng, checked_product("q", rows, l.num_heads, l.head_size));
+  const int64_t q_elems = checked_product("q", rows, l.num_heads, l.head_size);
+  for (auto [what, n] : {std::pair{" KV elements", kv_elems}, {" q elements", q_elems}})
+    if (n > max_sim_kv_elems)
+      throw input_error("", "batch", std::to_string(n) + what,
+                        "layer " + l.name + ": too large for the simulator (at most 2^26)");
+  in.q = random_values<T>(rng, q_elems);
   in.k_cache = random_values<T>(rng, kv_elems);
   in.v_cache = random_values<T>(rng, kv_elems);
 }

@@ -33,11 +33,11 @@ struct attention_inputs {
   }
 };
 
-// Largest KV cache (elements of K) the simulator builds for one run (2 x 256 MiB of fp32).
+// Largest KV cache (elements of K) and q the simulator builds for one run (2 x 256 MiB of fp32).
 inline constexpr int64_t max_sim_kv_elems = int64_t{1} << 26;
 
 // Throws input_error when the layer or batch cannot be simulated (heads not divisible, head size
-// above max_kernel_head_size, a cache above max_sim_kv_elems).
+// above max_kernel_head_size, a cache or a q above max_sim_kv_elems).
 template <class T>
 attention_inputs<T> make_attention_inputs(const rank_layer& l, const batch& b, int64_t block_size,
                                           uint64_t seed);
