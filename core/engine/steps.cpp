@@ -76,8 +76,9 @@ engine_step draft_step(const engine_settings& s, const step_spec& spec, const ba
   engine_step st;
   st.spec = spec;
   const bool first = spec.pass == 1;
-  for (int64_t len : verify.seq_lens) {
-    st.b.seq_lens.push_back(first ? len : std::min(len + spec.pass - 1, s.max_model_len));
+  for (int64_t verify_len : verify.seq_lens) {
+    const int64_t len = std::max(verify_len, q);  // a verify pass of q tokens is at least q long
+    st.b.seq_lens.push_back(first ? len : std::max(std::min(len + spec.pass - 1, s.max_model_len), len));
     st.b.query_lens.push_back(first || m.draft_reuses_verify ? q : 1);
   }
   fill_metadata(st, B);

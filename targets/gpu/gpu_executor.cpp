@@ -2,6 +2,7 @@
 // the observation (touched and out-of-bounds from the checked run, guards, faults, output).
 #include "targets/gpu/gpu_executor.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -28,7 +29,10 @@ gpu::gpu_request package(const run_request& r, std::vector<float>* reference) {
   sim::memory m;
   const auto in = upload_inputs(m, host);
   gpu::gpu_request rq = gpu::to_request<T>(m, make_params(m, in, *r.plan, *r.layer, *r.b));
-  if (reference && host.consistent) *reference = attention_reference(host);
+  if (reference && host.consistent) {
+    *reference = attention_reference(host);
+    reference->resize(static_cast<std::size_t>(covered_output(host)));
+  }
   return rq;
 }
 
@@ -38,9 +42,10 @@ std::string record_name(const gpu::device_oob_record& a, const std::vector<std::
   return "<unknown buffer>";
 }
 
+// The first `n` elements of the downloaded output (those the metadata's requests cover).
 template <class T>
-std::vector<float> output_floats(const std::vector<std::byte>& bytes, int64_t& unwritten) {
-  std::vector<float> out(bytes.size() / sizeof(T));
+std::vector<float> output_floats(const std::vector<std::byte>& bytes, std::size_t n, int64_t& unwritten) {
+  std::vector<float> out(std::min(n, bytes.size() / sizeof(T)));
   unwritten = 0;
   for (std::size_t i = 0; i < out.size(); ++i) {
     T v;
@@ -53,11 +58,11 @@ std::vector<float> output_floats(const std::vector<std::byte>& bytes, int64_t& u
   return out;
 }
 
-std::vector<float> to_floats(dtype d, const std::vector<std::byte>& bytes, int64_t& unwritten) {
+std::vector<float> to_floats(dtype d, const std::vector<std::byte>& bytes, std::size_t n, int64_t& unwritten) {
   switch (d) {
-    case dtype::bf16: return output_floats<bf16>(bytes, unwritten);
-    case dtype::fp16: return output_floats<fp16>(bytes, unwritten);
-    case dtype::fp32: return output_floats<float>(bytes, unwritten);
+    case dtype::bf16: return output_floats<bf16>(bytes, n, unwritten);
+    case dtype::fp16: return output_floats<fp16>(bytes, n, unwritten);
+    case dtype::fp32: return output_floats<float>(bytes, n, unwritten);
   }
   return {};
 }
@@ -168,7 +173,7 @@ observation gpu_executor::run(const run_request& r) {
       out_run = &run;
   }
   if (out_run && opt_.compare_output && !ref.empty()) {
-    const auto out = to_floats(r.kv_dtype, out_run->output, last_.unwritten);
+    const auto out = to_floats(r.kv_dtype, out_run->output, ref.size(), last_.unwritten);
     const auto cmp = compare_output(out, ref, r.kv_dtype, r.layer->num_heads, r.layer->head_size);
     o.output_checked = true;
     o.output_mismatch = cmp.mismatch || last_.unwritten > 0;
