@@ -19,10 +19,11 @@ int mutants_main(int argc, char** argv);
 // The --mutant values of a command line, checked against the registry (unknown: input_error).
 mutant_set mutants_of(const parsed_args& a);
 // The engine settings flags shared by check and fuzz (--max-model-len, --spec-tokens,
-// --cudagraph-mode) applied to `s`.
+// --cudagraph-mode, --head-tile, --mamba-block-size, --extra-group-block-size) applied to `s`.
 void read_engine_flags(const parsed_args& a, engine_settings& s);
 inline const std::vector<std::string> engine_flags = {"--max-model-len", "--spec-tokens",
-                                                      "--cudagraph-mode"};
+                                                      "--cudagraph-mode", "--head-tile",
+                                                      "--mamba-block-size", "--extra-group-block-size"};
 
 // model | sim | gpu. Throws input_error when the target cannot run here (gpu without a device).
 std::unique_ptr<executor> make_executor(const std::string& target);

@@ -21,6 +21,7 @@ const char* usage =
     "                 [--max-num-seqs N] [--target model|sim|gpu] [--tight K] [--json OUT.json]\n"
     "                 [--seed S] [--no-hybrid] [--cuda-graph] [--mutant NAME]...\n"
     "                 [--max-model-len N] [--spec-tokens K] [--cudagraph-mode MODE]\n"
+    "                 [--head-tile N] [--mamba-block-size N] [--extra-group-block-size N]\n"
     "  headroom fuzz  [--seed S] [--cases N | --time 60s] [--target sim|gpu] [--policy ...]\n"
     "                 [--out DIR] [--jobs N] [--grouping G] [--backend triton|flashinfer|fa3|all]\n"
     "                 [--stop-after K] [--mutant NAME]...\n"

@@ -17,6 +17,11 @@ void read_engine_flags(const parsed_args& a, engine_settings& s) {
   if (auto v = a.get("--spec-tokens"))
     s.num_speculative_tokens = to_int("--spec-tokens", *v, 0, max_settings_spec_tokens);
   if (auto v = a.get("--cudagraph-mode")) s.cg_mode = parse_cudagraph_mode(*v, cmdline, "--cudagraph-mode");
+  if (auto v = a.get("--head-tile")) s.head_tile = to_int("--head-tile", *v, 0, max_settings_head_tile);
+  if (auto v = a.get("--mamba-block-size"))
+    s.mamba_block_size = to_int("--mamba-block-size", *v, 0, max_settings_block_size);
+  if (auto v = a.get("--extra-group-block-size"))
+    s.extra_group_block_size = to_int("--extra-group-block-size", *v, 0, max_settings_block_size);
 }
 
 int mutants_main(int argc, char** argv) {

@@ -104,9 +104,10 @@ void check_output(const std::string& flag, const std::string& path,
   std::error_code ec;
   if (!fs::is_directory(folder_of(path), ec)) bad("its folder does not exist");
   struct stat st {};
-  if (::lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) bad("is a folder");
-  if (::lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
-    bad("exists and is not a regular file");
+  if (::lstat(path.c_str(), &st) == 0) {  // a link is replaced by the rename, never written through
+    if (S_ISDIR(st.st_mode)) bad("is a folder");
+    if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) bad("exists and is not a regular file");
+  }
   for (const auto& in : inputs)
     if (same_file(path, in)) bad("is the input file " + quoted(in) + "; it would be overwritten");
   probe_folder(flag, folder_of(path));

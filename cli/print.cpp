@@ -1,11 +1,16 @@
 // The readable report: a threshold table per (backend, tp, group), the class thresholds (a class
-// whose variable is not a decode batch), then the violations, then notes.
+// whose variable is not a decode batch), then the violations, then notes. Text that came from the
+// input (its path, layer names in details and notes) is shown through one_line, so that no input
+// can add a line (a second "verdict:") to the report.
 #include <cstdio>
 
 #include "cli/commands.hpp"
+#include "core/util/one_line.hpp"
 
 namespace headroom::cli {
 namespace {
+
+std::string shown(const std::string& s) { return one_line(s, 4096); }
 
 void print_thresholds(const report& r) {
   bool any_class = false;
@@ -22,10 +27,10 @@ void print_thresholds(const report& r) {
   }
   std::printf("\n");
   if (!any_class) return;
-  std::printf("%-10s %4s %5s %5s %14s %11s\n", "backend", "tp", "group", "class", "variable", "min_failing");
+  std::printf("%-10s %4s %5s %5s %19s %11s\n", "backend", "tp", "group", "class", "variable", "min_failing");
   for (const auto& t : r.thresholds)
     if (!t.variable.empty())
-      std::printf("%-10s %4lld %5d %5s %14s %11lld\n", to_string(t.be), (long long)t.tp, t.group,
+      std::printf("%-10s %4lld %5d %5s %19s %11lld\n", to_string(t.be), (long long)t.tp, t.group,
                   to_string(t.cls), t.variable.c_str(), (long long)t.min_failing);
   std::printf("\n");
 }
@@ -33,7 +38,7 @@ void print_thresholds(const report& r) {
 }  // namespace
 
 void print_report(const report& r, const std::string& title) {
-  std::printf("%s\n\n", title.c_str());
+  std::printf("%s\n\n", shown(title).c_str());
   if (!r.thresholds.empty()) print_thresholds(r);
   for (const auto& v : r.violations) {
     std::printf("VIOLATION %s", to_string(v.inv));
@@ -43,9 +48,9 @@ void print_report(const report& r, const std::string& title) {
     if (!v.buffer.empty() && (v.capacity_bytes > 0 || v.required_bytes > 0))
       std::printf(" %s: capacity %lld B, required %lld B", v.buffer.c_str(),
                   (long long)v.capacity_bytes, (long long)v.required_bytes);
-    std::printf("\n    %s\n", v.detail.c_str());
+    std::printf("\n    %s\n", shown(v.detail).c_str());
   }
-  for (const auto& n : r.notes) std::printf("note: %s\n", n.c_str());
+  for (const auto& n : r.notes) std::printf("note: %s\n", shown(n).c_str());
   std::printf("\nverdict: %s", r.ok ? "OK (every invariant holds)" : "FAIL");
   if (!r.ok) std::printf(" (%zu violations)", r.violations.size());
   std::printf("\n");

@@ -9,6 +9,7 @@
 
 #include "generators/batch_gen.hpp"
 #include "generators/engine_gen.hpp"
+#include "generators/class_gen.hpp"
 #include "generators/geometry_gen.hpp"
 #include "generators/pick.hpp"
 #include "generators/shrink.hpp"
@@ -28,6 +29,7 @@ struct options_draw {
   int64_t max_num_seqs = 256;
   bool snap = true;
   uint64_t seed = 0;
+  class_draw classes;  // C9 / C11 settings (class_gen.hpp)
 };
 
 rc::Gen<options_draw> option_draws(const case_profile& p) {
@@ -47,8 +49,9 @@ rc::Gen<options_draw> option_draws(const case_profile& p) {
       rc::gen::set(&o::cuda_graph, weighted<bool>({{4, false}, {1, true}})),
       // vLLM's --max-num-seqs caps Triton's threshold: small values keep decode batches short.
       rc::gen::set(&o::max_num_seqs, weighted<int64_t>({{2, 2}, {3, 4}, {3, 8}, {3, 16},
-                                                        {1, 32}, {1, 256}})),
+                                                        {1, 32}, {1, 64}, {2, 256}})),
       rc::gen::set(&o::snap, weighted<bool>({{5, true}, {1, false}})),
+      rc::gen::set(&o::classes, class_draws()),
       rc::gen::set(&o::seed, rc::gen::arbitrary<uint64_t>()));
 }
 
@@ -59,6 +62,7 @@ check_case assemble(const options_draw& d, const sized_geometry& g, const mutant
   c.engine.max_num_seqs = d.max_num_seqs;
   c.triton.snap_to_capture = d.snap;
   c.mutants = mutants;
+  apply(d.classes, c);
   return c;
 }
 
@@ -76,6 +80,15 @@ rc::Gen<check_case> with_batch(rc::Gen<check_case> g, int64_t max_work) {
   });
 }
 
+// The settings the class draws (class_gen.hpp) wrote, kept over a new draw of the engine's: the
+// head tile, the Mamba and extra groups' block sizes, and a hybrid model's max_model_len.
+void keep_class_settings(const engine_settings& from, engine_settings& to) {
+  to.head_tile = from.head_tile;
+  to.mamba_block_size = from.mamba_block_size;
+  to.extra_group_block_size = from.extra_group_block_size;
+  if (from.mamba_block_size > 0) to.max_model_len = from.max_model_len;
+}
+
 // The engine's settings beside max_num_seqs, and a compression ratio on the first attention layer.
 rc::Gen<check_case> with_engine(rc::Gen<check_case> g) {
   return rc::gen::mapcat(g, [](check_case c) {
@@ -83,6 +96,7 @@ rc::Gen<check_case> with_engine(rc::Gen<check_case> g) {
                         [c](const std::pair<engine_settings, int64_t>& x) {
                           check_case out = c;
                           out.engine = x.first;
+                          keep_class_settings(c.engine, out.engine);
                           for (auto& l : out.model.layers)
                             if (l.kind != attn_kind::none) {
                               l.compress_ratio = x.second;

@@ -61,16 +61,19 @@ rc::Gen<geometry_draw> base_draws(const geometry_limits& lim) {
                                                   {1, dtype::fp32}})));
 }
 
-// tp, then kv heads that fit it (dependent sizes: gen::mapcat).
+// tp, then kv heads that fit it (dependent sizes: gen::mapcat): the base spec's and, for layers of
+// the alternative spec, the same count or another (Gemma 4's full layers: 2 kv heads beside 8).
 rc::Gen<geometry_draw> with_tp(rc::Gen<geometry_draw> g, const geometry_limits& lim) {
   return rc::gen::mapcat(g, [lim](geometry_draw d) {
     return rc::gen::mapcat(tps(lim.tps), [d](int64_t tp) {
-      return rc::gen::map(kv_totals(tp), [d, tp](int64_t kv) {
-        geometry_draw out = d;
-        out.tp = tp;
-        out.kv_total = kv;
-        return out;
-      });
+      return rc::gen::map(rc::gen::tuple(kv_totals(tp), kv_totals(tp), weighted<bool>({{2, true}, {1, false}})),
+                          [d, tp](const std::tuple<int64_t, int64_t, bool>& t) {
+                            geometry_draw out = d;
+                            out.tp = tp;
+                            out.kv_total = std::get<0>(t);
+                            out.alt_kv_total = std::get<2>(t) ? out.kv_total : std::get<1>(t);
+                            return out;
+                          });
     });
   });
 }
@@ -86,7 +89,7 @@ rc::Gen<geometry_draw> with_layers(rc::Gen<geometry_draw> g, const geometry_limi
           rc::gen::tuple(rc::gen::container<std::vector<int>>(count, rc::gen::inRange(0, 3)),
                          rc::gen::container<std::vector<attn_kind>>(count, kinds),
                          rc::gen::container<std::vector<bool>>(
-                             count, weighted<bool>({{7, false}, {1, true}}))),
+                             count, weighted<bool>({{3, false}, {1, true}}))),
           [d](const std::tuple<std::vector<int>, std::vector<attn_kind>, std::vector<bool>>& t) {
             geometry_draw out = d;
             std::tie(out.slots, out.kinds, out.alt_spec) = t;
@@ -118,13 +121,12 @@ std::string layer_name(std::size_t i) {
 }
 
 sized_geometry realise(const geometry_draw& d) {
-  const int64_t kv_rank = kv_rank_of(d.kv_total, d.tp);
-  auto heads_for = [&](int64_t group) { return group * kv_rank * d.tp; };
+  auto heads_for = [&](int64_t group, int64_t kv_total) { return group * kv_rank_of(kv_total, d.tp) * d.tp; };
   sized_geometry out;
   out.tp = d.tp;
   model_geometry& m = out.model;
   m.name = "generated";
-  m.num_attention_heads = heads_for(d.model_wide_group);
+  m.num_attention_heads = heads_for(d.model_wide_group, d.kv_total);
   m.num_kv_heads = d.kv_total;
   m.head_size = d.head_size;
   m.kv_dtype = d.kv_dtype;
@@ -140,8 +142,8 @@ sized_geometry realise(const geometry_draw& d) {
                                                             : d.kinds[i];
     layer_geometry l{layer_name(i), kind, 0, 0, 0, 0, 0};
     if (kind != attn_kind::none) {
-      l.num_heads = heads_for(d.groups[static_cast<std::size_t>(slot)]);
-      l.num_kv_heads = d.kv_total;
+      l.num_kv_heads = d.alt_spec[i] ? d.alt_kv_total : d.kv_total;
+      l.num_heads = heads_for(d.groups[static_cast<std::size_t>(slot)], l.num_kv_heads);
       l.head_size = l.head_size_v = d.alt_spec[i] ? d.alt_head_size : d.head_size;
       l.sliding_window = kind == attn_kind::sliding ? d.window : 0;
       any_attention = true;
@@ -151,7 +153,7 @@ sized_geometry realise(const geometry_draw& d) {
   if (!any_attention) {  // a model needs one attention layer: the first becomes full attention
     layer_geometry& l = m.layers.front();
     l.kind = attn_kind::full;
-    l.num_heads = heads_for(d.groups[0]);
+    l.num_heads = heads_for(d.groups[0], d.kv_total);
     l.num_kv_heads = d.kv_total;
     l.head_size = l.head_size_v = d.head_size;
   }
@@ -178,7 +180,7 @@ rc::Gen<sized_geometry> large_geometries() {
         [d](const std::tuple<int64_t, std::vector<int64_t>, int64_t>& t) {
           geometry_draw out = d;
           const auto& [kv_rank, groups, head_size] = t;
-          out.kv_total = kv_rank * out.tp;
+          out.kv_total = out.alt_kv_total = kv_rank * out.tp;
           const int64_t cap = max_heads / out.kv_total;  // heads = group * kv_total <= 1e6
           for (std::size_t i = 0; i < 3; ++i) out.groups[i] = std::min(groups[i], cap);
           out.model_wide_group = std::min(groups[3], cap);

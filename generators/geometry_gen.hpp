@@ -38,6 +38,7 @@ enum class kinds_pattern { all_full, aligned, mixed };
 struct geometry_draw {
   int64_t tp = 1;
   int64_t kv_total = 1;           // model-wide and base kv heads (total); kv_rank = max(1, kv/tp)
+  int64_t alt_kv_total = 1;       // kv heads of layers drawn with the alternative spec
   int64_t head_size = 8;
   int64_t alt_head_size = 8;      // for layers drawn with the alternative spec (Gemma-4 style)
   std::vector<int64_t> groups;    // GQA group size per slot (3 slots)

@@ -70,6 +70,14 @@ void shorter_requests(const check_case& c, std::vector<check_case>& out) {
   }
 }
 
+// The C9 / C11 settings (generators/class_gen.hpp) away from their defaults.
+int64_t class_options(const check_case& c) {
+  const engine_settings d;
+  return (c.engine.head_tile != d.head_tile) + (c.engine.mamba_block_size != d.mamba_block_size) +
+         (c.engine.extra_group_block_size != d.extra_group_block_size) +
+         (c.engine.max_model_len != d.max_model_len) + (c.model.hidden_size != 0);
+}
+
 int64_t non_default_options(const check_case& c) {
   const check_case d;
   return (c.hybrid != d.hybrid) + (c.block_size != d.block_size) +
@@ -80,7 +88,7 @@ int64_t non_default_options(const check_case& c) {
          (c.engine.cg_mode != d.engine.cg_mode) + (c.engine.max_capture_size != d.engine.max_capture_size) +
          (c.engine.capture_sizes != d.engine.capture_sizes) +
          (c.engine.num_speculative_tokens != d.engine.num_speculative_tokens) +
-         (c.model.kv_dtype != dtype::bf16) + (c.seed != 0);
+         (c.model.kv_dtype != dtype::bf16) + (c.seed != 0) + class_options(c);
 }
 
 }  // namespace
@@ -119,6 +127,12 @@ void option_candidates(const check_case& c, std::vector<check_case>& out) {
     push([&](check_case& o) { o.triton = d.triton; });
   if (c.model.kv_dtype != dtype::bf16) push([](check_case& o) { o.model.kv_dtype = dtype::bf16; });
   if (c.seed != 0) push([](check_case& o) { o.seed = 0; });
+  if (c.engine.head_tile != 0) push([](check_case& o) { o.engine.head_tile = 0; });
+  if (c.model.hidden_size != 0) push([](check_case& o) { o.model.hidden_size = 0; });
+  if (c.engine.mamba_block_size != 0) push([](check_case& o) { o.engine.mamba_block_size = 0; });
+  if (c.engine.extra_group_block_size != 0) push([](check_case& o) { o.engine.extra_group_block_size = 0; });
+  if (c.engine.max_model_len != d.engine.max_model_len)
+    push([&](check_case& o) { o.engine.max_model_len = d.engine.max_model_len; });
 }
 
 std::vector<int64_t> shrink_key(const check_case& c) {

@@ -62,6 +62,16 @@ violation violation_of(const group_context& ctx, finding f, const batch& b) {
   return v;
 }
 
+threshold threshold_of(const group_context& ctx, int64_t builder_heads, int64_t layer_heads) {
+  threshold t;
+  t.be = ctx.base.be;
+  t.tp = ctx.base.tp;
+  t.group = ctx.ag->index;
+  t.builder_heads = builder_heads;
+  t.layer_heads = layer_heads;
+  return t;
+}
+
 // The catalogue's class checks on this group: their findings, and per (class, variable) the
 // smallest value that fails.
 void run_class_checks(const group_context& ctx, int64_t builder_heads, int64_t layer_heads,
@@ -80,7 +90,7 @@ void run_class_checks(const group_context& ctx, int64_t builder_heads, int64_t l
     }
   }
   for (const auto& [key, value] : lowest) {
-    threshold t{ctx.base.be, ctx.base.tp, ctx.ag->index, builder_heads, layer_heads, std::nullopt};
+    threshold t = threshold_of(ctx, builder_heads, layer_heads);
     t.cls = key.first;
     t.variable = key.second;
     t.min_failing = value;
@@ -142,7 +152,9 @@ group_result check_group(const group_context& ctx, const decode_sweep& sweep,
   for (const auto& b : extra) run_batch(b);
   for (auto& [f, where] : runner.tight_findings()) log.add(make_violation(std::move(f), where), 0);
   for (auto& v : log.take()) res.violations.push_back(std::move(v));
-  res.thresholds.push_back(threshold{be, ctx.base.tp, ag.index, hr.builder_heads, max_heads, min_fail});
+  threshold t = threshold_of(ctx, hr.builder_heads, max_heads);
+  t.min_failing_decode_batch = min_fail;
+  res.thresholds.push_back(std::move(t));
   run_class_checks(ctx, hr.builder_heads, max_heads, res);
   if (!sel.note.empty()) res.notes.push_back(sel.note);
   return res;

@@ -30,8 +30,12 @@ bug_class cause_of(const finding& f, const check_case& c, const any_plan& plan, 
   if (f.inv == invariant::index_overflow) return bug_class::c6;
   if (!is_attention_plan(plan)) return bug_class::none;  // the class check running it names it
   if (f.inv == invariant::plan_run_heads || l.num_heads != builder_heads) return bug_class::c1;
-  if (const auto* tp = std::get_if<triton_plan>(&plan); tp && tp->head_size_padded != next_pow2(l.head_size))
-    return has_mutant(c.mutants, "head-dim-from-hidden") ? bug_class::c9 : bug_class::c2;
+  const auto* tp = std::get_if<triton_plan>(&plan);
+  const auto* fd = std::get_if<fi_decode_plan>(&plan);
+  const auto* fp = std::get_if<fi_prefill_plan>(&plan);
+  const bool other_size = (tp && tp->head_size_padded != next_pow2(l.head_size)) ||
+                          (fd && fd->head_size != l.head_size) || (fp && fp->head_size != l.head_size);
+  if (other_size) return has_mutant(c.mutants, "head-dim-from-hidden") ? bug_class::c9 : bug_class::c2;
   return bug_class::none;
 }
 

@@ -1,6 +1,8 @@
 // See plans.hpp.
 #include "core/check/plans.hpp"
 
+#include <algorithm>
+
 namespace headroom {
 
 policy effective_policy(const check_case& c) {
@@ -28,6 +30,8 @@ int64_t builder_kv_heads(const check_case& c, const rank_geometry& rg, const att
 }
 
 int64_t builder_head_size(const check_case& c, const rank_geometry& rg, const attention_group& ag) {
+  if (has_mutant(c.mutants, "head-dim-from-hidden") && c.model.hidden_size > 0)
+    return std::max<int64_t>(1, c.model.hidden_size / c.model.num_attention_heads);
   const bool model_wide = c.be == backend::triton && has_mutant(c.mutants, "triton-model-head-size");
   return model_wide ? rg.head_size : ag.spec.head_size;
 }

@@ -32,7 +32,9 @@ policy effective_policy(const check_case& c);
 grouping effective_grouping(const check_case& c);
 
 // KV heads and head size the builder plans with: the group spec's (the fix), or for Triton the
-// model-wide values under the triton-model-kv-heads / triton-model-head-size mutants.
+// model-wide values under the triton-model-kv-heads / triton-model-head-size mutants; under
+// head-dim-from-hidden (any backend) the head size is hidden_size // num_attention_heads when the
+// model gives a hidden size.
 int64_t builder_kv_heads(const check_case& c, const rank_geometry& rg, const attention_group& ag);
 int64_t builder_head_size(const check_case& c, const rank_geometry& rg, const attention_group& ag);
 

@@ -92,6 +92,9 @@ void validate(const engine_settings& s, const std::string& file, const std::stri
   check_range(file, path + "max_num_batched_tokens", s.max_num_batched_tokens, 1, max_settings_tokens);
   check_range(file, path + "num_speculative_tokens", s.num_speculative_tokens, 0, max_settings_spec_tokens);
   check_range(file, path + "max_capture_size", s.max_capture_size, 0, max_settings_tokens);
+  check_range(file, path + "head_tile", s.head_tile, 0, max_settings_head_tile);
+  check_range(file, path + "mamba_block_size", s.mamba_block_size, 0, max_settings_block_size);
+  check_range(file, path + "extra_group_block_size", s.extra_group_block_size, 0, max_settings_block_size);
   if (s.capture_sizes.size() > 4096)
     throw input_error(file, path + "capture_sizes", std::to_string(s.capture_sizes.size()) + " sizes",
                       "at most 4096 capture sizes");

@@ -37,6 +37,9 @@ struct engine_settings {
   int64_t req_pool_size = 0;       // SGLang: req_to_token_pool.size (0: max_num_seqs)
   int64_t attn_tp_size = 1;        // SGLang: attention TP size under DP attention
   bool gathered_buffer = false;    // SGLang: require_gathered_buffer (graph batches padded to attn TP)
+  int64_t head_tile = 0;               // C9: an MLA kernel's minimum heads per rank (16); 0: none
+  int64_t mamba_block_size = 0;        // C11: the Mamba group's block size; 0: the attention blocks'
+  int64_t extra_group_block_size = 0;  // C11: one more KV-cache group's (drafter, ring buffer); 0: none
   bool operator==(const engine_settings&) const = default;
 };
 
@@ -62,6 +65,8 @@ inline constexpr int64_t max_settings_model_len = int64_t{1} << 24;
 inline constexpr int64_t max_settings_tokens = int64_t{1} << 24;
 inline constexpr int64_t max_settings_spec_tokens = 16;
 inline constexpr int64_t max_settings_attn_tp = 64;
+inline constexpr int64_t max_settings_head_tile = 1024;
+inline constexpr int64_t max_settings_block_size = int64_t{1} << 20;
 
 // Throws input_error naming `file` and the field (under `path`) for a setting out of range.
 void validate(const engine_settings& s, const std::string& file, const std::string& path);

@@ -58,6 +58,14 @@ attn_kind parse_attn_kind(const std::string& s, const std::string& file,
                     "no-attention kind such as linear_attention, mamba, no_op, none)");
 }
 
+bool is_state_kind(const std::string& s) {
+  static const char* const state[] = {"mamba", "mamba2", "linear_attention", "linear", "conv",
+                                      "recurrent"};
+  for (const char* k : state)
+    if (s == k) return true;
+  return false;
+}
+
 namespace {
 
 std::string num(int64_t v) { return std::to_string(v); }
@@ -118,6 +126,9 @@ void validate_attention_layer(const model_geometry& m, std::size_t i) {
 
 void validate_layer(const model_geometry& m, std::size_t i) {
   const layer_geometry& l = m.layers[i];
+  if (l.mamba_state && l.kind != attn_kind::none)
+    throw input_error(m.source, layer_path(i, "type"), to_string(l.kind),
+                      "a Mamba state layer has no attention");
   if (l.kind != attn_kind::none) return validate_attention_layer(m, i);
   // A layer without attention carries no geometry; zeros are expected, garbage is not.
   check_range(m, layer_path(i, "num_heads"), l.num_heads, 0, max_heads);
@@ -134,6 +145,7 @@ void validate(const model_geometry& m) {
   check_range(m, model_heads_field(m), m.num_attention_heads, 1, max_heads);
   check_range(m, model_kv_field(m), m.num_kv_heads, 1, max_heads);
   check_range(m, "head_dim", m.head_size, 1, max_head_size);
+  check_range(m, "hidden_size", m.hidden_size, 0, max_hidden_size);
   check_kv_divides(m, model_kv_field(m), m.num_kv_heads, m.num_attention_heads, "the model");
   const int64_t n = static_cast<int64_t>(m.layers.size());
   if (n < 1 || n > max_layers)

@@ -16,6 +16,9 @@ const char* to_string(dtype d);
 const char* to_string(attn_kind k);
 dtype parse_dtype(const std::string& s, const std::string& file, const std::string& field);
 attn_kind parse_attn_kind(const std::string& s, const std::string& file, const std::string& field);
+// A layer type without attention that keeps a recurrent state in the KV cache (vLLM's MambaSpec:
+// mamba, mamba2, linear_attention, ...), as opposed to a no-op layer.
+bool is_state_kind(const std::string& s);
 
 // One layer as the config describes it (totals across all ranks).
 struct layer_geometry {
@@ -27,6 +30,7 @@ struct layer_geometry {
   int64_t head_size_v = 0;
   int64_t sliding_window = 0; // 0: none
   int64_t compress_ratio = 0; // 0: none; else the indexer's KV is seq_len // ratio (DeepSeek-V4)
+  bool mamba_state = false;   // kind none only: a Mamba-style state layer (is_state_kind)
   bool operator==(const layer_geometry&) const = default;
 };
 
@@ -47,13 +51,14 @@ struct model_geometry {
   int64_t num_attention_heads = 0;  // model-wide query heads (total)
   int64_t num_kv_heads = 0;         // model-wide kv heads (total)
   int64_t head_size = 0;            // model-wide head size
+  int64_t hidden_size = 0;          // the config's hidden_size; 0: unknown
   dtype kv_dtype = dtype::bf16;     // KV cache / activations dtype
   std::vector<layer_geometry> layers;
   geometry_origin origin;           // field paths for messages; not serialised, not compared
   bool operator==(const model_geometry& o) const {
     return name == o.name && num_attention_heads == o.num_attention_heads &&
-           num_kv_heads == o.num_kv_heads && head_size == o.head_size && kv_dtype == o.kv_dtype &&
-           layers == o.layers;
+           num_kv_heads == o.num_kv_heads && head_size == o.head_size &&
+           hidden_size == o.hidden_size && kv_dtype == o.kv_dtype && layers == o.layers;
   }
 };
 
@@ -79,11 +84,12 @@ struct rank_geometry {
 };
 
 // Limits checked before anything is allocated (docs/design.md: exit code 2: absurd sizes). Layers: real
-// models have a few hundred; a check costs about 1.7 KB and 5 us per layer (docs/reliability.md),
+// models have a few hundred; a check costs about 1.6 KB and 6.5 us per layer (docs/reliability.md),
 // so 100000 layers run in under a second and a config claiming more is refused before any work.
 inline constexpr int64_t max_layers = 100'000;
 inline constexpr int64_t max_heads = 1'000'000;
 inline constexpr int64_t max_head_size = 65'536;
+inline constexpr int64_t max_hidden_size = max_heads * max_head_size;
 inline constexpr int64_t max_tp = 4096;
 inline constexpr int64_t max_sliding_window = int64_t{1} << 32;  // tokens
 inline constexpr int64_t max_compress_ratio = 1 << 20;

@@ -2,7 +2,6 @@
 // head_dim fallback, dtype and name; per-layer heads from `num_attention_heads_per_layer` and
 // kinds from `layer_types` (Laguna). parse_hf picks the format by its distinctive fields.
 #include <filesystem>
-#include <limits>
 
 #include "core/model/hf_config.hpp"
 #include "core/util/error.hpp"
@@ -25,14 +24,11 @@ std::string model_name(const source& s) {
 }
 
 // Head size: `head_dim` when positive, else hidden_size // num_attention_heads (vLLM).
-int64_t read_head_size(const source& s, int64_t heads) {
+int64_t read_head_size(const source& s, int64_t heads, int64_t hidden) {
   if (const auto d = opt_count(s, "head_dim", 0, max_head_size); d && *d > 0) return *d;
-  const json* h = find(s.cfg, "hidden_size");
-  if (!h)
+  if (hidden == 0)
     throw input_error(s.file, s.path("hidden_size"), "(missing)",
                       "required when head_dim is absent or 0");
-  const int64_t hidden = as_count(*h, s.file, s.path("hidden_size"), 1,
-                                  std::numeric_limits<int64_t>::max());
   const int64_t d = hidden / heads;
   if (d < 1 || d > max_head_size)
     throw input_error(s.file, s.path("hidden_size"), std::to_string(hidden),
@@ -81,7 +77,8 @@ base read_base(const source& s) {
     b.kv_field = s.path(alias);
     break;
   }
-  b.head_size = read_head_size(s, b.heads);
+  b.hidden_size = opt_count(s, "hidden_size", 1, max_hidden_size).value_or(0);
+  b.head_size = read_head_size(s, b.heads, b.hidden_size);
   b.kv_dtype = read_dtype(s);
   return b;
 }
@@ -89,25 +86,25 @@ base read_base(const source& s) {
 model_geometry build_generic(const source& s, const base& b) {
   const int64_t n = b.num_layers;
   const std::vector<attn_kind> kinds = layer_kinds(s, n);
-  const int64_t window = sliding_window(s, kinds, "sliding_window");
+  const std::vector<bool> state = state_layers(s, n);
   const std::string per_layer_key = "num_attention_heads_per_layer";
   const json* per_layer = find(s.cfg, per_layer_key) ? &layer_list(s, per_layer_key, n) : nullptr;
+  std::vector<layer_override> over = read_per_layer_config(s, n);
+  over.resize(static_cast<std::size_t>(n));  // layers without an entry keep their global fields
+  // Without layer_types (or Gemma 3's pattern), a layer's own window decides whether it slides.
+  const bool window_decides = !find(s.cfg, "layer_types") && !find(s.cfg, "sliding_window_pattern") &&
+                              opt_bool(s.cfg, "use_sliding_window", true, s.file,
+                                       s.path("use_sliding_window"));
   model_geometry m = start_geometry(s, b);
   for (int64_t i = 0; i < n; ++i) {
-    const attn_kind kind = kinds[static_cast<std::size_t>(i)];
-    if (kind == attn_kind::none) {
-      add_no_attention(m, i);
-      continue;
+    const auto k = static_cast<std::size_t>(i);
+    layer_start start{kinds[k], state[k], window_decides, b.heads, b.kv, b.head_size,
+                      b.heads_field, b.kv_field};
+    if (per_layer && kinds[k] != attn_kind::none) {
+      start.heads_field = index_path(s.path(per_layer_key), k);
+      start.heads = as_count((*per_layer)[k], s.file, start.heads_field, 1, max_heads);
     }
-    layer_geometry l{layer_name(i), kind, b.heads, b.kv, b.head_size, b.head_size,
-                     kind == attn_kind::sliding ? window : 0};
-    std::string heads_field = b.heads_field;
-    if (per_layer) {
-      heads_field = index_path(s.path(per_layer_key), static_cast<std::size_t>(i));
-      l.num_heads = as_count((*per_layer)[static_cast<std::size_t>(i)], s.file, heads_field, 1,
-                             max_heads);
-    }
-    add_attention(m, std::move(l), heads_field, b.kv_field);
+    add_layer(m, s, i, start, over[k]);
   }
   return m;
 }

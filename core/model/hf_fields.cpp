@@ -94,6 +94,15 @@ std::vector<attn_kind> layer_kinds(const source& s, int64_t n) {
   return kinds;
 }
 
+std::vector<bool> state_layers(const source& s, int64_t n) {
+  std::vector<bool> state(static_cast<std::size_t>(n), false);
+  if (!find(s.cfg, "layer_types")) return state;
+  const json& types = layer_list(s, "layer_types", n);
+  for (std::size_t i = 0; i < types.size(); ++i)
+    state[i] = types[i].is_string() && is_state_kind(types[i].get<std::string>());
+  return state;
+}
+
 int64_t sliding_window(const source& s, const std::vector<attn_kind>& kinds,
                        const std::string& key) {
   std::size_t first = 0;
@@ -119,6 +128,7 @@ model_geometry start_geometry(const source& s, const base& b) {
   m.num_attention_heads = b.heads;
   m.num_kv_heads = b.kv;
   m.head_size = b.head_size;
+  m.hidden_size = b.hidden_size;
   m.kv_dtype = b.kv_dtype;
   m.origin.num_attention_heads = b.heads_field;
   m.origin.num_kv_heads = b.kv_field;
@@ -134,10 +144,11 @@ void add_attention(model_geometry& m, layer_geometry l, std::string heads_field,
 }
 
 // A layer without attention (mamba, linear attention, no-op): named by its block, no geometry.
-void add_no_attention(model_geometry& m, int64_t i) {
+void add_no_attention(model_geometry& m, int64_t i, bool mamba_state) {
   layer_geometry l;
   l.name = "model.layers." + std::to_string(i);
   l.kind = attn_kind::none;
+  l.mamba_state = mamba_state;
   add_attention(m, std::move(l), "", "");
 }
 

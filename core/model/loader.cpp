@@ -28,7 +28,9 @@ layer_geometry explicit_layer(const json& j, std::size_t i, const std::string& f
                       "expected a layer object");
   layer_geometry l;
   l.name = jr::get_string(j, "name", file, path);
-  l.kind = parse_attn_kind(jr::get_string(j, "type", file, path), file, path + "type");
+  const std::string type = jr::get_string(j, "type", file, path);
+  l.kind = parse_attn_kind(type, file, path + "type");
+  l.mamba_state = is_state_kind(type);
   // Ranges here only keep the numbers sane; validate() enforces positivity per layer kind.
   l.num_heads = count(j, "num_heads", file, path, 0, max_heads);
   l.num_kv_heads = count(j, "num_kv_heads", file, path, 0, max_heads);
@@ -52,6 +54,7 @@ model_geometry parse_explicit(const json& j, const std::string& file) {
   m.num_attention_heads = count(j, "num_attention_heads", file, "", 1, max_heads);
   m.num_kv_heads = count(j, "num_key_value_heads", file, "", 1, max_heads);
   m.head_size = count(j, "head_dim", file, "", 1, max_head_size);
+  m.hidden_size = jr::get_int_or(j, "hidden_size", 0, file, "", 0, max_hidden_size);
   if (j.contains("dtype"))
     m.kv_dtype = parse_dtype(jr::get_string(j, "dtype", file, ""), file, "dtype");
   const json& layers = j.at("layers");
@@ -84,7 +87,7 @@ json to_json(const model_geometry& m) {
   json layers = json::array();
   for (const layer_geometry& l : m.layers) {
     json j = {{"name", l.name},
-              {"type", to_string(l.kind)},
+              {"type", l.mamba_state ? "mamba" : to_string(l.kind)},
               {"num_heads", l.num_heads},
               {"num_kv_heads", l.num_kv_heads},
               {"head_size", l.head_size},
@@ -93,12 +96,14 @@ json to_json(const model_geometry& m) {
     if (l.compress_ratio > 0) j["compress_ratio"] = l.compress_ratio;  // written only when set
     layers.push_back(std::move(j));
   }
-  return {{"name", m.name},
-          {"num_attention_heads", m.num_attention_heads},
-          {"num_key_value_heads", m.num_kv_heads},
-          {"head_dim", m.head_size},
-          {"dtype", to_string(m.kv_dtype)},
-          {"layers", std::move(layers)}};
+  json out = {{"name", m.name},
+              {"num_attention_heads", m.num_attention_heads},
+              {"num_key_value_heads", m.num_kv_heads},
+              {"head_dim", m.head_size},
+              {"dtype", to_string(m.kv_dtype)},
+              {"layers", std::move(layers)}};
+  if (m.hidden_size > 0) out["hidden_size"] = m.hidden_size;  // optional: 0 is unknown
+  return out;
 }
 
 }  // namespace headroom

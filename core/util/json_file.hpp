@@ -9,7 +9,7 @@
 //              out of range.
 // The limits are far above any real input (a case of max_layers layers in the explicit form is
 // about 25 MB and 1.5 M values and keys) and bound what a hostile file costs before it is refused
-// (measured: at most about 0.5 GB and 1 s; docs/reliability.md).
+// (measured: at most about 0.5 GB and 1.3 s; docs/reliability.md).
 #pragma once
 
 #include <cstddef>

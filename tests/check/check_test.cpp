@@ -150,3 +150,32 @@ TEST(Check, MaxNumSeqsIsBounded) {
 
 }  // namespace
 }  // namespace headroom
+
+namespace headroom {
+namespace {
+
+// One element past a buffer is a violation. By hand: a 1-head Triton builder (thr 128 // 1 =
+// 128, not snapped) plans segm_max for 128 x 1 x 16 = 2048 elements; a 3-head layer with 43
+// requests of 16 tokens (segment 0 only) writes up to index ((42 x 3 + 2) x 16 + 0) = 2048, so it
+// needs 2049 elements: exactly one more.
+TEST(Check, OneElementPastABufferIsAViolation) {
+  model_geometry m;
+  m.name = "one-past";
+  m.num_attention_heads = 1;
+  m.num_kv_heads = 1;
+  m.head_size = 8;
+  m.layers = {{"model.layers.0.self_attn.attn", attn_kind::full, 3, 1, 8, 8, 0}};
+  check_case c = make_case(m, 1, backend::triton, policy::model_wide, grouping::heads, true, 16, 0);
+  c.triton.snap_to_capture = false;
+  c.b = decode_batch(43, 16);
+  model_executor ex;
+  const report r = run_case(c, ex);
+  const auto it = std::find_if(r.violations.begin(), r.violations.end(),
+                               [](const violation& v) { return v.buffer == "segm_max"; });
+  ASSERT_NE(it, r.violations.end());
+  EXPECT_EQ(it->capacity_bytes, 2048 * 4);
+  EXPECT_EQ(it->required_bytes, 2049 * 4);
+}
+
+}  // namespace
+}  // namespace headroom

@@ -1,208 +1,222 @@
-// The catalogue's engine-step classes C3-C8 on whole-model checks: every mutant is caught on the
-// formulas (buffer_capacity, plan_run_shape, index_overflow) and on the simulator (out_of_bounds,
-// plan_run_shape, index_overflow), at the first failing value of its variable computed by hand in
-// each test; the fixed mirror is clean on the same settings on both targets.
+// The formula-level classes C9 (head padding; head size from hidden_size) and C11 (the Mamba state
+// column on hybrid models): each mutant caught with hand-computed numbers, the fix clean, and
+// their engine settings in case JSON.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 
 #include "core/check/check.hpp"
-#include "targets/sim/sim_executor.hpp"
+#include "core/engine/mamba_group.hpp"
+#include "core/util/error.hpp"
 #include "tests/support/laguna.hpp"
 
 namespace headroom {
 namespace {
 
-struct outcome {
-  report model, sim;
-};
-
-outcome check_both(const model_geometry& m, backend be, const engine_settings& e, mutant_set mutants) {
-  check_options o;
-  o.backends = {be};
-  o.engine = e;
-  o.max_num_seqs = e.max_num_seqs;
-  o.mutants = std::move(mutants);
-  model_executor model;
-  sim_executor sim;
-  return {run_check(m, o, model), run_check(m, o, sim)};
-}
-
-// The smallest failing value of a class variable, -1 when none.
-int64_t min_failing(const report& r, bug_class cls, const std::string& variable) {
-  int64_t v = -1;
-  for (const auto& t : r.thresholds)
-    if (t.cls == cls && t.variable == variable && (v < 0 || t.min_failing < v)) v = t.min_failing;
-  return v;
-}
-
-bool has(const report& r, bug_class cls, invariant inv, const std::string& buffer = "") {
-  return std::any_of(r.violations.begin(), r.violations.end(), [&](const violation& v) {
-    return v.cls == cls && v.inv == inv && (buffer.empty() || v.buffer == buffer);
-  });
-}
-
-engine_settings with(int64_t max_num_seqs) {
-  engine_settings e;
-  e.max_num_seqs = max_num_seqs;
-  return e;
-}
-
-const model_geometry small = testing::uniform(2, 4, 1, 64);
-// Head size 128: FA3 keeps one-token decode causal (head swizzle), three vectors with the split.
-const model_geometry fa3_model = testing::uniform(2, 4, 1, 128);
-
-// max_num_seqs 256: capacity 257 (#33841). Decode batch 80 replays the graph of 80: 1 + 3 * 80 =
-// 241 entries; 81 replays 88: 1 + 3 * 88 = 265 > 257.
-TEST(Classes, Fa3OldLayout) {
-  const auto r = check_both(fa3_model, backend::fa3, with(256), {"fa3-metadata-old-layout"});
-  EXPECT_EQ(min_failing(r.model, bug_class::c3, "decode_batch"), 81);
-  EXPECT_TRUE(has(r.model, bug_class::c3, invariant::buffer_capacity, "scheduler_metadata"));
-  EXPECT_TRUE(has(r.sim, bug_class::c3, invariant::out_of_bounds, "scheduler_metadata"));
-  const auto fixed = check_both(fa3_model, backend::fa3, with(256), {});
-  EXPECT_TRUE(fixed.model.ok && fixed.sim.ok);
-}
-
-// max_num_seqs 1 (graphs of 1 and 2): #23465's 4 * 2 + 1 = 9 entries, one request needs 13.
-TEST(Classes, Fa3NoRoundup) {
-  const auto r = check_both(fa3_model, backend::fa3, with(1), {"fa3-metadata-no-roundup"});
-  EXPECT_EQ(min_failing(r.model, bug_class::c3, "decode_batch"), 1);
-  EXPECT_TRUE(has(r.sim, bug_class::c3, invariant::out_of_bounds, "scheduler_metadata"));
-}
-
-// The eager batch of 513 tokens (largest graph 512) scheduled with 16 splits, run with the
-// heuristic's: plan_run_shape on every target.
-TEST(Classes, Fa3SplitMismatch) {
-  const auto r = check_both(fa3_model, backend::fa3, with(256), {"fa3-split-mismatch"});
-  EXPECT_EQ(min_failing(r.model, bug_class::c3, "tokens"), 513);
-  EXPECT_TRUE(has(r.sim, bug_class::c3, invariant::plan_run_shape));
-}
-
-// cudagraph_mode full, max_num_seqs 8 (graphs 1, 2, 4, 8, 16): before #19171 the dummy of 16
-// tokens builds 16 rows; the persistent rows hold 8 (query_start_loc 9).
-TEST(Classes, DummyRowsPastMaxNumSeqs) {
-  engine_settings e = with(8);
-  e.cg_mode = cudagraph_mode::full;
-  for (backend be : {backend::triton, backend::flashinfer, backend::fa3}) {
-    const auto r = check_both(small, be, e, {"dummy-num-reqs-tokens"});
-    EXPECT_EQ(min_failing(r.model, bug_class::c3, "capture_size"), 16) << to_string(be);
-    EXPECT_TRUE(has(r.sim, bug_class::c3, invariant::out_of_bounds)) << to_string(be);
-    const auto fixed = check_both(small, be, e, {});
-    EXPECT_TRUE(fixed.model.ok && fixed.sim.ok) << to_string(be);
-  }
-}
-
-// The derived minimal C4 case: block 16, max_model_len 128 (8 blocks a row), max_num_seqs 68
-// (graphs up to 136), cudagraph_mode full: the warm-up of 136 gives 68 requests of 136 tokens = 9
-// blocks, the last row's read past the table.
-TEST(Classes, DummySeqLensUnclamped) {
-  engine_settings e = with(68);
-  e.max_model_len = 128;
-  e.cg_mode = cudagraph_mode::full;
-  const auto r = check_both(small, backend::triton, e, {"dummy-seq-lens-unclamped"});
-  EXPECT_EQ(min_failing(r.model, bug_class::c4, "capture_size"), 136);
-  EXPECT_TRUE(has(r.model, bug_class::c4, invariant::buffer_capacity, "block_table"));
-  EXPECT_TRUE(has(r.sim, bug_class::c4, invariant::out_of_bounds, "block_table"));
-  const auto fixed = check_both(small, backend::triton, e, {});
-  EXPECT_TRUE(fixed.model.ok && fixed.sim.ok);
-}
-
-// vLLM #53658's reproductions on the formulas: max_model_len 4096 (256 blocks of 16): the graph of
-// 4096 is clean, 4097 and 4128 need 257 and 258; max_model_len 1024 (64): 1032 needs 65.
-TEST(Classes, DummySeqLensUpstreamSizes) {
-  engine_settings e = with(256);
-  e.cg_mode = cudagraph_mode::full;
-  e.capture_sizes = {4096, 4097, 4128};
-  check_options o;
+report check(const model_geometry& m, check_options o) {
   o.backends = {backend::triton};
-  o.engine = e;
-  o.mutants = {"dummy-seq-lens-unclamped"};
-  model_executor model;
-  EXPECT_EQ(min_failing(run_check(small, o, model), bug_class::c4, "capture_size"), 4097);
-  o.engine.max_model_len = 1024;
-  o.engine.capture_sizes = {1024, 1032};
-  EXPECT_EQ(min_failing(run_check(small, o, model), bug_class::c4, "capture_size"), 1032);
+  model_executor ex;
+  return run_check(m, o, ex);
 }
 
-engine_settings sglang(int64_t pool, int64_t attn_tp) {
-  engine_settings e = with(pool);
-  e.flavour = engine_flavour::sglang;
-  e.attn_tp_size = attn_tp;
-  return e;
+std::vector<const violation*> of(const report& r, const std::string& buffer) {
+  std::vector<const violation*> out;
+  for (const auto& v : r.violations)
+    if (v.buffer == buffer) out.push_back(&v);
+  return out;
 }
 
-// SGLang #25124, pool 100: graphs up to 200 by default; decode batch 97 replays the graph of 104.
-TEST(Classes, RequestMetaFromPool) {
-  const auto r = check_both(small, backend::flashinfer, sglang(100, 1), {"request-meta-from-pool"});
-  EXPECT_EQ(min_failing(r.model, bug_class::c5, "decode_batch"), 97);
-  EXPECT_TRUE(has(r.sim, bug_class::c5, invariant::out_of_bounds, "paged_kv_indptr"));
-  const auto fixed = check_both(small, backend::flashinfer, sglang(100, 1), {});
-  EXPECT_TRUE(fixed.model.ok && fixed.sim.ok);
+// An MLA-like model (Kimi-K3's 96 heads, one latent kv head; q rows of 576, outputs of 512).
+model_geometry mla(int64_t heads) {
+  model_geometry m = testing::uniform(2, heads, 1, 576);
+  for (auto& l : m.layers) l.head_size_v = 512;
+  return m;
 }
 
-// SGLang #40668: attention TP 8 without the gather, pool 100, graphs up to 100: the warm-up of 100
-// pads eagerly to 104 against buffers of the graph ceiling (100 + 1).
-TEST(Classes, RequestMetaGraphCeiling) {
-  engine_settings e = sglang(100, 8);
-  e.capture_sizes = {1, 2, 4, 8, 100};
-  const auto r = check_both(small, backend::flashinfer, e, {"request-meta-graph-ceiling"});
-  EXPECT_EQ(min_failing(r.model, bug_class::c5, "capture_size"), 100);
-  EXPECT_TRUE(has(r.sim, bug_class::c5, invariant::out_of_bounds, "paged_kv_indptr"));
-  const auto fixed = check_both(small, backend::flashinfer, e, {});
-  EXPECT_TRUE(fixed.model.ok && fixed.sim.ok);
-}
-
-// vllm-ascend #16168, max_num_seqs 4 (graphs 1, 2, 4, 8): decode batch 3 replays the graph of 4,
-// plus the dummy request 5 rows against 4.
-TEST(Classes, RequestMetaMaxNumSeqs) {
-  engine_settings e = with(4);
-  e.flavour = engine_flavour::vllm_ascend;
-  const auto r = check_both(small, backend::flashinfer, e, {"request-meta-max-num-seqs"});
-  EXPECT_EQ(min_failing(r.model, bug_class::c5, "decode_batch"), 3);
-  EXPECT_TRUE(has(r.sim, bug_class::c5, invariant::out_of_bounds, "paged_kv_last_page_len"));
-  const auto fixed = check_both(small, backend::flashinfer, e, {});
-  EXPECT_TRUE(fixed.model.ok && fixed.sim.ok);
-}
-
-// 2 heads of 256 (512 elements a token): 2^22 tokens end at offset 2^31 - 1, one more wraps.
-TEST(Classes, Int32TokenOffsets) {
-  const model_geometry big = testing::uniform(1, 2, 1, 256);
-  const int64_t fits = int64_t{1} << 22;
-  engine_settings e = with(4);
-  e.max_num_batched_tokens = fits + 1;
-  const auto r = check_both(big, backend::triton, e, {"int32-token-offsets"});
-  EXPECT_EQ(min_failing(r.model, bug_class::c6, "tokens"), fits + 1);
-  EXPECT_TRUE(has(r.sim, bug_class::c6, invariant::index_overflow));
-  const auto fixed = check_both(big, backend::triton, e, {});
-  EXPECT_TRUE(fixed.model.ok && fixed.sim.ok);
-  e.max_num_batched_tokens = fits;
-  EXPECT_TRUE(check_both(big, backend::triton, e, {"int32-token-offsets"}).model.ok);
-}
-
-// A layer with compression ratio 4, max_num_seqs 32: the decode captures' dummies (seq_len 1) have
-// no work; 32 of them read prefix_sum[32] past 32 entries.
-TEST(Classes, EmptyWorkUnclamped) {
-  model_geometry m = small;
-  m.layers[0].compress_ratio = 4;
-  for (backend be : {backend::triton, backend::flashinfer}) {
-    const auto r = check_both(m, be, with(32), {"empty-work-unclamped"});
-    EXPECT_EQ(min_failing(r.model, bug_class::c7, "capture_size"), 32) << to_string(be);
-    EXPECT_TRUE(has(r.sim, bug_class::c7, invariant::out_of_bounds, "shared:prefix_sum")) << to_string(be);
-    const auto fixed = check_both(m, be, with(32), {});
-    EXPECT_TRUE(fixed.model.ok && fixed.sim.ok) << to_string(be);
+// Tile 16, bf16, the whole-model sweep's one decode token (T = 1):
+//   tp 8: h = 12, repeat 16 // 12 = 1 -> q of 12 heads (12*576*2 = 13824 B, the tile reads
+//         16*576*2 = 18432 B); unpad o[:, ::1] keeps 16 rows (16*512*2 = 16384 B > 12*512*2 = 12288 B)
+//   tp 16: h = 6, repeat 2 -> q of 12 heads (13824 B vs 18432 B); o[:, ::2] keeps 8 rows
+//         (8192 B > 6*512*2 = 6144 B); tp 2 and 4 (48, 24 heads) need no padding.
+TEST(ClassC9, DivisorsOnlyPaddingOnNinetySixHeads) {
+  check_options o;
+  o.tps = {2, 4, 8, 16};
+  o.engine.head_tile = 16;
+  EXPECT_TRUE(check(mla(96), o).ok);  // the fix: pad to exactly 16, keep o[:, :h]
+  o.mutants = {"head-pad-divisors-only"};
+  const report r = check(mla(96), o);
+  const auto q = of(r, "mla_q_padded"), out = of(r, "mla_output");
+  ASSERT_EQ(q.size(), 2u);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(r.violations.size(), 4u);
+  for (const violation* v : q) {
+    EXPECT_EQ(v->capacity_bytes, 13824);
+    EXPECT_EQ(v->required_bytes, 18432);
   }
+  EXPECT_EQ(out[0]->tp, 8);
+  EXPECT_EQ(out[0]->capacity_bytes, 12288);
+  EXPECT_EQ(out[0]->required_bytes, 16384);
+  EXPECT_EQ(out[1]->tp, 16);
+  EXPECT_EQ(out[1]->capacity_bytes, 6144);
+  EXPECT_EQ(out[1]->required_bytes, 8192);
+  for (const auto& v : r.violations) {
+    EXPECT_EQ(v.inv, invariant::buffer_capacity);
+    EXPECT_EQ(v.cls, bug_class::c9);
+  }
+  std::vector<std::pair<int64_t, int64_t>> heads;  // (tp, heads_per_rank) class thresholds
+  for (const auto& t : r.thresholds)
+    if (t.variable == "heads_per_rank") heads.push_back({t.tp, t.min_failing});
+  EXPECT_EQ(heads, (std::vector<std::pair<int64_t, int64_t>>{{8, 12}, {16, 6}}));
 }
 
-// Two speculative tokens: draft pass 2 keeps query_start_loc [0, 3] over a q of 1 row.
-TEST(Classes, DraftReusesVerifyMetadata) {
-  engine_settings e = with(4);
-  e.num_speculative_tokens = 2;
-  const auto r = check_both(small, backend::triton, e, {"draft-reuses-verify-metadata"});
-  EXPECT_EQ(min_failing(r.model, bug_class::c8, "draft_pass"), 2);
-  EXPECT_TRUE(has(r.sim, bug_class::c8, invariant::plan_run_shape));
-  EXPECT_TRUE(has(r.sim, bug_class::c8, invariant::out_of_bounds, "q"));
-  const auto fixed = check_both(small, backend::triton, e, {});
-  EXPECT_TRUE(fixed.model.ok && fixed.sim.ok);
+TEST(ClassC9, DivisorsOfTheTileAndNoTileAreClean) {
+  check_options o;
+  o.tps = {8, 16};  // 64 heads: 8 and 4 per rank divide 16
+  o.engine.head_tile = 16;
+  o.mutants = {"head-pad-divisors-only"};
+  EXPECT_TRUE(check(mla(64), o).ok);
+  o.engine.head_tile = 0;  // no padding kernel
+  EXPECT_TRUE(check(mla(96), o).ok);
+}
+
+// A case checks its own batch: 3 tokens of h = 5 heads (80 heads at tp 16), tile 16: the padded q
+// holds 5 * 3 = 15 heads (3*15*576*2 = 51840 B of the 3*16*576*2 = 55296 B read); o[:, ::3]
+// keeps ceil(16 / 3) = 6 rows (3*6*512*2 = 18432 B > 3*5*512*2 = 15360 B).
+TEST(ClassC9, ACaseUsesItsOwnTokens) {
+  check_case c = make_case(mla(80), 16, backend::triton, policy::per_layer, grouping::heads, true, 16, 0);
+  c.engine.head_tile = 16;
+  c.mutants = {"head-pad-divisors-only"};
+  c.b = decode_batch(3, 64);
+  model_executor ex;
+  const report r = run_case(c, ex);
+  ASSERT_EQ(r.violations.size(), 2u);
+  EXPECT_EQ(of(r, "mla_q_padded").at(0)->capacity_bytes, 51840);
+  EXPECT_EQ(of(r, "mla_q_padded").at(0)->required_bytes, 55296);
+  EXPECT_EQ(of(r, "mla_output").at(0)->capacity_bytes, 15360);
+  EXPECT_EQ(of(r, "mla_output").at(0)->required_bytes, 18432);
+}
+
+// Laguna S-2.1's shape (SGLang #30298): hidden 3072, 48 heads, head_dim 128. The builder pads
+// segm_output rows for next_pow2(3072 // 48 = 64) = 64 while the layers write 128: batch T fails
+// iff T*H*16*128 > thr*H*16*64, i.e. 2T > thr, with thr = snap(128 // kv) = 16, 32, 64, 128 at
+// tp 1, 2, 4, 8 (8 kv heads): first failures 9, 17, 33, 65.
+TEST(ClassC9, HeadSizeFromHiddenSize) {
+  model_geometry m = testing::uniform(4, 48, 8, 128);
+  m.hidden_size = 3072;
+  check_options o;
+  o.tps = {1, 2, 4, 8};
+  EXPECT_TRUE(check(m, o).ok);
+  o.mutants = {"head-dim-from-hidden"};
+  const report r = check(m, o);
+  std::map<int64_t, int64_t> first;
+  for (const auto& t : r.thresholds)
+    if (t.min_failing_decode_batch) first[t.tp] = *t.min_failing_decode_batch;
+  EXPECT_EQ(first, (std::map<int64_t, int64_t>{{1, 9}, {2, 17}, {4, 33}, {8, 65}}));
+  for (const auto& v : r.violations) EXPECT_EQ(v.cls, bug_class::c9) << v.detail;
+  m.hidden_size = 0;  // unknown: the mutant has nothing to divide
+  EXPECT_TRUE(check(m, o).ok);
+}
+
+// A hybrid model: attention layers 0 and 3, Mamba state layers 1 and 2.
+model_geometry hybrid() {
+  model_geometry m = testing::uniform(4, 8, 1, 128);
+  for (int i : {1, 2}) {
+    m.layers[static_cast<std::size_t>(i)] = {};
+    m.layers[static_cast<std::size_t>(i)].name = "model.layers." + std::to_string(i);
+    m.layers[static_cast<std::size_t>(i)].kind = attn_kind::none;
+    m.layers[static_cast<std::size_t>(i)].mamba_state = true;
+  }
+  return m;
+}
+
+// GLM-5.3-Flash's numbers (vLLM #55600): max_model_len 262144, Mamba block 1152 (the attention
+// blocks aligned to it), a drafter group of 16-token blocks. Width cdiv(262144, 1152) = 228.
+check_options glm() {
+  check_options o;
+  o.tps = {1};
+  o.block_size = 1152;
+  o.engine.max_model_len = 262144;
+  o.engine.mamba_block_size = 1152;
+  o.engine.extra_group_block_size = 16;
+  return o;
+}
+
+TEST(ClassC11, GlmGroupAndColumns) {
+  check_options o = glm();
+  const auto g = make_mamba_group(hybrid(), o.engine, o.block_size);
+  ASSERT_TRUE(g);
+  EXPECT_EQ(g->block_size, 1152);
+  EXPECT_EQ(g->cache_block_size, 16);
+  EXPECT_EQ(g->table_width, 228);
+  EXPECT_EQ(g->layers, 2);
+  EXPECT_EQ(state_column(11520, 16), 719);  // (11520 - 1) // 16
+  EXPECT_EQ(state_column(11520, 1152), 9);
+  o.engine.num_speculative_tokens = 2;
+  EXPECT_EQ(make_mamba_group(hybrid(), o.engine, o.block_size)->table_width, 230);
+  EXPECT_FALSE(make_mamba_group(testing::uniform(2, 8, 1, 128), o.engine, 16));
+}
+
+TEST(ClassC11, ResumeAt11520ReadsPastTheRow) {
+  const check_options o = glm();
+  check_case c = make_case(hybrid(), 1, backend::triton, policy::per_layer, grouping::heads, true, 1152, 0);
+  c.engine = o.engine;
+  c.b = batch{{11521}, {1}};  // resumed with 11520 computed tokens
+  model_executor ex;
+  EXPECT_TRUE(run_case(c, ex).ok);
+  c.mutants = {"mamba-index-min-block-size"};
+  const report r = run_case(c, ex);
+  ASSERT_EQ(r.violations.size(), 1u);
+  const violation& v = r.violations[0];
+  EXPECT_EQ(v.inv, invariant::buffer_capacity);
+  EXPECT_EQ(v.cls, bug_class::c11);
+  EXPECT_EQ(v.buffer, "mamba_block_table");
+  EXPECT_EQ(v.capacity_bytes, 228 * 4);
+  EXPECT_EQ(v.required_bytes, 720 * 4);
+  EXPECT_NE(v.detail.find("= 719 of a 228-column"), std::string::npos) << v.detail;
+  EXPECT_NE(v.detail.find("gives 9"), std::string::npos) << v.detail;
+}
+
+// The sweep over resumes: column (n-1) // 16 first differs from (n-1) // 1152 at n = 17 (1 vs 0,
+// inside the row: block_unit), and first reaches the width at n = 228 * 16 + 1 = 3649.
+TEST(ClassC11, SweepFindsTheFirstWrongAndThePastTheRowResume) {
+  check_options o = glm();
+  EXPECT_TRUE(check(hybrid(), o).ok);
+  o.mutants = {"mamba-index-min-block-size"};
+  const report r = check(hybrid(), o);
+  ASSERT_EQ(r.violations.size(), 2u);
+  EXPECT_EQ(r.violations[0].inv, invariant::block_unit);
+  EXPECT_EQ(r.violations[0].repro.b.seq_lens, std::vector<int64_t>{18});
+  EXPECT_EQ(r.violations[1].inv, invariant::buffer_capacity);
+  EXPECT_EQ(r.violations[1].repro.b.seq_lens, std::vector<int64_t>{3650});
+  const auto t = std::find_if(r.thresholds.begin(), r.thresholds.end(),
+                              [](const threshold& x) { return x.variable == "num_computed_tokens"; });
+  ASSERT_NE(t, r.thresholds.end());
+  EXPECT_EQ(t->cls, bug_class::c11);
+  EXPECT_EQ(t->min_failing, 17);
+  o.engine.extra_group_block_size = 0;  // no smaller group: the minimum is the Mamba block itself
+  EXPECT_TRUE(check(hybrid(), o).ok);
+}
+
+TEST(ClassSettings, RoundTripAndBadValuesNameTheField) {
+  check_case c = make_case(hybrid(), 1, backend::triton, policy::per_layer, grouping::heads, true, 16, 0);
+  c.b = decode_batch(1, 8);
+  c.engine.head_tile = 16;
+  c.engine.mamba_block_size = 64;
+  c.engine.extra_group_block_size = 8;
+  const nlohmann::json j = to_json(c);
+  EXPECT_EQ(case_from_json(j, "c.json"), c);
+  for (const char* field : {"head_tile", "mamba_block_size", "extra_group_block_size"})
+    for (const nlohmann::json& bad : {nlohmann::json(-1), nlohmann::json("8"), nlohmann::json(int64_t{1} << 30)}) {
+      nlohmann::json k = j;
+      k["engine"][field] = bad;
+      try {
+        case_from_json(k, "c.json");
+        ADD_FAILURE() << field << " = " << bad.dump() << " was accepted";
+      } catch (const input_error& e) {
+        EXPECT_EQ(e.field(), std::string("engine.") + field) << e.what();
+      }
+    }
 }
 
 }  // namespace

@@ -74,6 +74,17 @@ TEST(InputContract, ValuesNeverBreakTheLine) {
   expect_one_line(run_cli("check '" + (dir / odd_name).string() + "'"), {"a\\nverdict: OK.json"});
 }
 
+TEST(InputContract, InputTextCannotAddReportLines) {
+  // The report on stdout shows the input's path and layer names too: one line each.
+  const auto dir = scratch("d8_report");
+  const auto odd = dir / "x\nverdict: OK (every invariant holds).json";
+  fs::copy_file(source_path("configs/laguna-xs2.json"), odd);
+  const auto r = run_cli("check '" + odd.string() + "' --policy model-wide --backend triton");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.out.find("\nverdict: OK"), std::string::npos) << r.out.substr(0, 300);
+  EXPECT_NE(r.out.find("x\\nverdict: OK"), std::string::npos) << r.out.substr(0, 300);
+}
+
 TEST(InputContract, LayerCountIsRefusedEarlyPastTheLimit) {
   // A 70-byte config claiming 10^6 layers took 8-14 s and 1.56 GB before anything was said.
   const auto dir = scratch("layers");

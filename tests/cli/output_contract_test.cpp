@@ -30,13 +30,23 @@ TEST(OutputContract, LinkPlantedAtTheTemporaryNameIsNeverFollowed) {
   // shell's pid is the command's after exec) had its target overwritten by the report.
   const auto dir = scratch("d3");
   std::ofstream(dir / "victim.txt") << "precious";
-  for (const std::string cmd : {"check " + llama, "replay " + stored_case}) {
+  for (const std::string& cmd : {"check " + llama, "replay " + stored_case}) {
     const auto r = run_cli(cmd + " --json out.json",
                            in(dir) + " rm -f out.json* && ln -s victim.txt out.json.tmp.$$ && exec");
     EXPECT_LE(r.code, 1) << cmd << ": " << r.err;
     EXPECT_EQ(slurp(dir / "victim.txt"), "precious") << cmd;
     EXPECT_NE(slurp(dir / "out.json").find("\"violations\""), std::string::npos) << cmd;
   }
+  // fuzz --out: a link at every counterexample's old temporary name.
+  const std::string campaign = "fuzz --seed 14 --cases 60 --policy model-wide --out found";
+  ASSERT_EQ(run_cli(campaign, in(dir)).code, 1);
+  std::string plant;
+  for (const auto& e : fs::directory_iterator(dir / "found")) {
+    plant += " ln -s ../victim.txt found/" + e.path().filename().string() + ".tmp.$$ &&";
+    fs::remove(e.path());
+  }
+  ASSERT_EQ(run_cli(campaign, in(dir) + plant + " exec").code, 1);
+  EXPECT_EQ(slurp(dir / "victim.txt"), "precious") << "fuzz --out";
 }
 
 TEST(OutputContract, FailedWriteLeavesNothingOnStdout) {
@@ -49,6 +59,17 @@ TEST(OutputContract, FailedWriteLeavesNothingOnStdout) {
   expect_refused(run_cli("check " + llama + " --json ''", in(dir)), "--json");
   expect_refused(run_cli("replay " + stored_case + " --json ''", in(dir)), "--json");
   EXPECT_TRUE(fs::is_empty(dir));
+}
+
+TEST(OutputContract, FullDiskLeavesNothingOnStdout) {
+  // The reproduction: a 64 KiB tmpfs as the output folder, mounted in a private mount
+  // namespace that ends with the command (skipped where that is not allowed).
+  const auto dir = scratch("d4_tmpfs");
+  const std::string mount = "unshare -m sh -c 'mount -t tmpfs -o size=64k tmpfs " + dir.string();
+  if (std::system((mount + "' 2>/dev/null").c_str()) != 0) GTEST_SKIP() << "cannot mount a tmpfs";
+  const auto r = run_cli("check " + laguna + " --tp 1,2,4,8 --backend all --policy model-wide "
+                         "--json out.json", mount + " && cd " + dir.string() + " && exec \"$0\" \"$@\"'");
+  expect_refused(r, "No space left on device");
 }
 
 TEST(OutputContract, OutputThatIsAnInputIsRefused) {

@@ -46,6 +46,19 @@ TEST(KvCacheGroups, BalancesToMaxWhenCloseInSize) {
   EXPECT_EQ(g[1].layers.size(), 7u);
 }
 
+// 4 full and 6 sliding layers: 6 is not below 1.5 x 4, so groups take min(4, 6) = 4 layers and the
+// 6 sliding layers split into ceil(6 / 4) = 2 groups, layers {0, 2, 4} and {1, 3, 5}.
+TEST(KvCacheGroups, SplitsTheLargerBucketAtOneAndAHalfTimesTheSmaller) {
+  registry reg;
+  for (int i = 0; i < 4; ++i) reg.add({std::string("f").append(std::to_string(i)), attn_kind::full, 8, 8, 64, 64, 0});
+  for (int i = 0; i < 6; ++i) reg.add({std::string("s").append(std::to_string(i)), attn_kind::sliding, 8, 8, 64, 64, 128});
+  auto g = make_kv_cache_groups(reg, dtype::bf16, 16, true);
+  ASSERT_EQ(g.size(), 3u);
+  EXPECT_EQ(g[0].layers.size(), 4u);
+  EXPECT_EQ(g[1].layers, (std::vector<std::string>{"s0", "s2", "s4"}));
+  EXPECT_EQ(g[2].layers, (std::vector<std::string>{"s1", "s3", "s5"}));
+}
+
 TEST(KvCacheGroups, HybridOffPromotesSlidingToOneGroup) {
   laguna_engine e(1, false);
   ASSERT_EQ(e.kv.size(), 1u);

@@ -21,5 +21,9 @@ void check_c6_int32_offsets(const class_scope& s, std::vector<class_finding>& ou
 void check_c7_empty_work(const class_scope& s, std::vector<class_finding>& out);
 // C8: draft passes' metadata against their q.
 void check_c8_draft_passes(const class_scope& s, std::vector<class_finding>& out);
+// C9: heads padded to the MLA kernel's tile by the divisors-only helpers.
+void check_c9_head_pad(const class_scope& s, std::vector<class_finding>& out);
+// C11: the Mamba state column computed in the smallest group's block size.
+void check_c11_mamba_index(const class_scope& s, std::vector<class_finding>& out);
 
 }  // namespace headroom

@@ -4,7 +4,7 @@
 // addition commutes, so both lanes get the simulator's bits). Members are __host__ __device__ so
 // the bodies' host instantiations compile; only the device ones ever run. (kernel_context<> is
 // not asserted here: nvcc 13 rejects its host lambda in a requires-expression; instantiating
-// every body with this context in kernels/gpu/dispatch_*.cu checks the interface instead.)
+// every body with this context in targets/gpu/launch/dispatch_*.cu checks the interface instead.)
 #pragma once
 
 #include <cstdint>

@@ -40,7 +40,7 @@ std::string find_worker() {
   if (n > 0) {
     // Relative to the running program first, so a build tree copied elsewhere still finds it.
     const std::string dir = dir_of(std::string(buf, static_cast<std::size_t>(n)));
-    for (const char* rel : {"/", "/../kernels/gpu/", "/../../kernels/gpu/", "/../../../kernels/gpu/"})
+    for (const char* rel : {"/", "/../targets/gpu/", "/../../targets/gpu/", "/../../../targets/gpu/"})
       if (executable(dir + rel + worker_name)) return dir + rel + worker_name;
   }
 #ifdef HEADROOM_GPU_WORKER_PATH

@@ -21,7 +21,7 @@ inline constexpr const char* worker_path_env = "HEADROOM_GPU_WORKER_BIN";
 inline constexpr int worker_channel_fd = 1000;
 
 // The worker executable: $HEADROOM_GPU_WORKER_BIN, else next to the running program or in
-// kernels/gpu/ of its build tree (searched relative to it), else where this build put it.
+// targets/gpu/ of its build tree (searched relative to it), else where this build put it.
 // Empty when there is none.
 std::string find_worker();
 

@@ -1,0 +1,37 @@
+// Every input that ever broke a fuzz target (fuzz/crashes/config, fuzz/crashes/case) replayed
+// through the same properties (fuzz/fuzz_inputs.hpp): accepted, or refused with one bounded line.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+
+#include "fuzz/fuzz_inputs.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+template <class Input>
+int replay_all(const std::string& target, Input&& input) {
+  int n = 0;
+  for (const auto& e : fs::directory_iterator(std::string(HEADROOM_SOURCE_DIR) + "/fuzz/crashes/" + target)) {
+    if (e.path().filename() == "README.md") continue;
+    std::ifstream in(e.path(), std::ios::binary);
+    const std::string bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    EXPECT_NO_THROW(input(bytes)) << e.path();
+    ++n;
+  }
+  return n;
+}
+
+TEST(fuzz_crashes, config_inputs_replay_clean) {
+  EXPECT_GT(replay_all("config", headroom::fuzz::config_input), 0);
+}
+
+TEST(fuzz_crashes, case_inputs_replay_clean) {
+  EXPECT_GT(replay_all("case", headroom::fuzz::case_input), 0);
+}
+
+}  // namespace
