@@ -17,14 +17,14 @@ namespace {
 
 const char* usage =
     "usage:\n"
-    "  headroom check CONFIG.json [--tp 1,2,4,8] [--backend triton|flashinfer|all]\n"
+    "  headroom check CONFIG.json [--tp 1,2,4,8] [--backend triton|flashinfer|fa3|all]\n"
     "                 [--policy per-layer|model-wide|max] [--grouping heads|legacy|proposer]\n"
     "                 [--max-num-seqs N] [--target model|sim|gpu] [--tight K] [--json OUT.json]\n"
     "                 [--seed S] [--no-hybrid] [--cuda-graph] [--mutant NAME]...\n"
     "                 [--max-model-len N] [--spec-tokens K] [--cudagraph-mode MODE]\n"
     "                 [--head-tile N] [--mamba-block-size N] [--extra-group-block-size N]\n"
     "  headroom fuzz  [--seed S] [--cases N | --time 60s] [--target sim|gpu] [--policy ...]\n"
-    "                 [--out DIR] [--jobs N] [--grouping G] [--backend triton|flashinfer|all]\n"
+    "                 [--out DIR] [--jobs N] [--grouping G] [--backend triton|flashinfer|fa3|all]\n"
     "                 [--stop-after K] [--mutant NAME]...\n"
     "                 (default --cases 1000; --out is created if missing;\n"
     "                  mpirun -np N headroom fuzz ...: one campaign sharded by rank)\n"

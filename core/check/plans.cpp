@@ -41,7 +41,12 @@ std::vector<planned_part> plan_parts(const check_case& c, const rank_geometry& r
                                      const batch& b) {
   const int64_t kv = builder_kv_heads(c, rg, ag);
   const int64_t d = builder_head_size(c, rg, ag);
-  if (c.be == backend::triton) return {{plan_triton(builder_heads, kv, d, c.triton, c.engine), b}};
+  if (c.be == backend::fa3) return {};  // no FA3 attention body: its metadata is class C3's check
+  if (c.be == backend::triton) {
+    triton_plan p = plan_triton(builder_heads, kv, d, c.triton, c.engine);
+    p.int32_offsets = has_mutant(c.mutants, "int32-token-offsets");
+    return {{std::move(p), b}};
+  }
   batch dec, pre;
   for (std::size_t i = 0; i < b.seq_lens.size(); ++i) {
     batch& to = b.query_lens[i] <= 1 ? dec : pre;

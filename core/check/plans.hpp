@@ -38,6 +38,7 @@ grouping effective_grouping(const check_case& c);
 int64_t builder_kv_heads(const check_case& c, const rank_geometry& rg, const attention_group& ag);
 int64_t builder_head_size(const check_case& c, const rank_geometry& rg, const attention_group& ag);
 
+// The attention plans of a batch (none for fa3, whose attention has no body here).
 std::vector<planned_part> plan_parts(const check_case& c, const rank_geometry& rg,
                                      const attention_group& ag, int64_t builder_heads,
                                      const batch& b);
