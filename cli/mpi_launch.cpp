@@ -2,7 +2,9 @@
 #include "cli/mpi_launch.hpp"
 
 #include <cstdlib>
+#include <algorithm>
 #include <string>
+#include <vector>
 
 namespace headroom::cli {
 
@@ -35,6 +37,18 @@ std::optional<int> mpi_rank_from_env() {
   for (const char* v : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"})
     if (auto n = env_int(v, 0)) return n;
   return std::nullopt;
+}
+
+std::string gpu_of_rank(const std::string& visible, int local_rank) {
+  std::vector<std::string> ids;
+  std::size_t at = 0;
+  while (at <= visible.size()) {
+    const auto comma = std::min(visible.find(',', at), visible.size());
+    if (comma > at) ids.push_back(visible.substr(at, comma - at));
+    at = comma + 1;
+  }
+  if (ids.empty()) return std::to_string(local_rank);
+  return ids[static_cast<std::size_t>(local_rank) % ids.size()];
 }
 
 }  // namespace headroom::cli

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 
 namespace headroom::cli {
 
@@ -15,6 +16,11 @@ bool under_mpi_launcher();
 // The number of ranks the launcher's environment states, when it states one; this rank's number.
 std::optional<int> mpi_size_from_env();
 std::optional<int> mpi_rank_from_env();
+
+// The CUDA_VISIBLE_DEVICES of the rank `local_rank` of a node (for --target gpu, one GPU a rank):
+// with a list, its entry number local_rank modulo the list's length (a single entry, as Slurm's
+// --gpus-per-task=1 leaves, is kept); with none, the device numbered local_rank.
+std::string gpu_of_rank(const std::string& visible, int local_rank);
 
 // The fuzz command under a launcher: headroom execs headroom_mpi; headroom_mpi runs the campaign.
 int fuzz_under_mpi(int argc, char** argv);

@@ -40,24 +40,6 @@ constexpr double stop_grace = 0.5;     // s rank 0 waits for the others after a 
 
 double since(steady::time_point t) { return std::chrono::duration<double>(steady::now() - t).count(); }
 
-// Each rank sees one GPU: with a list in CUDA_VISIBLE_DEVICES, the node-local rank's entry (modulo
-// its length; a single entry, as Slurm's --gpus-per-task leaves, is kept); without one, the device
-// numbered by the node-local rank.
-void bind_gpu(int local_rank) {
-  const char* v = std::getenv("CUDA_VISIBLE_DEVICES");
-  std::vector<std::string> ids;
-  for (std::string s = v ? v : "", item; !s.empty();) {
-    const auto comma = s.find(',');
-    item = s.substr(0, comma);
-    if (!item.empty()) ids.push_back(item);
-    s = comma == std::string::npos ? "" : s.substr(comma + 1);
-  }
-  if (ids.size() == 1) return;
-  const std::string pick = ids.empty() ? std::to_string(local_rank)
-                                       : ids[static_cast<std::size_t>(local_rank) % ids.size()];
-  ::setenv("CUDA_VISIBLE_DEVICES", pick.c_str(), 1);
-}
-
 // Hands a shard's failing outcomes to the main thread, which sends them (ranks > 0).
 struct outbox : shard_sink {
   std::mutex mu;
@@ -200,7 +182,10 @@ int fuzz_under_mpi(int argc, char** argv) {
   std::string error;
   try {  // every rank checks its own input, executor and threads; rank 0 the --out folder
     o = read_fuzz_options(argc, argv);
-    if (o.target == "gpu") bind_gpu(w.local_rank);
+    if (o.target == "gpu") {  // before the GPU worker starts: it inherits the variable
+      const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+      ::setenv("CUDA_VISIBLE_DEVICES", gpu_of_rank(visible ? visible : "", w.local_rank).c_str(), 1);
+    }
     make_executor(o.target);
     if (w.rank == 0 && o.out) prepare_fuzz_out(*o.out);
     if (w.rank == 0) {
