@@ -17,7 +17,10 @@ tmp="$(mktemp -d)"
 trap 'kill -9 $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 mpi() { timeout 60 "$mpiexec" -np 2 --oversubscribe "$headroom" "$@"; }
-campaign=(fuzz --seed 14 --cases 60 --policy model-wide --target sim)
+# A seed whose findings come from both ranks (even and odd case indices); checked below, since a
+# change of the generators changes every seed's cases.
+seed=2
+campaign=(fuzz --seed $seed --cases 60 --policy model-wide --target sim)
 # The found list of a summary without its timings.
 found() { grep -E '^  (\[|[0-9]+ cases in|[0-9]+ distinct)|^      shrunk' "$1" | sed -E 's/ in [0-9.]+ s.*//; s/, written after.*//'; }
 
@@ -27,22 +30,23 @@ mpi "${campaign[@]}" --out "$tmp/two" >"$tmp/two.txt" 2>"$tmp/two.err"
 code=$?
 [[ $code == 1 ]] || { cat "$tmp/two.err" >&2; fail "2 ranks: expected exit 1, got $code"; }
 grep -q "2 ranks x 1 job" "$tmp/two.txt" || fail "2 ranks: not run as 2 ranks: $(head -1 "$tmp/two.txt")"
-(( $(ls "$tmp/one" | wc -l) >= 3 )) || fail "one process found fewer than 3 counterexamples"
+indices="$(grep -Eo 'case [0-9]+, [0-9]+ steps' "$tmp/one.txt" | grep -Eo '^case [0-9]+' | cut -d' ' -f2)"
+grep -q '[02468]$' <<<"$indices" && grep -q '[13579]$' <<<"$indices" ||
+  fail "seed $seed: the findings ($(echo $indices)) are not from both ranks; choose another seed"
 diff -r "$tmp/one" "$tmp/two" >&2 || fail "2 ranks wrote other files than one process"
 diff <(found "$tmp/one.txt") <(found "$tmp/two.txt") >&2 || fail "2 ranks: other findings or case count"
 echo "same findings: $(ls "$tmp/two" | wc -l) files, $(grep -Eo '^  [0-9]+ cases' "$tmp/two.txt")"
 
-mpi fuzz --seed 14 --cases 60 --target sim --out "$tmp/fixed" >"$tmp/fixed.txt" 2>&1
+mpi fuzz --seed $seed --cases 60 --target sim --out "$tmp/fixed" >"$tmp/fixed.txt" 2>&1
 code=$?
 [[ $code == 0 ]] || { cat "$tmp/fixed.txt" >&2; fail "fixed mirror under 2 ranks: expected exit 0, got $code"; }
 grep -q "verdict: clean" "$tmp/fixed.txt" || fail "fixed mirror: no clean verdict"
 [[ -z "$(ls "$tmp/fixed")" ]] || fail "fixed mirror: files written"
 echo "fixed mirror: clean"
 
-# The last of the reference findings is case 37, an odd index: rank 1 finds and reports it.
-last="$(grep -Eo 'case [0-9]+, [0-9]+ steps' "$tmp/one.txt" | tail -1 | grep -Eo '^case [0-9]+')"
-(( ${last#case } % 2 == 1 )) || fail "the last reference finding ($last) is not rank 1's"
-mpi fuzz --seed 14 --cases 1000000 --policy model-wide --target sim --out "$tmp/killed" \
+# The last reference finding at an odd index: rank 1 finds and reports it.
+last="case $(grep '[13579]$' <<<"$indices" | tail -1)"
+mpi fuzz --seed $seed --cases 1000000 --policy model-wide --target sim --out "$tmp/killed" \
   >"$tmp/killed.txt" 2>"$tmp/killed.err" &
 launcher=$!
 rank1=""
@@ -61,13 +65,16 @@ wait "$launcher"
 code=$?
 [[ $code != 0 && $code != 1 ]] || fail "a killed rank: mpirun should not report success ($code)"
 grep -q "stopped early" "$tmp/killed.txt" || { cat "$tmp/killed.txt" "$tmp/killed.err" >&2; fail "rank 0 printed no summary after the kill"; }
-for f in "$tmp"/one/*.json; do
+kept=0
+for f in "$tmp"/one/*.json; do  # the reference findings at or before the one seen: reported
+  n="$(grep -Eo '\(case [0-9]+\)' "$f" | grep -Eo '[0-9]+')"
+  (( n <= ${last#case } )) || continue
   cmp -s "$f" "$tmp/killed/$(basename "$f")" || fail "reported before the kill, not on disk: $(basename "$f")"
+  grep -qF "$tmp/killed/$(basename "$f")" "$tmp/killed.txt" || fail "not in the summary after the kill: $(basename "$f")"
+  kept=$((kept + 1))
 done
-sigs() { grep -Eo '^  \[[0-9]+\] .*' "$1" | sed -E 's/^  \[[0-9]+\] //' | sort; }
-missing="$(comm -23 <(sigs "$tmp/one.txt") <(sigs "$tmp/killed.txt"))"
-[[ -z "$missing" ]] || fail "not in the summary after the kill: $missing"
-echo "killed rank 1 (pid $rank1) after $last: summary printed, $(ls "$tmp/killed" | wc -l) files kept, mpirun exit $code"
+(( kept >= 2 )) || fail "fewer than 2 findings reported before the kill"
+echo "killed rank 1 (pid $rank1) after $last: summary printed, the $kept findings reported by then on disk, mpirun exit $code"
 
 mkdir "$tmp/solo" && cp "$headroom" "$tmp/solo/headroom"
 timeout 60 "$mpiexec" -np 2 --oversubscribe "$tmp/solo/headroom" fuzz --cases 3 >"$tmp/solo.txt" 2>&1
