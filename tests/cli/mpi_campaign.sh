@@ -5,7 +5,8 @@
 #   2. the fixed mirror (per-layer) is clean under MPI;
 #   3. a rank killed mid-campaign (SIGKILL) loses nothing already reported: rank 0 commits what it
 #      has, prints its summary, and every finding reported before the kill is on disk;
-#   4. a headroom without headroom_mpi beside it, under mpirun: exit 2, one line.
+#   4. a headroom without headroom_mpi beside it, under mpirun: exit 2, one line;
+#   5. Ctrl-C (SIGINT to mpirun, or to one process) stops the campaign with its summary.
 # Usage: mpi_campaign.sh HEADROOM MPIEXEC
 set -uo pipefail
 headroom="$1"; mpiexec="$2"
@@ -83,3 +84,19 @@ code=$?
 [[ $(grep -c '^headroom: ' "$tmp/solo.txt") == 1 ]] || { cat "$tmp/solo.txt" >&2; fail "no headroom_mpi: not one line"; }
 grep -q "built without an MPI library" "$tmp/solo.txt" || fail "no headroom_mpi: the line does not say why"
 echo "without headroom_mpi: exit 2, one line"
+
+for launcher in "" "$mpiexec -np 2 --oversubscribe"; do
+  $launcher "$headroom" fuzz --seed $seed --cases 100000000 --target model >"$tmp/int.txt" 2>"$tmp/int.err" &
+  pid=$!
+  for _ in $(seq 300); do  # the seed line comes once the signal handlers are in place
+    grep -q "^fuzz: seed" "$tmp/int.err" && break
+    sleep 0.1
+  done
+  sleep 0.3
+  kill -INT $pid
+  wait $pid
+  code=$?
+  grep -q "stopped early: SIG" "$tmp/int.txt" && grep -q "^verdict: clean" "$tmp/int.txt" ||
+    { cat "$tmp/int.txt" "$tmp/int.err" >&2; fail "Ctrl-C${launcher:+ under mpirun}: no summary"; }
+  echo "Ctrl-C${launcher:+ under mpirun}: summary printed ($(grep -Eo '^  [0-9]+ cases' "$tmp/int.txt" | tr -s ' ')), exit $code"
+done
