@@ -18,6 +18,7 @@ import pathlib
 import re
 import subprocess
 import sys
+import tempfile
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -65,8 +66,8 @@ def main():
     a = ap.parse_args()
     t1, t2 = a.targets.split(",")
     out = pathlib.Path(a.out)
-    work = out / "work"
-    work.mkdir(parents=True, exist_ok=True)
+    out.mkdir(parents=True, exist_ok=True)
+    work = pathlib.Path(tempfile.mkdtemp(prefix="headroom-classes-"))  # reports and corpora, not kept
     rows, ok = {"regressions": [], "mutants": [], "clean": []}, True
 
     for case in sorted((ROOT / "regressions").glob("*.json")):
