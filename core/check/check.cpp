@@ -1,6 +1,8 @@
 // Whole-model checks (headroom check) and single cases (replay, fuzz).
 #include "core/check/check.hpp"
 
+#include <memory>
+
 #include "core/check/group_check.hpp"
 #include "core/util/error.hpp"
 
@@ -24,8 +26,11 @@ void check_backend(const check_case& base, executor& ex, std::optional<double> t
                    const decode_sweep& sweep, const std::vector<batch>& extra, bool whole_model,
                    report& r) {
   const engine e = make_engine(base);
+  check_case shell = base;
+  shell.model = {};
+  const auto model = std::make_shared<const model_geometry>(base.model);
   for (const auto& ag : e.groups) {
-    group_result g = check_group({&e, &ag, base, &ex, tight, whole_model}, sweep, extra);
+    group_result g = check_group({&e, &ag, base, &ex, tight, whole_model, &shell, model}, sweep, extra);
     for (auto& v : g.violations) r.violations.push_back(std::move(v));
     for (auto& t : g.thresholds) r.thresholds.push_back(std::move(t));
     for (auto& n : g.notes) r.notes.push_back(std::move(n));
@@ -54,6 +59,18 @@ report run_check(const model_geometry& m, const check_options& o, executor& ex) 
     }
   r.ok = r.violations.empty();
   return r;
+}
+
+check_case case_of(const violation& v) {
+  check_case c = v.shell;
+  if (v.model) c.model = *v.model;
+  return c;
+}
+
+void set_case(violation& v, const check_case& c) {
+  v.model = std::make_shared<const model_geometry>(c.model);
+  v.shell = c;
+  v.shell.model = {};
 }
 
 report run_case(const check_case& c, executor& ex, std::optional<double> tight) {
