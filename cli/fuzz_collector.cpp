@@ -41,6 +41,7 @@ executor& fuzz_collector::ex() {
 
 void fuzz_collector::take(int shard, const shard_outcome& o, bool remote) {
   std::lock_guard<std::mutex> lock(mu_);
+  if (finished_) return;  // a job still running after the summary (a stop that did not wait)
   auto& c = counts_[static_cast<std::size_t>(shard)];
   c.next = std::max(c.next, o.index + static_cast<uint64_t>(shards_));
   if (o.failing) failures_.emplace(o.index, std::make_pair(o, remote));
@@ -49,6 +50,7 @@ void fuzz_collector::take(int shard, const shard_outcome& o, bool remote) {
 
 void fuzz_collector::update(int shard, const shard_counts& n) {
   std::lock_guard<std::mutex> lock(mu_);
+  if (finished_) return;
   auto& c = counts_[static_cast<std::size_t>(shard)];
   const uint64_t next = std::max(c.next, n.next);
   c = n;
@@ -131,6 +133,7 @@ void fuzz_collector::commit(shard_outcome& o, bool remote) {
 
 fuzz_summary fuzz_collector::finish() {
   std::lock_guard<std::mutex> lock(mu_);
+  finished_ = true;
   advance();
   if (!closed_ && !failures_.empty()) {
     std::fprintf(stderr, "\nfuzz: committing what was found past case %llu, the first case not "

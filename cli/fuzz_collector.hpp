@@ -71,6 +71,7 @@ class fuzz_collector {
   std::map<uint64_t, std::pair<shard_outcome, bool>> failures_;  // index -> outcome, remote
   uint64_t taken_ = 0;  // every smaller index committed
   bool closed_ = false;
+  bool finished_ = false;  // the summary is made: nothing more is taken
   std::set<std::string> seen_raw_, seen_;
   std::unique_ptr<executor> ex_;
   fuzz_summary sum_;
