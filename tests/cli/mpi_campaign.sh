@@ -6,7 +6,8 @@
 #   3. a rank killed mid-campaign (SIGKILL) loses nothing already reported: rank 0 commits what it
 #      has, prints its summary, and every finding reported before the kill is on disk;
 #   4. a headroom without headroom_mpi beside it, under mpirun: exit 2, one line;
-#   5. Ctrl-C (SIGINT to mpirun, or to one process) stops the campaign with its summary.
+#   5. Ctrl-C (SIGINT to mpirun, or to one process) stops the campaign with its summary;
+#   6. --time stops every rank: one summary, exit 0 on the fixed mirror.
 # Usage: mpi_campaign.sh HEADROOM MPIEXEC
 set -uo pipefail
 headroom="$1"; mpiexec="$2"
@@ -100,3 +101,9 @@ for launcher in "" "$mpiexec -np 2 --oversubscribe"; do
     { cat "$tmp/int.txt" "$tmp/int.err" >&2; fail "Ctrl-C${launcher:+ under mpirun}: no summary"; }
   echo "Ctrl-C${launcher:+ under mpirun}: summary printed ($(grep -Eo '^  [0-9]+ cases' "$tmp/int.txt" | tr -s ' ')), exit $code"
 done
+
+mpi fuzz --seed $seed --time 1s --target model >"$tmp/time.txt" 2>"$tmp/time.err"
+code=$?
+[[ $code == 0 ]] && grep -q "^verdict: clean" "$tmp/time.txt" && [[ $(grep -c "^headroom fuzz:" "$tmp/time.txt") == 1 ]] ||
+  { cat "$tmp/time.txt" "$tmp/time.err" >&2; fail "--time under mpirun: expected one clean summary, exit 0 ($code)"; }
+echo "--time 1s under mpirun: $(grep -Eo '^  [0-9]+ cases in [0-9.]+ s' "$tmp/time.txt" | tr -s ' '), exit 0"
