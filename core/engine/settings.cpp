@@ -94,6 +94,14 @@ void validate(const step_spec& st, const engine_settings& s, const std::string& 
     throw input_error(file, path + "tokens", std::to_string(st.tokens),
                       "a dummy run is at most engine.max_num_batched_tokens " +
                           std::to_string(s.max_num_batched_tokens) + " tokens");
+  // vLLM's _dummy_run asserts a uniform decode dummy fits its requests: at most max_num_seqs of
+  // 1 + num_speculative_tokens tokens each.
+  const int64_t per_request = 1 + s.num_speculative_tokens;
+  if (st.kind == step_kind::dummy && st.uniform && st.tokens > per_request * s.max_num_seqs)
+    throw input_error(file, path + "tokens", std::to_string(st.tokens),
+                      "a uniform decode dummy run is at most engine.max_num_seqs x (1 + "
+                      "engine.num_speculative_tokens) = " +
+                          std::to_string(per_request * s.max_num_seqs) + " tokens");
 }
 
 int64_t default_max_capture_size(const engine_settings& s) {
