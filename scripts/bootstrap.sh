@@ -8,9 +8,10 @@ build="${1:-$root/build}"
 shift || true
 targets=("$@")
 
-# clang-14 and its libFuzzer runtime build fuzz/ (the ctest fuzz_smoke; it skips without them).
+# clang-14 and its libFuzzer runtime build fuzz/ (the ctest fuzz.smoke; it skips without them);
+# clang-format-14 checks the house format (ctest style.format).
 packages=(cmake g++ make nlohmann-json3-dev librapidcheck-dev libbenchmark-dev googletest
-          libgtest-dev libgmock-dev clang-14 libfuzzer-14-dev libclang-rt-14-dev)
+          libgtest-dev libgmock-dev clang-14 libfuzzer-14-dev libclang-rt-14-dev clang-format-14)
 # Open MPI builds headroom_mpi (fuzz campaigns over MPI ranks, docs/campaigns.md) and runs the ctest
 # cli.mpi_campaign. Optional: where it cannot be installed (no network), headroom builds without it.
 optional=(libopenmpi-dev openmpi-bin)
