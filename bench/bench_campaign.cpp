@@ -38,20 +38,25 @@ void BM_campaign_cases(benchmark::State& state) {
     failing += !r.ok;
   }
   state.SetItemsProcessed(state.iterations());
-  state.counters["cases/s"] = benchmark::Counter(static_cast<double>(state.iterations()),
-                                                 benchmark::Counter::kIsRate);
+  state.counters["cases/s"] =
+      benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
   state.counters["failing"] = static_cast<double>(failing);
   state.SetLabel(target);
 }
-BENCHMARK(BM_campaign_cases)->Arg(0)->Arg(1)->Arg(2)->UseRealTime()->MinTime(3.0)
+BENCHMARK(BM_campaign_cases)
+    ->Arg(0)
+    ->Arg(1)
+    ->Arg(2)
+    ->UseRealTime()
+    ->MinTime(3.0)
     ->Unit(benchmark::kMicrosecond);
 
 void BM_campaign_sample(benchmark::State& state) {
   const generators::case_profile profile;
   uint64_t i = 0;
   for (auto _ : state) benchmark::DoNotOptimize(generators::sample_case(profile, seed, i++));
-  state.counters["cases/s"] = benchmark::Counter(static_cast<double>(state.iterations()),
-                                                 benchmark::Counter::kIsRate);
+  state.counters["cases/s"] =
+      benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_campaign_sample)->UseRealTime()->Unit(benchmark::kMicrosecond);
 

@@ -2,10 +2,10 @@
 // progress on stderr, a clean stop on Ctrl-C or SIGTERM.
 #include "cli/fuzz_campaign.hpp"
 
+#include <unistd.h>
 #include <chrono>
 #include <cstdio>
 #include <thread>
-#include <unistd.h>
 
 #include "cli/fuzz_collector.hpp"
 #include "cli/fuzz_shard.hpp"
@@ -25,8 +25,8 @@ struct collector_sink : shard_sink {
 
 void print_fuzz_progress(bool tty, int64_t started, int64_t failing, std::size_t found, double t) {
   std::fprintf(stderr, "%sfuzz: %lld cases, %lld failing, %zu counterexamples, %.0f cases/s, %.1f s%s",
-               tty ? "\r" : "", static_cast<long long>(started), static_cast<long long>(failing),
-               found, t > 0 ? static_cast<double>(started) / t : 0.0, t, tty ? "" : "\n");
+               tty ? "\r" : "", static_cast<long long>(started), static_cast<long long>(failing), found,
+               t > 0 ? static_cast<double>(started) / t : 0.0, t, tty ? "" : "\n");
 }
 
 fuzz_summary run_fuzz(const fuzz_options& o) {
@@ -39,8 +39,8 @@ fuzz_summary run_fuzz(const fuzz_options& o) {
   const auto start = steady::now();
   shard.start(start);  // an input_error (--jobs) before anything is printed
   col.start(start);
-  std::fprintf(stderr, "fuzz: seed %llu (repeat with --seed %llu)\n",
-               static_cast<unsigned long long>(o.seed), static_cast<unsigned long long>(o.seed));
+  std::fprintf(stderr, "fuzz: seed %llu (repeat with --seed %llu)\n", static_cast<unsigned long long>(o.seed),
+               static_cast<unsigned long long>(o.seed));
   const bool tty = ::isatty(2);
   const double every = tty ? 0.25 : 5.0;
   double last = 0;

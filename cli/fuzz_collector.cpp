@@ -121,9 +121,9 @@ void fuzz_collector::commit(shard_outcome& o, bool remote) {
   fuzz_counterexample ce{std::move(f), o.index, 0, "", false};
   if (o_.out) ce.file = write_counterexample(o_, ce, ex());
   ce.seconds = elapsed();
-  std::fprintf(stderr, "\nfuzz: found %s (case %llu, shrunk in %d steps)%s%s%s\n",
-               ce.f.signature.c_str(), static_cast<unsigned long long>(o.index), ce.f.shrink_steps,
-               ce.file.empty() ? "" : " -> ", ce.file.c_str(), ce.known ? " (already there)" : "");
+  std::fprintf(stderr, "\nfuzz: found %s (case %llu, shrunk in %d steps)%s%s%s\n", ce.f.signature.c_str(),
+               static_cast<unsigned long long>(o.index), ce.f.shrink_steps, ce.file.empty() ? "" : " -> ",
+               ce.file.c_str(), ce.known ? " (already there)" : "");
   sum_.found.push_back(std::move(ce));
   if (o_.stop_after && static_cast<int64_t>(sum_.found.size()) >= *o_.stop_after) {
     closed_ = true;
@@ -136,8 +136,10 @@ fuzz_summary fuzz_collector::finish() {
   finished_ = true;
   advance();
   if (!closed_ && !failures_.empty()) {
-    std::fprintf(stderr, "\nfuzz: committing what was found past case %llu, the first case not "
-                 "reported\n", static_cast<unsigned long long>(taken_));
+    std::fprintf(stderr,
+                 "\nfuzz: committing what was found past case %llu, the first case not "
+                 "reported\n",
+                 static_cast<unsigned long long>(taken_));
     while (!closed_ && !failures_.empty()) {
       auto it = failures_.begin();
       commit(it->second.first, it->second.second);

@@ -50,7 +50,7 @@ class fuzz_collector {
   // The shard's counts; c.next moves its frontier (every smaller index of it is reported).
   void update(int shard, const shard_counts& c);
   bool closed() const;
-  shard_counts totals() const;      // summed over shards (next, ended: unused)
+  shard_counts totals() const;  // summed over shards (next, ended: unused)
   std::size_t found() const;
 
   // Commits what is left, past any holes in the index order; the campaign's summary.
@@ -69,7 +69,7 @@ class fuzz_collector {
   mutable std::mutex mu_;
   std::vector<shard_counts> counts_;
   std::map<uint64_t, std::pair<shard_outcome, bool>> failures_;  // index -> outcome, remote
-  uint64_t taken_ = 0;  // every smaller index committed
+  uint64_t taken_ = 0;                                           // every smaller index committed
   bool closed_ = false;
   bool finished_ = false;  // the summary is made: nothing more is taken
   std::set<std::string> seen_raw_, seen_;

@@ -36,8 +36,8 @@ void shard_runner::launch() {
     for (auto& t : threads_) t.join();
     threads_.clear();
     throw input_error(cmdline, "--jobs", std::to_string(o_.jobs),
-                      "only " + std::to_string(started) + " job threads could be started (" +
-                          e.what() + "); use fewer jobs");
+                      "only " + std::to_string(started) + " job threads could be started (" + e.what() +
+                          "); use fewer jobs");
   }
 }
 
@@ -73,9 +73,7 @@ oracle_time shard_runner::shrink_time() const {
   return shrink_time_;
 }
 
-double shard_runner::elapsed() const {
-  return std::chrono::duration<double>(steady::now() - start_).count();
-}
+double shard_runner::elapsed() const { return std::chrono::duration<double>(steady::now() - start_).count(); }
 
 void shard_runner::add_time(oracle_time& t, int64_t runs, steady::time_point since) {
   const double s = std::chrono::duration<double>(steady::now() - since).count();

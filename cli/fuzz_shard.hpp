@@ -26,7 +26,7 @@ namespace headroom::cli {
 struct shard_outcome {
   uint64_t index = 0;
   bool failing = false;
-  std::string raw_signature;                      // of the unshrunk failure
+  std::string raw_signature;                         // of the unshrunk failure
   std::optional<generators::counterexample> shrunk;  // when its kind was new as the job saw it
 };
 
@@ -51,19 +51,19 @@ class shard_runner {
     launch();
     release(start);
   }
-  void stop() { stop_ = true; }    // no new cases; the ones started finish and are reported
+  void stop() { stop_ = true; }  // no new cases; the ones started finish and are reported
   bool running() const { return active_ > 0; }
-  void join();                     // waits for the jobs; rethrows the first job's exception
+  void join();  // waits for the jobs; rethrows the first job's exception
 
   // A raw failure kind taken elsewhere at a smaller index: cases of that kind are not shrunk.
   void learn_kind(const std::string& raw);
 
-  uint64_t next_index() const;     // the shard's first index not reported yet
+  uint64_t next_index() const;                  // the shard's first index not reported yet
   int64_t cases() const { return cases_; }      // reported (in order)
   int64_t failing() const { return failing_; }  // reported failing
   int64_t started() const { return started_; }  // run so far, for progress
-  oracle_time case_time() const;   // the target on sampled cases (job busy time)
-  oracle_time shrink_time() const; // the target while shrinking
+  oracle_time case_time() const;                // the target on sampled cases (job busy time)
+  oracle_time shrink_time() const;              // the target while shrinking
 
  private:
   void guarded_job();
@@ -78,11 +78,11 @@ class shard_runner {
   shard_sink& sink_;
   steady::time_point start_;
   std::vector<std::thread> threads_;
-  std::atomic<uint64_t> next_{0};              // next local position k to run
+  std::atomic<uint64_t> next_{0};  // next local position k to run
   std::atomic<int64_t> cases_{0}, failing_{0}, started_{0};
   std::atomic<int> active_{0};
   std::atomic<bool> go_{false}, stop_{false};
-  mutable std::mutex mu_;                      // pending_, taken_, closed_, error_, times
+  mutable std::mutex mu_;  // pending_, taken_, closed_, error_, times
   std::exception_ptr error_;
   std::map<uint64_t, std::optional<shard_outcome>> pending_;  // by local position
   uint64_t taken_ = 0;

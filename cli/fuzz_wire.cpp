@@ -39,12 +39,9 @@ std::string encode_outcome(const shard_outcome& o) {
   json j = {{"index", o.index}, {"failing", o.failing}, {"raw", o.raw_signature}};
   if (o.shrunk) {
     const auto& f = *o.shrunk;
-    j["shrunk"] = {{"case", to_json(f.shrunk)},
-                   {"invariant", to_string(f.kind.inv)},
-                   {"buffer", f.kind.buffer},
-                   {"signature", f.signature},
-                   {"steps", f.shrink_steps},
-                   {"evals", f.shrink_evals}};
+    j["shrunk"] = {{"case", to_json(f.shrunk)}, {"invariant", to_string(f.kind.inv)},
+                   {"buffer", f.kind.buffer},   {"signature", f.signature},
+                   {"steps", f.shrink_steps},   {"evals", f.shrink_evals}};
   }
   return j.dump();
 }
@@ -72,9 +69,12 @@ shard_outcome decode_outcome(const std::string& text, const std::string& from) {
 }
 
 std::string encode_counts(const shard_counts& c) {
-  return json{{"next", c.next},          {"ended", c.ended},
-              {"cases", c.cases},        {"failing", c.failing},
-              {"started", c.started},    {"case_time", time_json(c.case_time)},
+  return json{{"next", c.next},
+              {"ended", c.ended},
+              {"cases", c.cases},
+              {"failing", c.failing},
+              {"started", c.started},
+              {"case_time", time_json(c.case_time)},
               {"shrink_time", time_json(c.shrink_time)}}
       .dump();
 }

@@ -1,9 +1,9 @@
 // headroom (built without MPI) under an MPI launcher: exec the headroom_mpi beside this program,
 // which keeps the process and so the launcher's rank; without one, a single rank runs the campaign
 // alone and more than one is bad input (mpi_launch.hpp).
+#include <unistd.h>
 #include <climits>
 #include <string>
-#include <unistd.h>
 
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
@@ -34,7 +34,7 @@ int fuzz_under_mpi(int argc, char** argv) {
   const auto size = mpi_size_from_env();
   if (size && *size == 1) return fuzz_main(argc, argv);
   if (mpi_rank_from_env().value_or(0) > 0) {  // rank 0 says why, once; mpirun ends the job when it
-    ::sleep(5);                                 // exits, so the others wait rather than race it
+    ::sleep(5);                               // exits, so the others wait rather than race it
     return 2;
   }
   throw input_error(cmdline, "mpirun", size ? std::to_string(*size) + " ranks" : "(ranks)",

@@ -1,8 +1,8 @@
 // Recognising an MPI launcher from the environment it gives its ranks (mpi_launch.hpp).
 #include "cli/mpi_launch.hpp"
 
-#include <cstdlib>
 #include <algorithm>
+#include <cstdlib>
 #include <string>
 #include <vector>
 

@@ -7,6 +7,7 @@
 // rank's main thread calls MPI (MPI_THREAD_FUNNELED).
 #include <mpi.h>
 
+#include <unistd.h>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -15,7 +16,6 @@
 #include <string>
 #include <thread>
 #include <utility>
-#include <unistd.h>
 #include <vector>
 
 #include "cli/commands.hpp"
@@ -33,10 +33,10 @@ namespace headroom::cli {
 namespace {
 
 using steady = std::chrono::steady_clock;
-constexpr auto poll_pause = std::chrono::milliseconds(5);   // between polls with nothing to do
-constexpr double counts_every = 0.1;   // s between a rank's counts: rank 0's view of progress
-constexpr double stop_grace = 0.5;     // s rank 0 waits for the others after a signal; mpirun
-                                       // sends SIGKILL 1 s after SIGTERM (odls_base_sigkill_timeout)
+constexpr auto poll_pause = std::chrono::milliseconds(5);  // between polls with nothing to do
+constexpr double counts_every = 0.1;  // s between a rank's counts: rank 0's view of progress
+constexpr double stop_grace = 0.5;    // s rank 0 waits for the others after a signal; mpirun
+                                      // sends SIGKILL 1 s after SIGTERM (odls_base_sigkill_timeout)
 
 double since(steady::time_point t) { return std::chrono::duration<double>(steady::now() - t).count(); }
 
@@ -102,7 +102,8 @@ int run_root(const fuzz_options& o, const mpi_world& w, shard_runner& shard, fuz
       for (int r = 1; r < w.size; ++r) send_text(k, r, tag_kind);
     if (const int sig = stop_signal(); sig && !signalled) {
       signalled = steady::now();
-      stopped_by = std::string(signal_name(sig)) + " on rank 0 (mpirun sends SIGTERM to every "
+      stopped_by = std::string(signal_name(sig)) +
+                   " on rank 0 (mpirun sends SIGTERM to every "
                    "rank on Ctrl-C and when a rank dies)";
       std::fprintf(stderr, "\nfuzz: %s: committing what has been found\n", signal_name(sig));
     }
@@ -194,8 +195,8 @@ int fuzz_under_mpi(int argc, char** argv) {
     } else {
       sink = std::make_unique<outbox>();
     }
-    shard = std::make_unique<shard_runner>(o, static_cast<uint64_t>(w.rank),
-                                           static_cast<uint64_t>(w.size), *sink);
+    shard = std::make_unique<shard_runner>(o, static_cast<uint64_t>(w.rank), static_cast<uint64_t>(w.size),
+                                           *sink);
     shard->launch();
   } catch (const std::exception& e) {
     error = one_line(e.what());
@@ -217,8 +218,7 @@ int fuzz_under_mpi(int argc, char** argv) {
     if (w.rank == 0) {
       col->start(start);
       std::fprintf(stderr, "fuzz: seed %llu (repeat with --seed %llu), %d ranks\n",
-                   static_cast<unsigned long long>(o.seed), static_cast<unsigned long long>(o.seed),
-                   w.size);
+                   static_cast<unsigned long long>(o.seed), static_cast<unsigned long long>(o.seed), w.size);
       code = run_root(o, w, *shard, *col, start);
     } else {
       code = run_rank(*shard, static_cast<outbox&>(*sink));

@@ -37,8 +37,7 @@ void send_text(const std::string& text, int to, int tag) {
 std::optional<mpi_message> poll_message(int from) {
   int flag = 0;
   MPI_Status st;
-  if (MPI_Iprobe(from, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st) != MPI_SUCCESS || !flag)
-    return std::nullopt;
+  if (MPI_Iprobe(from, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st) != MPI_SUCCESS || !flag) return std::nullopt;
   int n = 0;
   MPI_Get_count(&st, MPI_CHAR, &n);
   mpi_message m{st.MPI_SOURCE, st.MPI_TAG, std::string(static_cast<std::size_t>(n), '\0')};

@@ -15,15 +15,15 @@ TEST(MpiLaunch, OneGpuPerLocalRank) {
   EXPECT_EQ(gpu_of_rank("", 5), "5");
   EXPECT_EQ(gpu_of_rank("4,5,6,7", 0), "4");  // a list: the local rank's entry
   EXPECT_EQ(gpu_of_rank("4,5,6,7", 3), "7");
-  EXPECT_EQ(gpu_of_rank("4,5,6,7", 6), "6");  // more ranks than GPUs: modulo the list
-  EXPECT_EQ(gpu_of_rank("3", 2), "3");        // Slurm --gpus-per-task=1: kept
+  EXPECT_EQ(gpu_of_rank("4,5,6,7", 6), "6");                   // more ranks than GPUs: modulo the list
+  EXPECT_EQ(gpu_of_rank("3", 2), "3");                         // Slurm --gpus-per-task=1: kept
   EXPECT_EQ(gpu_of_rank("GPU-1a2b,GPU-3c4d", 1), "GPU-3c4d");  // UUIDs as well
-  EXPECT_EQ(gpu_of_rank(",2,,3,", 1), "3");   // empty entries ignored
+  EXPECT_EQ(gpu_of_rank(",2,,3,", 1), "3");                    // empty entries ignored
 }
 
 TEST(MpiLaunch, LauncherEnvironments) {
-  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK",
-                        "PMI_SIZE", "SLURM_NTASKS", "SLURM_PROCID"})
+  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "PMI_SIZE",
+                        "SLURM_NTASKS", "SLURM_PROCID"})
     ::unsetenv(v);
   EXPECT_FALSE(headroom::cli::under_mpi_launcher());
   EXPECT_FALSE(headroom::cli::mpi_size_from_env());
