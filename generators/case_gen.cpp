@@ -136,6 +136,17 @@ int64_t token_cost_of(const check_case& c) {
 }
 
 rc::Gen<check_case> raw_cases(const case_profile& p) {
+  if (p.formulas_only) {
+    case_profile kernels = p;
+    kernels.formulas_only = false;
+    auto with_mutants = [p](rc::Gen<check_case> g) {
+      return rc::gen::map(std::move(g), [p](check_case c) {
+        c.mutants = p.mutants;
+        return c;
+      });
+    };
+    return rc::gen::weightedOneOf<check_case>({{9, raw_cases(kernels)}, {1, with_mutants(large_offset_cases())}});
+  }
   auto with_geometry = rc::gen::mapcat(option_draws(p), [p](options_draw d) {
     geometry_limits lim;
     lim.max_layers = p.max_layers;
