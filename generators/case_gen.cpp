@@ -48,7 +48,7 @@ rc::Gen<options_draw> option_draws(const case_profile& p) {
       rc::gen::set(&o::page, weighted<int64_t>({{6, 16}, {1, 8}, {1, 32}})),
       rc::gen::set(&o::cuda_graph, weighted<bool>({{4, false}, {1, true}})),
       // vLLM's --max-num-seqs caps Triton's threshold: small values keep decode batches short.
-      rc::gen::set(&o::max_num_seqs, weighted<int64_t>({{2, 2}, {3, 4}, {3, 8}, {3, 16},
+      rc::gen::set(&o::max_num_seqs, weighted<int64_t>({{2, 2}, {3, 4}, {2, 6}, {3, 8}, {3, 16},
                                                         {1, 32}, {1, 64}, {2, 256}})),
       rc::gen::set(&o::snap, weighted<bool>({{5, true}, {1, false}})),
       rc::gen::set(&o::classes, class_draws()),
