@@ -26,6 +26,16 @@ void check_range(const std::string& file, const std::string& field, int64_t v, i
                       "must be in " + std::to_string(lo) + ".." + std::to_string(hi));
 }
 
+// SGLang captures no batch above the (rounded) request pool, and captures the pool itself when the
+// list goes past it; a size is tokens here, 1 + k per request (within max_num_batched_tokens).
+void clamp_to_request_pool(const engine_settings& s, std::vector<int64_t>& sizes) {
+  if (sizes.empty()) return;
+  const int64_t top = checked_mul(sglang_max_graph_requests(s), 1 + s.num_speculative_tokens, "capture size");
+  const bool past = sizes.back() > top;
+  std::erase_if(sizes, [&](int64_t v) { return v > top; });
+  if (past && top <= s.max_num_batched_tokens && (sizes.empty() || sizes.back() != top)) sizes.push_back(top);
+}
+
 }  // namespace
 
 const char* to_string(cudagraph_mode m) {
@@ -84,6 +94,13 @@ engine_flavour parse_engine_flavour(const std::string& s, const std::string& fil
 
 int64_t request_pool_of(const engine_settings& s) {
   return s.req_pool_size > 0 ? s.req_pool_size : s.max_num_seqs;
+}
+
+int64_t sglang_graph_multiple(const engine_settings& s) { return s.gathered_buffer ? s.attn_tp_size : 1; }
+
+int64_t sglang_max_graph_requests(const engine_settings& s) {
+  const int64_t m = sglang_graph_multiple(s);
+  return ceil_div(request_pool_of(s), m) * m;
 }
 
 void validate(const engine_settings& s, const std::string& file, const std::string& path) {
@@ -150,6 +167,7 @@ std::vector<int64_t> capture_sizes_of(const engine_settings& s) {
     if (r.empty() && q <= top) r.push_back(q);
     out = std::move(r);
   }
+  if (s.flavour == engine_flavour::sglang) clamp_to_request_pool(s, out);
   return out;
 }
 

@@ -76,6 +76,12 @@ void validate(const step_spec& st, const engine_settings& s, const std::string& 
 
 // SGLang's request pool: req_pool_size, or max_num_seqs when 0.
 int64_t request_pool_of(const engine_settings& s);
+// SGLang's graph batch alignment (mul_base of get_batch_sizes_to_capture and
+// _cuda_graph_capture_max_bs): the attention TP size under require_gathered_buffer, else 1 (two-batch
+// overlap and attention CP are not modelled).
+int64_t sglang_graph_multiple(const engine_settings& s);
+// SGLang's largest graph batch in requests: the pool rounded up to sglang_graph_multiple.
+int64_t sglang_max_graph_requests(const engine_settings& s);
 
 // min(max_num_seqs * (1 + k) * 2, 512), then at most max_num_batched_tokens.
 int64_t default_max_capture_size(const engine_settings& s);
@@ -83,7 +89,9 @@ int64_t default_max_capture_size(const engine_settings& s);
 // The capture sizes, ascending: the explicit list (sizes above max_num_batched_tokens dropped),
 // or 1, 2, 4, 8..248 step 8, 256.. step 16 up to the max, plus max_num_batched_tokens when it is
 // not above the max. With k > 0 and a FULL decode mode each size is rounded up to a multiple of
-// 1 + k (sizes past the max dropped). Empty when the mode captures no graph.
+// 1 + k (sizes past the max dropped). For the sglang flavour (get_batch_sizes_to_capture) sizes
+// above sglang_max_graph_requests x (1 + k) tokens are dropped, and that size is added when the
+// list went past it. Empty when the mode captures no graph.
 std::vector<int64_t> capture_sizes_of(const engine_settings& s);
 int64_t max_capture_of(const engine_settings& s);  // the last capture size, 0 without graphs
 
