@@ -126,6 +126,9 @@ void validate(const step_spec& st, const engine_settings& s, const std::string& 
   if (st.kind == step_kind::draft && st.pass > s.num_speculative_tokens)
     throw input_error(file, path + "pass", std::to_string(st.pass),
                       "draft pass above engine.num_speculative_tokens " + std::to_string(s.num_speculative_tokens));
+  if (st.kind == step_kind::draft && st.pass == 0 && (s.num_speculative_tokens == 0 || !has_full_graphs(s.cg_mode)))
+    throw input_error(file, path + "pass", "0",
+                      "the capture's draft pass needs engine.num_speculative_tokens >= 1 and FULL graphs");
   if (st.kind == step_kind::dummy && st.tokens > s.max_num_batched_tokens)
     throw input_error(file, path + "tokens", std::to_string(st.tokens),
                       "a dummy run is at most engine.max_num_batched_tokens " +

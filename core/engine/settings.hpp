@@ -46,7 +46,8 @@ struct engine_settings {
 // Which forward of the engine a case's batch is: a scheduled step (eager, or a graph replay padded
 // to a capture size), a dummy run of `tokens` tokens (the warm-up and capture of a graph of that
 // size; `uniform`: a uniform-decode dummy), or draft pass `pass` (1..k) of speculative decoding
-// after the batch's verify pass.
+// after the batch's verify pass; pass 0 is the drafter's one-token dummy pass that follows the
+// verify pass in a FULL graph capture (vllm-musa #198).
 enum class step_kind { forward, dummy, draft };
 const char* to_string(step_kind k);
 step_kind parse_step_kind(const std::string& s, const std::string& file, const std::string& field);
@@ -55,7 +56,7 @@ struct step_spec {
   step_kind kind = step_kind::forward;
   int64_t tokens = 0;   // dummy: the number of tokens
   bool uniform = false; // dummy: uniform decode (1 + k tokens per request)
-  int64_t pass = 0;     // draft: 1..num_speculative_tokens
+  int64_t pass = 0;     // draft: 1..num_speculative_tokens; 0: the capture's one-token draft pass
   bool operator==(const step_spec&) const = default;
 };
 

@@ -205,16 +205,36 @@ TEST(Classes, EmptyWorkUnclamped) {
   }
 }
 
-// Two speculative tokens: draft pass 2 keeps query_start_loc [0, 3] over a q of 1 row.
+// Two speculative tokens, PIECEWISE graphs (no capture's draft pass): draft pass 2 keeps
+// query_start_loc [0, 3] over a q of 1 row.
 TEST(Classes, DraftReusesVerifyMetadata) {
   engine_settings e = with(4);
   e.num_speculative_tokens = 2;
+  e.cg_mode = cudagraph_mode::piecewise;
   const auto r = check_both(small, backend::triton, e, {"draft-reuses-verify-metadata"});
   EXPECT_EQ(min_failing(r.model, bug_class::c8, "draft_pass"), 2);
   EXPECT_TRUE(has(r.sim, bug_class::c8, invariant::plan_run_shape));
   EXPECT_TRUE(has(r.sim, bug_class::c8, invariant::out_of_bounds, "q"));
   const auto fixed = check_both(small, backend::triton, e, {});
   EXPECT_TRUE(fixed.model.ok && fixed.sim.ok);
+}
+
+// vllm-musa #198: EAGLE-3 with one speculative token under FULL_DECODE_ONLY. The capture runs the
+// verify pass (2 rows a request), then the drafter's one-token pass (pass 0): keeping the verify
+// metadata it has query_start_loc [0, 2] over a q of 1 row. There is no pass 2 for the mutant to
+// break, so before pass 0 existed the mutant was silent at k = 1.
+TEST(Classes, CaptureDraftPassReusesVerifyMetadata) {
+  engine_settings e = with(4);
+  e.num_speculative_tokens = 1;
+  e.cg_mode = cudagraph_mode::full_decode_only;
+  const auto r = check_both(small, backend::triton, e, {"draft-reuses-verify-metadata"});
+  EXPECT_EQ(min_failing(r.model, bug_class::c8, "draft_pass"), 0);
+  EXPECT_TRUE(has(r.sim, bug_class::c8, invariant::plan_run_shape));
+  EXPECT_TRUE(has(r.sim, bug_class::c8, invariant::out_of_bounds, "q"));
+  const auto fixed = check_both(small, backend::triton, e, {});
+  EXPECT_TRUE(fixed.model.ok && fixed.sim.ok);
+  e.cg_mode = cudagraph_mode::piecewise;  // no capture: no pass 0, and k = 1 has no pass 2
+  EXPECT_TRUE(check_both(small, backend::triton, e, {"draft-reuses-verify-metadata"}).model.ok);
 }
 
 }  // namespace
