@@ -57,15 +57,17 @@ void check_c3_fa3_metadata(const class_scope& s, std::vector<class_finding>& out
     return;
   }
   const attention_group& ag = *s.ctx.ag;
-  const int64_t kv = builder_kv_heads(c, s.ctx.eng->rg, ag), d = builder_head_size(c, s.ctx.eng->rg, ag);
+  // vLLM's builder: the model's query heads per rank, the group's kv heads, head size and blocks.
+  const fa3_group g{s.ctx.eng->rg.model_wide_heads, builder_kv_heads(c, s.ctx.eng->rg, ag),
+                    builder_head_size(c, s.ctx.eng->rg, ag), ag.spec.block_size, ag.spec.sliding_window};
   const auto layers = group_layers(s.ctx);
   const fa3_mutants m = fa3_mutants_of(c);
   auto plans = [&](const step_probe& p, const rank_layer& l) {
     if (&l != layers.front()) return std::vector<planned_part>{};  // one builder call per step
-    return std::vector<planned_part>{{plan_fa3(c.engine, p.st, kv, d, ag.spec.sliding_window, m), p.st.b}};
+    return std::vector<planned_part>{{plan_fa3(c.engine, p.st, g, m), p.st.b}};
   };
   auto formulas = [&](const step_probe& p) {
-    const fa3_plan f = plan_fa3(c.engine, p.st, kv, d, ag.spec.sliding_window, m);
+    const fa3_plan f = plan_fa3(c.engine, p.st, g, m);
     if (f.sched.size() == f.run_size) return std::vector<finding>{};
     return std::vector<finding>{
         {invariant::plan_run_shape, "scheduler_metadata", 4 * f.sched.size(), 4 * f.run_size,
