@@ -39,9 +39,7 @@ report run_check(const model_geometry& m, const check_options& o, executor& ex) 
   if (o.max_num_seqs < 1 || o.max_num_seqs > max_check_num_seqs)
     throw input_error("check options", "max_num_seqs", std::to_string(o.max_num_seqs),
                       "must be in 1.." + std::to_string(max_check_num_seqs));
-  report r;
-  const auto sweep = decode_sweep::uniform(o.max_num_seqs, o.decode_seq_len);
-  const auto extra = extra_batches(o.decode_seq_len, ex.exhaustive());
+  std::vector<check_case> bases;
   for (int64_t tp : o.tps)
     for (backend be : o.backends) {
       check_case base = make_case(m, tp, be, o.pol, o.grp, o.hybrid, o.block_size, o.seed);
@@ -50,8 +48,19 @@ report run_check(const model_geometry& m, const check_options& o, executor& ex) 
       base.engine.max_num_seqs = o.max_num_seqs;
       base.mutants = o.mutants;
       base.flashinfer = o.flashinfer;
-      check_backend(base, ex, o.tight, sweep, extra, true, r);
+      bases.push_back(std::move(base));
     }
+  return run_sweep(bases, o.decode_seq_len, o.tight, ex);
+}
+
+report run_sweep(const std::vector<check_case>& bases, int64_t decode_seq_len,
+                 std::optional<double> tight, executor& ex) {
+  report r;
+  const auto extra = extra_batches(decode_seq_len, ex.exhaustive());
+  for (const auto& base : bases) {
+    const auto sweep = decode_sweep::uniform(base.engine.max_num_seqs, decode_seq_len);
+    check_backend(base, ex, tight, sweep, extra, true, r);
+  }
   r.ok = r.violations.empty();
   return r;
 }

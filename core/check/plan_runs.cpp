@@ -1,6 +1,7 @@
 // Plans, runs and per-run verdicts for one attention group.
 #include "core/check/plan_runs.hpp"
 
+#include <optional>
 #include <set>
 
 #include "core/util/checked.hpp"
@@ -38,6 +39,22 @@ bug_class cause_of(const finding& f, const check_case& c, const any_plan& plan, 
   return bug_class::none;
 }
 
+// FlashInfer carves a step's parts out of the float workspace with a 16-byte-aligned bump
+// allocator and raises when they do not fit (docs/engines.md §6). Only dumped plans carry the
+// workspace ("float_workspace"); the mirror's own plans leave it out.
+std::optional<finding> workspace_overflow(const std::vector<buffer_plan>& buffers, const batch& b) {
+  const buffer_plan* ws = find_buffer(buffers, "float_workspace");
+  if (!ws) return std::nullopt;
+  int64_t need = 0;
+  for (const auto& part : buffers)
+    if (&part != ws) need = checked_add(need, ceil_div(part.capacity_bytes, 16) * 16, "workspace");
+  if (need <= ws->capacity_bytes) return std::nullopt;
+  return finding{invariant::buffer_capacity, "float_workspace", ws->capacity_bytes, need,
+                 "float_workspace holds " + bytes_text(ws->capacity_bytes) + " but the plan's parts need " +
+                     bytes_text(need) + " at batch size " + std::to_string(b.num_seqs()) +
+                     " (the planner raises before any kernel runs)"};
+}
+
 }  // namespace
 
 plan_runner::plan_runner(const group_context& ctx, int64_t builder_heads)
@@ -56,6 +73,7 @@ std::vector<finding> plan_runner::run(const rank_layer& l, const batch& b) {
       observation o = ctx_.ex->run(req);
       const std::size_t first = out.size();
       judge(p.plan.index(), plan_buffers(p.plan), o, l, b, out);
+      if (auto ws = workspace_overflow(plan_buffers(p.plan), b)) out.push_back(std::move(*ws));
       for (std::size_t i = first; i < out.size(); ++i)
         if (out[i].cls == bug_class::none) out[i].cls = cause_of(out[i], ctx_.base, p.plan, l, builder_heads_);
       if (ctx_.base.be == backend::flashinfer && l.num_heads != builder_heads_) {

@@ -19,8 +19,12 @@ struct engine {
   std::vector<attention_group> groups;  // of the case's backend and grouping
 };
 
-// Throws input_error when the case's tp does not fit its geometry.
+// Throws input_error when the case's tp does not fit its geometry, or a dumped group names a layer
+// the rank does not have.
 engine make_engine(const check_case& c);
+
+// The case's dump of this group's builder, or nullptr when the mirror plans it.
+const builder_dump* dump_of(const check_case& c, const attention_group& ag);
 
 struct planned_part {
   any_plan plan;
@@ -38,6 +42,8 @@ grouping effective_grouping(const check_case& c);
 int64_t builder_kv_heads(const check_case& c, const rank_geometry& rg, const attention_group& ag);
 int64_t builder_head_size(const check_case& c, const rank_geometry& rg, const attention_group& ag);
 
+// Plans from a dump use its parameters and capacities (docs/plan-schema.md); FlashInfer's plans,
+// made per step, also carry the dumped float workspace they are carved from.
 std::vector<planned_part> plan_parts(const check_case& c, const rank_geometry& rg,
                                      const attention_group& ag, int64_t builder_heads,
                                      const batch& b);
