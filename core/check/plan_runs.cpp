@@ -41,10 +41,12 @@ bug_class cause_of(const finding& f, const check_case& c, const any_plan& plan, 
 
 // FlashInfer carves a step's parts out of the float workspace with a 16-byte-aligned bump
 // allocator and raises when they do not fit (docs/engines.md §6). Only dumped plans carry the
-// workspace ("float_workspace"); the mirror's own plans leave it out.
-std::optional<finding> workspace_overflow(const std::vector<buffer_plan>& buffers, const batch& b) {
+// workspace ("float_workspace"); the mirror's own plans leave it out. Decode plans only: the
+// prefill planner's budget is an over-estimate here (docs/engines.md §7), and so its parts.
+std::optional<finding> workspace_overflow(const any_plan& plan, const batch& b) {
+  const auto& buffers = plan_buffers(plan);
   const buffer_plan* ws = find_buffer(buffers, "float_workspace");
-  if (!ws) return std::nullopt;
+  if (!ws || !std::holds_alternative<fi_decode_plan>(plan)) return std::nullopt;
   int64_t need = 0;
   for (const auto& part : buffers)
     if (&part != ws) need = checked_add(need, ceil_div(part.capacity_bytes, 16) * 16, "workspace");
@@ -73,7 +75,7 @@ std::vector<finding> plan_runner::run(const rank_layer& l, const batch& b) {
       observation o = ctx_.ex->run(req);
       const std::size_t first = out.size();
       judge(p.plan.index(), plan_buffers(p.plan), o, l, b, out);
-      if (auto ws = workspace_overflow(plan_buffers(p.plan), b)) out.push_back(std::move(*ws));
+      if (auto ws = workspace_overflow(p.plan, b)) out.push_back(std::move(*ws));
       for (std::size_t i = first; i < out.size(); ++i)
         if (out[i].cls == bug_class::none) out[i].cls = cause_of(out[i], ctx_.base, p.plan, l, builder_heads_);
       if (ctx_.base.be == backend::flashinfer && l.num_heads != builder_heads_) {
