@@ -1,11 +1,40 @@
 // Whole-model checks (headroom check) and single cases (replay, fuzz).
 #include "core/check/check.hpp"
 
+#include <cctype>
+
 #include "core/check/group_check.hpp"
 #include "core/util/error.hpp"
 
 namespace headroom {
 namespace {
+
+bool ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+// `text` with every whole-word occurrence of `from` replaced by `to`.
+std::string replace_word(const std::string& text, const std::string& from, const std::string& to) {
+  std::string out;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const std::size_t k = text.find(from, i);
+    if (k == std::string::npos) break;
+    const bool starts = k == 0 || !ident_char(text[k - 1]);
+    const bool ends = k + from.size() == text.size() || !ident_char(text[k + from.size()]);
+    out += text.substr(i, k - i);
+    out += starts && ends ? to : from;
+    i = k + from.size();
+  }
+  return out + text.substr(i);
+}
+
+// A violation of dumped builders names the buffer as the dump does (softmax_segm_output, not the
+// mirror's segm_output), in its buffer field and its detail.
+void name_as_dumped(violation& v) {
+  const std::string name = engine_buffer_name(v.be, v.buffer);
+  if (v.buffer.empty() || name == v.buffer) return;
+  v.detail = replace_word(v.detail, v.buffer, name);
+  v.buffer = name;
+}
 
 // A few prefill and mixed batches next to the decode sweep. Executors that run the kernels get
 // shorter ones (same regimes: one long prefill, chunked prefill past a kv chunk, decode + prefill).
@@ -26,7 +55,10 @@ void check_backend(const check_case& base, executor& ex, std::optional<double> t
   const engine e = make_engine(base);
   for (const auto& ag : e.groups) {
     group_result g = check_group({&e, &ag, base, &ex, tight, whole_model}, sweep, extra);
-    for (auto& v : g.violations) r.violations.push_back(std::move(v));
+    for (auto& v : g.violations) {
+      if (!base.builders.empty()) name_as_dumped(v);
+      r.violations.push_back(std::move(v));
+    }
     for (auto& t : g.thresholds) r.thresholds.push_back(std::move(t));
     for (auto& n : g.notes) r.notes.push_back(std::move(n));
   }

@@ -77,7 +77,10 @@ TEST(Plan, OneRowShortFailsAtTheThresholdAndReplays) {
   // The violation's case carries the dumps: as JSON and back, it fails again.
   const check_case again = case_from_json(json::parse(to_json(v.repro).dump()), "case.json");
   EXPECT_EQ(again.builders, v.repro.builders);
-  EXPECT_FALSE(run_case(again, model).ok);
+  const report replayed = run_case(again, model);
+  ASSERT_FALSE(replayed.ok);
+  EXPECT_EQ(replayed.violations.at(0).buffer, "softmax_segm_max");
+  EXPECT_EQ(replayed.violations.at(0).detail.rfind("softmax_segm_max holds ", 0), 0u);
 }
 
 // The message of reading `j` after `edit`, or "" when it reads.
