@@ -15,7 +15,7 @@ check_options options_of(const parsed_args& a) {
   check_options o;
   if (auto v = a.get("--tp")) o.tps = to_int_list("--tp", *v, 1, max_tp);
   if (auto v = a.get("--backend")) {
-    if (*v == "all") o.backends = {backend::triton, backend::flashinfer};
+    if (*v == "all") o.backends = {backend::triton, backend::flashinfer, backend::fa3};
     else o.backends = {parse_backend(*v, cmdline, "--backend")};
   }
   if (auto v = a.get("--policy")) o.pol = parse_policy(*v, cmdline, "--policy");

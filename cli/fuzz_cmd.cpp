@@ -1,5 +1,5 @@
 // headroom fuzz [--seed S] [--cases N | --time 60s] [--target sim|gpu|model] [--policy P]
-//               [--grouping G] [--backend triton|flashinfer|all] [--out DIR] [--jobs N]
+//               [--grouping G] [--backend triton|flashinfer|fa3|all] [--out DIR] [--jobs N]
 //               [--stop-after K]
 // Random cases from the property generators, shrunk counterexamples to DIR as they are found.
 // Exit 1 when anything was found, 0 when clean, 2 on bad input (docs/design.md).

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "generators/batch_gen.hpp"
+#include "generators/engine_gen.hpp"
 #include "generators/class_gen.hpp"
 #include "generators/geometry_gen.hpp"
 #include "generators/pick.hpp"
@@ -79,6 +80,47 @@ rc::Gen<check_case> with_batch(rc::Gen<check_case> g, int64_t max_work) {
   });
 }
 
+// The settings the class draws (class_gen.hpp) wrote, kept over a new draw of the engine's: the
+// head tile, the Mamba and extra groups' block sizes, and a hybrid model's max_model_len.
+void keep_class_settings(const engine_settings& from, engine_settings& to) {
+  to.head_tile = from.head_tile;
+  to.mamba_block_size = from.mamba_block_size;
+  to.extra_group_block_size = from.extra_group_block_size;
+  if (from.mamba_block_size > 0) to.max_model_len = from.max_model_len;
+}
+
+// The engine's settings beside max_num_seqs, and a compression ratio on the first attention layer.
+rc::Gen<check_case> with_engine(rc::Gen<check_case> g) {
+  return rc::gen::mapcat(g, [](check_case c) {
+    return rc::gen::map(rc::gen::pair(engine_settings_for(c.engine.max_num_seqs), compress_ratios()),
+                        [c](const std::pair<engine_settings, int64_t>& x) {
+                          check_case out = c;
+                          out.engine = x.first;
+                          keep_class_settings(c.engine, out.engine);
+                          for (auto& l : out.model.layers)
+                            if (l.kind != attn_kind::none) {
+                              l.compress_ratio = x.second;
+                              break;
+                            }
+                          return out;
+                        });
+  });
+}
+
+// The case's step, and its batch made fit for it (a forward step when a verify batch of 1 + k
+// tokens a request would pass the work budget).
+rc::Gen<check_case> with_step(rc::Gen<check_case> g, int64_t max_work) {
+  return rc::gen::mapcat(g, [max_work](check_case c) {
+    return rc::gen::map(steps_for(c, max_work), [c, max_work](const step_spec& s) {
+      check_case out = c;
+      out.step = s;
+      out.b = batch_for_step(out, out.b);
+      if (batch_work(out.b, token_cost_of(out)) > max_work) out.step = {}, out.b = c.b;
+      return out;
+    });
+  });
+}
+
 }  // namespace
 
 int64_t triton_thr_of(const check_case& c) {
@@ -103,7 +145,10 @@ rc::Gen<check_case> raw_cases(const case_profile& p) {
   });
   // Full size from the first case: RapidCheck's size ramp would spend most of a short budget on
   // one-layer, one-request cases; the shrinker makes failures small afterwards anyway.
-  return rc::gen::resize(100, rc::gen::noShrink(with_batch(with_geometry, p.max_work)));
+  if (!p.vary_options || !p.engine_steps)
+    return rc::gen::resize(100, rc::gen::noShrink(with_batch(with_geometry, p.max_work)));
+  return rc::gen::resize(
+      100, rc::gen::noShrink(with_step(with_batch(with_engine(with_geometry), p.max_work), p.max_work)));
 }
 
 rc::Gen<check_case> cases(const case_profile& p) {

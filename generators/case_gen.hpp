@@ -17,11 +17,12 @@ namespace headroom::generators {
 struct case_profile {
   std::vector<policy> policies = {policy::per_layer};
   std::vector<grouping> groupings = {grouping::heads};
-  std::vector<backend> backends = {backend::triton, backend::flashinfer};
+  std::vector<backend> backends = {backend::triton, backend::flashinfer, backend::fa3};
   int max_layers = 6;
   int64_t max_work = 1 << 21;    // batch_limits::max_work: bounds the simulator's time per case
   int64_t max_head_size = 64;
   bool vary_options = true;      // hybrid manager, CUDA graphs, page size, Triton thr options
+  bool engine_steps = true;      // engine settings (engine_gen.hpp) and the case's step (with vary_options)
   mutant_set mutants;            // historical wrong formulas every case switches on
 };
 
@@ -31,6 +32,9 @@ rc::Gen<check_case> raw_cases(const case_profile& p);
 rc::Gen<check_case> cases(const case_profile& p);
 // Index-overflow regime (model target only): huge heads and head sizes, long sequences.
 rc::Gen<check_case> large_cases(const std::vector<policy>& policies);
+// Token offsets near 2^31 (model target only, offset_cases.cpp): one Triton layer, one request of
+// about 2^31 / (heads x head size) tokens, with and without the int32-token-offsets mutant.
+rc::Gen<check_case> large_offset_cases();
 
 // Deterministic sample: the same (profile, seed, index) always gives the same case.
 check_case sample_case(const case_profile& p, uint64_t seed, uint64_t index);

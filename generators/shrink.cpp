@@ -151,13 +151,15 @@ std::vector<int64_t> shrink_key(const check_case& c) {
   const int64_t triton_size = c.engine.max_num_seqs + (c.be != backend::triton && !(c.triton == check_case{}.triton));
   return {attention, static_cast<int64_t>(c.model.layers.size()), c.tp, c.b.num_seqs(), q, seq,
           heads, static_cast<int64_t>(distinct.size()), kv, sizes, sliding, triton_size,
-          non_default_options(c)};
+          step_size(c), non_default_options(c) + non_default_engine(c)};
 }
 
 bool is_valid(const check_case& c) {
   try {
     validate(c.model);
     validate(c.b, "", "batch");
+    validate(c.engine, "", "engine.");
+    validate_step(c, "", "");
     to_rank(c.model, c.tp);
     return true;
   } catch (const input_error&) {
@@ -169,6 +171,7 @@ std::vector<check_case> shrink_candidates(const check_case& c) {
   std::vector<check_case> all;
   model_candidates(c, all);
   option_candidates(c, all);
+  step_candidates(c, all);
   batch_candidates(c, all);
   const auto key = shrink_key(c);
   std::vector<check_case> out;

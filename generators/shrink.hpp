@@ -20,8 +20,9 @@
 namespace headroom::generators {
 
 // Lexicographic size: attention layers, layers, tp, requests, query and sequence lengths, heads,
-// distinct heads, kv heads, head sizes, sliding layers, Triton's max_num_seqs, non-default
-// options. Non-negative integers, so every descent that decreases it terminates.
+// distinct heads, kv heads, head sizes, sliding layers, Triton's max_num_seqs, the step (a dummy's
+// tokens, a draft's pass, speculative tokens), non-default options and engine settings.
+// Non-negative integers, so every descent that decreases it terminates.
 std::vector<int64_t> shrink_key(const check_case& c);
 
 // Valid candidates with a smaller key, most aggressive first. Empty when nothing smaller exists.

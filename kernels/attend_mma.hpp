@@ -38,7 +38,8 @@ HEADROOM_HOST_DEVICE uint32_t mma_begin(Ctx& ctx, const paged_attention_inputs<T
     auto& r = rg.st[t];
     const int g = t.x / 4, q = t.x % 4;
     const row_desc row = row_of(g);
-    mma_load_q<T, Dp>(qg, row.valid ? (row.token * p.num_heads + row.head) * D : -1, D, q, r.q);
+    const int64_t q_off = token_offset(ctx, p.int32_offsets, row.token, p.num_heads, D, row.head);
+    mma_load_q<T, Dp>(qg, row.valid ? q_off : -1, D, q, r.q);
     HEADROOM_UNROLL
     for (int i = 0; i < 2; ++i) {
       const row_desc ri = row_of(2 * q + i);

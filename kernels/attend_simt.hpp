@@ -39,8 +39,9 @@ HEADROOM_HOST_DEVICE uint32_t attn_load_q(Ctx& ctx, const paged_attention_inputs
       fvec<attn_chunk> x;
       for (int e = 0; e < attn_chunk; ++e) x[e] = 0.0f;
       if (row.valid && d0 < D) {
-        const auto v = load_chunk<attn_chunk>(qg, (row.token * p.num_heads + row.head) * D + d0,
-                                              D - d0, D - d0 >= attn_chunk);
+        const auto v = load_chunk<attn_chunk>(
+            qg, token_offset(ctx, p.int32_offsets, row.token, p.num_heads, D, row.head, d0), D - d0,
+            D - d0 >= attn_chunk);
         for (int e = 0; e < attn_chunk; ++e) x[e] = to_float(v[e]) * p.scale;
       }
       qs.template store_vec<attn_chunk>(m * Dp + d0, x);

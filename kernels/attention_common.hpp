@@ -9,6 +9,7 @@
 #include "core/sim/device_types.hpp"
 #include "core/sim/host_device.hpp"
 #include "kernels/numeric.hpp"
+#include "kernels/offset_probe.hpp"
 
 // Full unrolling of loops over register arrays (nvcc keeps them in registers only when every index
 // is a compile-time constant), and no unrolling where a full unroll would let nvcc hoist every load
@@ -50,6 +51,7 @@ struct paged_attention_inputs {
   int64_t sliding_window = 0;  // 0: none; else key j is visible from position p iff p - j < window
   int64_t max_query_len = 1;
   float scale = 1.0f;          // softmax scale, 1 / sqrt(head_size)
+  bool int32_offsets = false;  // q / output offsets in 32 bits (token_offset; the C6 mutant)
 };
 
 // One row as a thread sees it: valid, its token and query head, its position in the sequence.

@@ -14,15 +14,23 @@
 #include <string>
 #include <type_traits>
 
+#include "kernels/fa3_scheduler.hpp"
 #include "kernels/fi_decode.hpp"
+#include "kernels/mqa_metadata.hpp"
+#include "kernels/offset_probe.hpp"
+#include "kernels/request_meta.hpp"
 #include "kernels/triton_attention.hpp"
 
 namespace headroom {
 
 // The families a run can launch (the GPU wire format carries this value).
 enum class kernel_family : int32_t {
-  triton,     // triton_attention 3D + triton_segment_reduce, or triton_attention 2D
-  fi_decode,  // fi_batch_decode, then fi_merge_states when the plan splits the kv
+  triton,         // triton_attention 3D + triton_segment_reduce, or triton_attention 2D
+  fi_decode,      // fi_batch_decode, then fi_merge_states when the plan splits the kv
+  fa3_scheduler,  // fa3_scheduler: FA3's scheduler metadata for one batch
+  request_meta,   // request_meta_fill: per-request FlashInfer metadata of a padded batch
+  mqa_metadata,   // mqa_metadata: DeepGEMM's SM90 paged-MQA-logits scheduler
+  offset_probe,   // offset_probe: the attention bodies' token offset for one element
 };
 
 // The compile-time head layout of a head size: the smallest of 64, 128, 256 and 512 that holds it.
@@ -80,11 +88,31 @@ struct family_traits<fi_decode_params<T>> {
   static constexpr kernel_family id = kernel_family::fi_decode;
 };
 
-// Runs a family's launch plan at the head layout of its params.
+// The families of one body that does not depend on the element type (an engine step's metadata,
+// the offset probe): their launch plan is that body, once.
+template <class K, kernel_family F>
+struct single_body_family {
+  using kernel = K;
+  static constexpr kernel_family id = F;
+};
+template <>
+struct family_traits<fa3_scheduler_params> : single_body_family<fa3_scheduler, kernel_family::fa3_scheduler> {};
+template <>
+struct family_traits<request_meta_params> : single_body_family<request_meta_fill, kernel_family::request_meta> {};
+template <>
+struct family_traits<mqa_metadata_params> : single_body_family<mqa_metadata, kernel_family::mqa_metadata> {};
+template <>
+struct family_traits<offset_probe_params> : single_body_family<offset_probe, kernel_family::offset_probe> {};
+
+// Runs a family's launch plan (an attention family at the head layout of its params).
 template <class Launch, class P>
 void launch_family(Launch& launch, const P& p) {
-  using T = typename family_traits<P>::elem;
-  with_head_layout(p.in.head_size, [&]<int Dp>() { launch_plan<T, Dp>(launch, p); });
+  if constexpr (requires { typename family_traits<P>::kernel; }) {
+    launch.template run<typename family_traits<P>::kernel>(p);
+  } else {
+    using T = typename family_traits<P>::elem;
+    with_head_layout(p.in.head_size, [&]<int Dp>() { launch_plan<T, Dp>(launch, p); });
+  }
 }
 
 // The buffer handles of each family's params, for a caller that points them at its own memory
@@ -110,6 +138,23 @@ void for_each_ref(fi_decode_params<T>& p, F&& f) {
                 "fi_decode_params changed: update for_each_ref");
   for_each_input_ref(p.in, f);
   f(p.request_indices), f(p.kv_tile_indices), f(p.o_indptr), f(p.output), f(p.tmp_v), f(p.tmp_s);
+}
+
+template <class F>
+void for_each_ref(fa3_scheduler_params& p, F&& f) {
+  f(p.metadata), f(p.query_start), f(p.seq_lens);
+}
+template <class F>
+void for_each_ref(request_meta_params& p, F&& f) {
+  f(p.indptr_src), f(p.last_page_len_src), f(p.indptr), f(p.last_page_len);
+}
+template <class F>
+void for_each_ref(mqa_metadata_params& p, F&& f) {
+  f(p.context_lens), f(p.schedule);
+}
+template <class F>
+void for_each_ref(offset_probe_params& p, F&& f) {
+  f(p.out);
 }
 
 // The one patching helper: points every buffer handle of p at `resolve(ref)` (a void* for the

@@ -46,11 +46,9 @@ std::vector<T> random_values(splitmix64& rng, int64_t n) {
   return v;
 }
 
-}  // namespace
-
+// The layer's geometry, checked for the simulator's limits.
 template <class T>
-attention_inputs<T> make_attention_inputs(const rank_layer& l, const batch& b, int64_t block_size,
-                                          uint64_t seed) {
+attention_inputs<T> layer_inputs(const rank_layer& l, int64_t block_size) {
   check_geometry(l, block_size);
   attention_inputs<T> in;
   in.num_heads = l.num_heads;
@@ -58,8 +56,41 @@ attention_inputs<T> make_attention_inputs(const rank_layer& l, const batch& b, i
   in.head_size = l.head_size;
   in.block_size = block_size;
   in.sliding_window = l.sliding_window;
+  return in;
+}
+
+// `blocks` physical blocks of `first`.. in a random order.
+std::vector<int32_t> shuffled_blocks(splitmix64& rng, int64_t blocks, int32_t first) {
+  std::vector<int32_t> perm(static_cast<std::size_t>(blocks));
+  std::iota(perm.begin(), perm.end(), first);
+  for (std::size_t i = perm.size(); i > 1; --i) std::swap(perm[i - 1], perm[rng.next() % i]);
+  return perm;
+}
+
+// q for `rows` tokens and a cache of `blocks` blocks, random values.
+template <class T>
+void fill_values(attention_inputs<T>& in, splitmix64& rng, const rank_layer& l, int64_t rows, int64_t blocks) {
+  const int64_t kv_elems = checked_product("kv cache", blocks, in.block_size, l.num_kv_heads, l.head_size);
+  const int64_t q_elems = checked_product("q", rows, l.num_heads, l.head_size);
+  for (auto [what, n] : {std::pair{" KV elements", kv_elems}, {" q elements", q_elems}})
+    if (n > max_sim_kv_elems)
+      throw input_error("", "batch", std::to_string(n) + what,
+                        "layer " + l.name + ": too large for the simulator (at most 2^26)");
+  in.q = random_values<T>(rng, q_elems);
+  in.k_cache = random_values<T>(rng, kv_elems);
+  in.v_cache = random_values<T>(rng, kv_elems);
+}
+
+splitmix64 input_rng(uint64_t seed) { return splitmix64{seed ^ 0x68656164726F6F6Dull}; }  // "headroom"
+
+}  // namespace
+
+template <class T>
+attention_inputs<T> make_attention_inputs(const rank_layer& l, const batch& b, int64_t block_size,
+                                          uint64_t seed) {
+  attention_inputs<T> in = layer_inputs<T>(l, block_size);
   in.max_query_len = b.max_query_len();
-  splitmix64 rng{seed ^ 0x68656164726F6F6Dull};  // "headroom"
+  splitmix64 rng = input_rng(seed);
   int64_t blocks = 0;
   in.query_start.push_back(0);
   for (int64_t i = 0; i < b.num_seqs(); ++i) {
@@ -70,26 +101,54 @@ attention_inputs<T> make_attention_inputs(const rank_layer& l, const batch& b, i
     in.seq_lens.push_back(static_cast<int32_t>(len));
     in.query_start.push_back(static_cast<int32_t>(in.query_start.back() + b.query_lens[static_cast<std::size_t>(i)]));
   }
-  const int64_t kv_elems = checked_product("kv cache", blocks, block_size, l.num_kv_heads, l.head_size);
-  if (kv_elems > max_sim_kv_elems)
-    throw input_error("", "batch", std::to_string(kv_elems) + " KV elements",
-                      "layer " + l.name + ": too large for the simulator (at most 2^26)");
-  std::vector<int32_t> perm(static_cast<std::size_t>(blocks));
-  std::iota(perm.begin(), perm.end(), 0);
-  for (std::size_t i = perm.size(); i > 1; --i) std::swap(perm[i - 1], perm[rng.next() % i]);
+  const auto perm = shuffled_blocks(rng, blocks, 0);
   in.block_table.assign(static_cast<std::size_t>(b.num_seqs() * in.max_blocks_per_seq), -1);
   std::size_t next = 0;
   for (int64_t i = 0; i < b.num_seqs(); ++i)
     for (int64_t j = 0; j < ceil_div(in.seq_lens[static_cast<std::size_t>(i)], block_size); ++j)
       in.block_table[static_cast<std::size_t>(i * in.max_blocks_per_seq + j)] = perm[next++];
-  in.q = random_values<T>(rng, checked_product("q", in.num_tokens(), l.num_heads, l.head_size));
-  in.k_cache = random_values<T>(rng, kv_elems);
-  in.v_cache = random_values<T>(rng, kv_elems);
+  fill_values(in, rng, l, in.num_tokens(), blocks);
   return in;
 }
 
-template attention_inputs<float> make_attention_inputs<float>(const rank_layer&, const batch&, int64_t, uint64_t);
-template attention_inputs<bf16> make_attention_inputs<bf16>(const rank_layer&, const batch&, int64_t, uint64_t);
-template attention_inputs<fp16> make_attention_inputs<fp16>(const rank_layer&, const batch&, int64_t, uint64_t);
+template <class T>
+attention_inputs<T> make_step_inputs(const rank_layer& l, const engine_step& st, int64_t max_num_seqs,
+                                     int64_t width, int64_t block_size, uint64_t seed) {
+  attention_inputs<T> in = layer_inputs<T>(l, block_size);
+  in.max_query_len = st.max_query_len;
+  in.max_blocks_per_seq = width;
+  in.metadata_rows = st.num_reqs_padded;
+  in.q_rows = st.q_rows;
+  splitmix64 rng = input_rng(seed);
+  const int64_t rows = std::min(st.num_reqs_padded, max_num_seqs);  // rows the engine holds
+  in.consistent = st.num_reqs_padded <= max_num_seqs && st.query_start.back() <= st.q_rows;
+  in.seq_lens.assign(static_cast<std::size_t>(max_num_seqs), 0);
+  in.query_start.assign(st.query_start.begin(), st.query_start.begin() + rows + 1);
+  in.query_start.resize(static_cast<std::size_t>(max_num_seqs + 1), in.query_start.back());
+  in.block_table.assign(static_cast<std::size_t>(checked_mul(max_num_seqs, width, "block table")), 0);
+  int64_t blocks = 0;
+  for (int64_t i = 0; i < rows && i < st.b.num_seqs(); ++i) {
+    const int64_t len = st.b.seq_lens[static_cast<std::size_t>(i)];
+    in.seq_lens[static_cast<std::size_t>(i)] = static_cast<int32_t>(len);
+    in.consistent = in.consistent && ceil_div(len, block_size) <= width;
+    blocks = checked_add(blocks, std::min(ceil_div(len, block_size), width), "kv blocks");
+  }
+  const auto perm = shuffled_blocks(rng, blocks, 1);  // block 0 is the null block
+  std::size_t next = 0;
+  for (int64_t i = 0; i < rows && i < st.b.num_seqs(); ++i)
+    for (int64_t j = 0; j < std::min(ceil_div(in.seq_lens[static_cast<std::size_t>(i)], block_size), width); ++j)
+      in.block_table[static_cast<std::size_t>(i * width + j)] = perm[next++];
+  fill_values(in, rng, l, st.q_rows, blocks + 1);
+  return in;
+}
+
+#define HEADROOM_INPUT_INSTANCES(T)                                                                  \
+  template attention_inputs<T> make_attention_inputs<T>(const rank_layer&, const batch&, int64_t, uint64_t); \
+  template attention_inputs<T> make_step_inputs<T>(const rank_layer&, const engine_step&, int64_t, int64_t, \
+                                                   int64_t, uint64_t);
+HEADROOM_INPUT_INSTANCES(float)
+HEADROOM_INPUT_INSTANCES(bf16)
+HEADROOM_INPUT_INSTANCES(fp16)
+#undef HEADROOM_INPUT_INSTANCES
 
 }  // namespace headroom

@@ -1,12 +1,17 @@
 // Real inputs for one attention run: random q / K / V values (never zero: magnitudes in [1/16, 1)
 // with random signs) in the run's dtype, a paged KV cache whose physical blocks are a random
 // permutation (block tables shuffled), and the request bookkeeping. Deterministic in the seed.
+// Two shapes: compact (made for the batch alone), or the engine's for a dummy run or a draft pass
+// (docs/catalogue.md C4, C8): the persistent block table [max_num_seqs][width] (unused entries hold
+// the null block 0, never given to a request), seq_lens [max_num_seqs] and query_start
+// [max_num_seqs + 1] holding the step's metadata rows, and q with the step's rows.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
 #include "core/backends/batch.hpp"
+#include "core/engine/steps.hpp"
 #include "core/model/geometry.hpp"
 
 namespace headroom {
@@ -18,18 +23,28 @@ struct attention_inputs {
   std::vector<int32_t> seq_lens, query_start, block_table;  // block_table: -1 past a request's blocks
   std::vector<T> q;                 // [tokens][heads][head_size]
   std::vector<T> k_cache, v_cache;  // [blocks][block_size][kv_heads][head_size]
-  int64_t num_seqs() const { return static_cast<int64_t>(seq_lens.size()); }
-  int64_t num_tokens() const { return query_start.empty() ? 0 : query_start.back(); }
+  // The engine's shape: the requests the kernels iterate and q's rows (-1: the vectors' own sizes);
+  // `consistent`: the metadata stays inside its buffers, so the fp32 reference is defined.
+  int64_t metadata_rows = -1, q_rows = -1;
+  bool consistent = true;
+  int64_t num_seqs() const { return metadata_rows >= 0 ? metadata_rows : static_cast<int64_t>(seq_lens.size()); }
+  int64_t num_tokens() const {
+    return q_rows >= 0 ? q_rows : query_start.empty() ? 0 : query_start.back();
+  }
 };
 
-// Largest KV cache (elements of K) the simulator builds for one run (2 x 256 MiB of fp32).
+// Largest KV cache (elements of K) and q the simulator builds for one run (2 x 256 MiB of fp32).
 inline constexpr int64_t max_sim_kv_elems = int64_t{1} << 26;
 
 // Throws input_error when the layer or batch cannot be simulated (heads not divisible, head size
-// above max_kernel_head_size, a cache above max_sim_kv_elems).
+// above max_kernel_head_size, a cache or a q above max_sim_kv_elems).
 template <class T>
 attention_inputs<T> make_attention_inputs(const rank_layer& l, const batch& b, int64_t block_size,
                                           uint64_t seed);
+// The engine's shape for step `st` (max_num_seqs rows of `width` blocks).
+template <class T>
+attention_inputs<T> make_step_inputs(const rank_layer& l, const engine_step& st, int64_t max_num_seqs,
+                                     int64_t width, int64_t block_size, uint64_t seed);
 
 // splitmix64: the project's small deterministic generator.
 struct splitmix64 {

@@ -15,6 +15,15 @@ namespace headroom {
 template <class T>
 std::vector<float> attention_reference(const attention_inputs<T>& in);
 
+// The output elements the metadata's requests cover: rows before query_start[num_seqs()]. The
+// rest of q are padded tokens (a graph's padding, a dummy's tokens past its requests) whose output
+// the engine discards; the bodies leave them unwritten and the reference at 0.
+template <class T>
+int64_t covered_output(const attention_inputs<T>& in) {
+  const int64_t rows = in.query_start.empty() ? 0 : in.query_start[static_cast<std::size_t>(in.num_seqs())];
+  return rows * in.num_heads * in.head_size;
+}
+
 struct output_comparison {
   bool mismatch = false;
   int64_t bad = 0;          // elements outside tolerance (NaN counts)

@@ -137,8 +137,8 @@ struct triton_attention {
     const int64_t D = p.in.head_size;
     for_combined_chunks<Dp>(ctx, s, row_of, D, [&](const row_desc& row, int64_t d0, const float(&acc)[attn_chunk],
                                                    float, float L) {
-      store_chunk<attn_chunk>(out, (row.token * p.in.num_heads + row.head) * D + d0, D - d0,
-                              D - d0 >= attn_chunk, acc, L > 0.0f ? 1.0f / L : 0.0f);
+      const int64_t off = token_offset(ctx, p.in.int32_offsets, row.token, p.in.num_heads, D, row.head, d0);
+      store_chunk<attn_chunk>(out, off, D - d0, D - d0 >= attn_chunk, acc, L > 0.0f ? 1.0f / L : 0.0f);
     });
   }
 };
@@ -171,7 +171,7 @@ struct triton_segment_reduce {
     ctx.wait_prior_launch();  // the segments below are the attention launch's
     const int64_t span = (seq_len + triton_num_segments * kv_tile_keys - 1) /
                          (triton_num_segments * kv_tile_keys) * kv_tile_keys;  // keys per segment
-    const int64_t active = (seq_len + span - 1) / span;
+    const int64_t active = span > 0 ? (seq_len + span - 1) / span : 0;  // a poisoned length: none
     const int64_t row0 = (b.x * p.in.num_heads + b.y) * triton_num_segments;
     const int64_t D = p.in.head_size, Dpl = p.head_size_padded;
     const auto so = ctx.global(p.segm_output);
@@ -207,7 +207,8 @@ struct triton_segment_reduce {
         for (int e = 0; e < V; ++e) acc[e] += wgt * x[e];
       }
       const float inv = total > 0.0f ? 1.0f / total : 0.0f;
-      store_chunk<V>(out, (b.x * p.in.num_heads + b.y) * D + d0, D - d0, D % V == 0, acc, inv);
+      store_chunk<V>(out, token_offset(ctx, p.in.int32_offsets, b.x, p.in.num_heads, D, b.y, d0), D - d0,
+                     D % V == 0, acc, inv);
     });
   }
 };

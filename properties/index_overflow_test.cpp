@@ -109,5 +109,49 @@ TEST(IndexOverflow, DetectsWrappingArithmetic) {
   ASSERT_TRUE(props::is_failure(r)) << "32-bit wrapping went unnoticed";
 }
 
+// C6 (docs/catalogue.md): under 32-bit token offsets, index_overflow of class C6 exactly when the
+// last element of q, T x H x D - 1 in 128 bits, passes 2^31 - 1; never with 64-bit offsets.
+void token_offsets_wrap_exactly(const check_case& c, executor& ex) {
+  const report r = run_case(c, ex);
+  bool reported = false;
+  for (const auto& v : r.violations) reported = reported || (v.cls == bug_class::c6 && v.inv == invariant::index_overflow);
+  const auto& l = c.model.layers.front();
+  const bool expected =
+      has_mutant(c.mutants, "int32-token-offsets") && i128(c.b.num_tokens()) * l.num_heads * l.head_size - 1 > limit;
+  RC_CLASSIFY(expected, "past 2^31");
+  if (reported != expected)
+    RC_FAIL(std::string("C6 index_overflow ") + (reported ? "reported" : "not reported") + " at " +
+            std::to_string(c.b.num_tokens()) + " tokens of " + std::to_string(l.num_heads) + " x " +
+            std::to_string(l.head_size));
+}
+
+TEST(IndexOverflow, TokenOffsetsWrapExactlyPast2To31) {
+  props::check([] {
+    model_executor model;
+    token_offsets_wrap_exactly(*generators::large_offset_cases(), model);
+  }, budget);
+}
+
+// An executor that loses the wrap count: the property must notice.
+class uncounting_model final : public executor {
+ public:
+  target_kind kind() const override { return target_kind::model; }
+  observation run(const run_request& r) override {
+    observation o = inner_.run(r);
+    o.index_overflows = 0;
+    return o;
+  }
+ private:
+  model_executor inner_;
+};
+
+TEST(IndexOverflow, DetectsLostTokenOffsetWraps) {
+  const auto r = props::run([] {
+    uncounting_model model;
+    token_offsets_wrap_exactly(*generators::large_offset_cases(), model);
+  }, budget);
+  ASSERT_TRUE(props::is_failure(r)) << "a lost wrap count went unnoticed";
+}
+
 }  // namespace
 }  // namespace headroom

@@ -30,7 +30,7 @@ void in_bounds_runs_match_reference(const check_case& c) {
   bool any_oob = false;
   for (const auto& r : runs) {
     any_oob = any_oob || !r.in_bounds;
-    if (!r.in_bounds) continue;
+    if (!r.in_bounds || !r.attention) continue;
     if (!r.obs.output_checked) RC_FAIL(where(c, r) + "output was not compared with the reference");
     if (r.obs.output_mismatch) RC_FAIL(where(c, r) + r.obs.mismatch_detail);
     if (r.obs.uninitialized_reads > 0)

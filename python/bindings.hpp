@@ -18,7 +18,7 @@ namespace headroom::python {
 // The keyword arguments of plan and check (docs/plan-schema.md, README "Python").
 struct run_options {
   std::vector<int64_t> tp = {1};
-  std::string backend = "all";
+  std::string backend;  // empty: the command line's default (triton and flashinfer); "all" adds fa3
   std::string policy = "per-layer";
   std::string grouping = "heads";
   std::string target = "model";

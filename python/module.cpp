@@ -48,8 +48,9 @@ std::vector<int64_t> tp_list(const py::object& tp) {
 headroom::python::run_options options(const py::object& tp, const std::string& backend, const std::string& policy,
                                       const std::string& grouping, int64_t max_num_seqs,
                                       const std::vector<std::string>& mutants, bool hybrid, bool cuda_graph) {
-  return {.tp = tp_list(tp), .backend = backend, .policy = policy, .grouping = grouping,
-          .max_num_seqs = max_num_seqs, .mutants = mutants, .hybrid = hybrid, .cuda_graph = cuda_graph};
+  return {.tp = tp_list(tp), .backend = backend, .policy = policy, .grouping = grouping, .target = "model",
+          .max_num_seqs = max_num_seqs, .mutants = mutants, .hybrid = hybrid, .cuda_graph = cuda_graph,
+          .seed = 0, .tight = std::nullopt};
 }
 
 }  // namespace
@@ -70,7 +71,7 @@ PYBIND11_MODULE(headroom, m) {
           const auto o = options(tp, backend, policy, grouping, max_num_seqs, mutants, hybrid, cuda_graph);
           return to_python(headroom::python::plan(config_of(config, name), o));
         },
-        py::arg("config"), py::kw_only(), py::arg("tp") = py::int_(1), py::arg("backend") = "all",
+        py::arg("config"), py::kw_only(), py::arg("tp") = py::int_(1), py::arg("backend") = "",
         py::arg("policy") = "per-layer", py::arg("grouping") = "heads", py::arg("max_num_seqs") = 256,
         py::arg("mutants") = std::vector<std::string>{}, py::arg("hybrid") = true, py::arg("cuda_graph") = false,
         py::arg("name") = "<config>", "The mirror's plan (headroom plan --json) as a dict.");
@@ -85,7 +86,7 @@ PYBIND11_MODULE(headroom, m) {
           o.tight = tight;
           return to_python(headroom::python::check(config_of(config, name), o));
         },
-        py::arg("config"), py::kw_only(), py::arg("tp") = py::int_(1), py::arg("backend") = "all",
+        py::arg("config"), py::kw_only(), py::arg("tp") = py::int_(1), py::arg("backend") = "",
         py::arg("policy") = "per-layer", py::arg("grouping") = "heads", py::arg("max_num_seqs") = 256,
         py::arg("mutants") = std::vector<std::string>{}, py::arg("hybrid") = true, py::arg("cuda_graph") = false,
         py::arg("target") = "model", py::arg("seed") = 0, py::arg("tight") = py::none(), py::arg("name") = "<config>",

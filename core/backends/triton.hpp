@@ -31,6 +31,7 @@ struct triton_plan {
   int64_t builder_heads = 0;     // H_b
   int64_t builder_kv_heads = 0;  // KV_b used for thr
   int64_t head_size_padded = 0;  // Dp_b
+  bool int32_offsets = false;    // q / output offsets in 32 bits (the int32-token-offsets mutant)
   std::vector<buffer_plan> buffers;  // segm_output, segm_max, segm_expsum (fp32)
 };
 

@@ -15,8 +15,10 @@ using nlohmann::json;
 
 namespace {
 
-// The engine's name of each mirror buffer, per backend (vLLM's TritonAttentionMetadataBuilder;
-// FlashInfer's plan carves tmp_v / tmp_s out of the float workspace per step under these names).
+// The engine's name of each mirror buffer, per backend: vLLM's TritonAttentionMetadataBuilder; its
+// FlashInfer builder (the float workspace FlashInfer's plan carves tmp_v / tmp_s out of per step,
+// the persistent per-request buffers); its FlashAttention builder on FA3 (the scheduler metadata)
+// and the model runner's persistent query_start_loc and seq_lens.
 struct name_pair {
   backend be;
   const char* engine;
@@ -27,6 +29,11 @@ constexpr name_pair names[] = {
     {backend::triton, "softmax_segm_max", "segm_max"},
     {backend::triton, "softmax_segm_expsum", "segm_expsum"},
     {backend::flashinfer, "float_workspace_buffer", "float_workspace"},
+    {backend::flashinfer, "paged_kv_indptr", "paged_kv_indptr"},
+    {backend::flashinfer, "paged_kv_last_page_len", "paged_kv_last_page_len"},
+    {backend::fa3, "scheduler_metadata", "scheduler_metadata"},
+    {backend::fa3, "query_start_loc", "query_start_loc"},
+    {backend::fa3, "seq_lens", "seq_lens"},
 };
 
 const char* mirror_name_of(backend be, const std::string& engine) {
@@ -88,6 +95,8 @@ constexpr required_parameter flashinfer_parameters[] = {
     {"num_qo_heads", 1, max_heads}, {"num_kv_heads", 1, max_heads}, {"head_dim", 1, max_head_size},
     {"page_size", 1, 1 << 16},      {"use_cuda_graph", 0, 1},
 };
+constexpr required_parameter fa3_parameters[] = {
+    {"num_heads_q", 1, max_heads}, {"num_heads_kv", 1, max_heads}, {"headdim", 1, max_head_size}};
 constexpr const char* triton_buffers[] = {"softmax_segm_output", "softmax_segm_max", "softmax_segm_expsum"};
 
 void validate(const builder_dump& d, const std::string& file, const std::string& path) {
@@ -100,6 +109,7 @@ void validate(const builder_dump& d, const std::string& file, const std::string&
     }
   };
   if (d.be == backend::flashinfer) return check(flashinfer_parameters);
+  if (d.be == backend::fa3) return check(fa3_parameters);
   check(triton_parameters);
   for (const char* name : triton_buffers) {
     bool found = false;

@@ -168,6 +168,7 @@ check_case case_from_json(const json& j, const std::string& file,
   }
   if (j.contains("flashinfer"))
     c.flashinfer = flashinfer_from_json(jr::get_object(j, "flashinfer", file, path), file, path);
+  validate_step(c, file, path);
   if (j.contains("builder_names")) {
     const json& names = j.at("builder_names");
     if (!names.is_array() || names.size() > static_cast<std::size_t>(max_layers))
@@ -187,6 +188,20 @@ check_case case_from_json(const json& j, const std::string& file,
       c.builders.push_back(builder_dump_from_json(v[i], file, path + "builders[" + std::to_string(i) + "]."));
   }
   return c;
+}
+
+void validate_step(const check_case& c, const std::string& file, const std::string& path) {
+  validate(c.step, c.engine, file, path + "step.");
+  if (c.step.kind != step_kind::draft) return;
+  if (c.b.num_seqs() > c.engine.max_num_seqs)
+    throw input_error(file, path + "batch.seq_lens", std::to_string(c.b.num_seqs()) + " requests",
+                      "a draft pass's verify batch holds at most engine.max_num_seqs " +
+                          std::to_string(c.engine.max_num_seqs));
+  for (std::size_t i = 0; i < c.b.seq_lens.size(); ++i)
+    if (c.b.seq_lens[i] > c.engine.max_model_len)
+      throw input_error(file, path + "batch.seq_lens[" + std::to_string(i) + "]", std::to_string(c.b.seq_lens[i]),
+                        "a verify pass's request is at most engine.max_model_len " +
+                            std::to_string(c.engine.max_model_len) + " long");
 }
 
 check_case load_case(const std::string& path) {

@@ -57,4 +57,9 @@ check_case case_from_json(const nlohmann::json& j, const std::string& file,
                           const std::string& path = "");
 check_case load_case(const std::string& path);
 
+// A case's step against its engine settings and batch (validate(step_spec, ...), and a draft
+// pass's verify batch of at most max_num_seqs requests of at most max_model_len tokens): throws
+// input_error naming the field.
+void validate_step(const check_case& c, const std::string& file, const std::string& path);
+
 }  // namespace headroom

@@ -9,6 +9,7 @@
 
 #include "core/backends/batch.hpp"
 #include "core/backends/plan.hpp"
+#include "core/engine/steps.hpp"
 #include "core/model/geometry.hpp"
 
 namespace headroom {
@@ -25,6 +26,11 @@ struct run_request {
   const any_plan* plan = nullptr;
   const batch* b = nullptr;
   uint64_t seed = 0;             // input data
+  // A dummy run or a draft pass (core/engine/steps.hpp): the attention kernels then read the
+  // engine's persistent inputs (block table [max_num_seqs][width], seq_lens, query_start) and a q
+  // of the step's rows. Null: compact inputs made for the batch alone.
+  const engine_step* step = nullptr;
+  int64_t max_num_seqs = 0, table_width = 0;  // the persistent shapes, with `step`
 };
 
 // One out-of-bounds access, attributed (Kokkos style: buffer, index, extent).
@@ -43,6 +49,7 @@ struct observation {
   int64_t oob_count = 0;                  // all of them
   int64_t uninitialized_reads = 0;       // reads of never-written scratch or shared memory
   int64_t races = 0;                     // shared-memory hazards across a missing barrier
+  int64_t index_overflows = 0;           // 32-bit offset arithmetic that wrapped (ctx.offset32)
   bool output_checked = false;            // the executor compared the output with a reference
   bool output_mismatch = false;
   std::string mismatch_detail;            // first few mismatches with indices

@@ -112,7 +112,7 @@ group_result check_group(const group_context& ctx, const decode_sweep& sweep,
   const auto& names = ctx.base.builder_names.empty() ? ag.builder_layers : ctx.base.builder_names;
   head_resolution hr;
   if (const builder_dump* d = dump_of(ctx.base, ag))  // the engine's builder: its own query heads
-    hr.builder_heads = dumped_parameter(*d, be == backend::triton ? "num_heads_q" : "num_qo_heads",
+    hr.builder_heads = dumped_parameter(*d, be == backend::flashinfer ? "num_qo_heads" : "num_heads_q",
                                         "case", "builders.");
   else
     hr = resolve_heads(ctx.eng->reg, names, effective_policy(ctx.base), ctx.eng->rg.model_wide_heads);

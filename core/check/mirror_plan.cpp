@@ -2,6 +2,7 @@
 // builder as the engine would make it, with vLLM's and FlashInfer's names for what it allocates.
 #include <algorithm>
 
+#include "core/check/classes/classes.hpp"
 #include "core/check/plan_file.hpp"
 #include "core/check/plans.hpp"
 #include "core/util/checked.hpp"
@@ -16,6 +17,10 @@ dumped_buffer fp32_buffer(const char* name, std::vector<int64_t> shape) {
   int64_t bytes = 4;
   for (int64_t d : shape) bytes = checked_mul(bytes, d, name);
   return {name, "float32", std::move(shape), bytes};
+}
+
+dumped_buffer int32_buffer(const char* name, int64_t entries) {
+  return {name, "int32", {entries}, checked_mul(entries, 4, name)};
 }
 
 builder_dump mirror_dump(const check_case& c, const engine& e, const attention_group& ag, int64_t heads) {
@@ -36,6 +41,15 @@ builder_dump mirror_dump(const check_case& c, const engine& e, const attention_g
                  fp32_buffer("softmax_segm_expsum", {p.thr, heads, triton_segments})};
     return d;
   }
+  if (ag.be == backend::fa3) {  // vLLM's FlashAttention builder (FA3): persistent metadata only
+    d.parameters = {{"num_heads_q", heads}, {"num_heads_kv", kv}, {"headdim", hd},
+                    {"max_num_splits", has_full_graphs(c.engine.cg_mode) ? fa3_graph_max_splits : 0}};
+    if (const int64_t cap = fa3_metadata_capacity(c.engine, fa3_mutants_of(c)); cap > 0)
+      d.buffers.push_back(int32_buffer("scheduler_metadata", cap));
+    d.buffers.push_back(int32_buffer("query_start_loc", c.engine.max_num_seqs + 1));
+    d.buffers.push_back(int32_buffer("seq_lens", c.engine.max_num_seqs));
+    return d;
+  }
   d.parameters = {{"num_qo_heads", heads},
                   {"num_kv_heads", kv},
                   {"head_dim", hd},
@@ -43,7 +57,9 @@ builder_dump mirror_dump(const check_case& c, const engine& e, const attention_g
                   {"use_cuda_graph", c.flashinfer.cuda_graph ? 1 : 0}};
   const int64_t ws = std::max(fi_workspace_floor,
                               checked_product("float workspace", c.engine.max_num_batched_tokens, heads, hd, 16));
-  d.buffers = {{"float_workspace_buffer", "uint8", {ws}, ws}};
+  const int64_t rows = request_meta_rows(c.engine, request_mutants_of(c));
+  d.buffers = {{"float_workspace_buffer", "uint8", {ws}, ws}, int32_buffer("paged_kv_indptr", rows + 1),
+               int32_buffer("paged_kv_last_page_len", rows)};
   return d;
 }
 

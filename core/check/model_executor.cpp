@@ -24,10 +24,19 @@ observation model_observation(const any_plan& plan, const rank_layer& layer, con
           o.touched = triton_needs(p, layer, b);
         } else if constexpr (std::is_same_v<plan_t, fi_decode_plan>) {
           o.touched = fi_decode_needs(p, layer, kv_dtype);
-        } else {
+        } else if constexpr (std::is_same_v<plan_t, fi_prefill_plan>) {
           auto run = fi_prefill_needs(p, layer, b);
           o.touched = run.needs;
           o.rows_never_computed = run.rows_never_computed;
+        } else if constexpr (std::is_same_v<plan_t, fa3_plan>) {
+          o.touched = fa3_needs(p);
+        } else if constexpr (std::is_same_v<plan_t, request_meta_plan>) {
+          o.touched = request_meta_needs(p);
+        } else if constexpr (std::is_same_v<plan_t, mqa_meta_plan>) {
+          o.touched = mqa_meta_needs(p);
+        } else {
+          o.touched = {{"probe_offset", 8, 1}};
+          o.index_overflows = token_offset_wraps(p, layer) ? 1 : 0;
         }
       },
       plan);

@@ -29,6 +29,7 @@ std::string first_access_text(const access_record& a) {
 bug_class cause_of(const finding& f, const check_case& c, const any_plan& plan, const rank_layer& l,
                    int64_t builder_heads) {
   if (f.inv == invariant::index_overflow) return bug_class::c6;
+  if (!is_attention_plan(plan)) return bug_class::none;  // the class check running it names it
   if (f.inv == invariant::plan_run_heads || l.num_heads != builder_heads) return bug_class::c1;
   const auto* tp = std::get_if<triton_plan>(&plan);
   const auto* fd = std::get_if<fi_decode_plan>(&plan);
@@ -67,18 +68,26 @@ std::vector<planned_part> plan_runner::plans_for(const batch& b) const {
 }
 
 std::vector<finding> plan_runner::run(const rank_layer& l, const batch& b) {
+  return run_parts(l, plans_for(b), nullptr);
+}
+
+std::vector<finding> plan_runner::run_parts(const rank_layer& l, const std::vector<planned_part>& parts,
+                                            const engine_step* step) {
   std::vector<finding> out;
+  const check_case& c = ctx_.base;
   try {
-    for (auto& p : plans_for(b)) {
-      run_request req{&l, ctx_.base.model.kv_dtype, ctx_.base.block_size, &p.plan, &p.b,
-                      ctx_.base.seed};
+    for (const auto& p : parts) {
+      run_request req{&l, c.model.kv_dtype, c.block_size, &p.plan, &p.b, c.seed, step,
+                      c.engine.max_num_seqs, block_table_width(c.engine, c.block_size)};
       observation o = ctx_.ex->run(req);
       const std::size_t first = out.size();
-      judge(p.plan.index(), plan_buffers(p.plan), o, l, b, out);
-      if (auto ws = workspace_overflow(p.plan, b)) out.push_back(std::move(*ws));
+      judge(p.plan, o, l, p.b, out);
+      if (auto ws = workspace_overflow(p.plan, p.b)) out.push_back(std::move(*ws));
       for (std::size_t i = first; i < out.size(); ++i)
-        if (out[i].cls == bug_class::none) out[i].cls = cause_of(out[i], ctx_.base, p.plan, l, builder_heads_);
-      if (ctx_.base.be == backend::flashinfer && l.num_heads != builder_heads_) {
+        if (out[i].cls == bug_class::none) out[i].cls = cause_of(out[i], c, p.plan, l, builder_heads_);
+      const bool fi_attention = std::holds_alternative<fi_decode_plan>(p.plan) ||
+                                std::holds_alternative<fi_prefill_plan>(p.plan);
+      if (fi_attention && l.num_heads != builder_heads_) {
         finding f{invariant::plan_run_heads, "", 0, 0,
                   "planned with " + std::to_string(builder_heads_) +
                       " qo heads, run with q.size(1) = " + std::to_string(l.num_heads)};
@@ -97,10 +106,15 @@ std::vector<finding> plan_runner::run(const rank_layer& l, const batch& b) {
   return out;
 }
 
-void plan_runner::judge(std::size_t plan_kind, const std::vector<buffer_plan>& buffers,
-                        const observation& o, const rank_layer& l, const batch& b,
+void plan_runner::judge(const any_plan& plan, const observation& o, const rank_layer& l, const batch& b,
                         std::vector<finding>& out) {
+  const std::size_t plan_kind = plan.index();
+  const std::vector<buffer_plan>& buffers = plan_buffers(plan);
   const bool formulas = ctx_.ex->kind() == target_kind::model;
+  // Who needs the bytes: a layer's heads for an attention plan, the batch for a step's metadata.
+  const std::string planned = is_attention_plan(plan) ? " (planned for " + std::to_string(builder_heads_) + " heads)" : "";
+  const std::string runner = is_attention_plan(plan) ? " but a layer with " + std::to_string(l.num_heads) + " heads "
+                                                     : " but the step ";
   std::set<std::string> reported;
   for (const auto& t : o.touched) {
     const buffer_plan* bp = find_buffer(buffers, t.name);
@@ -114,10 +128,9 @@ void plan_runner::judge(std::size_t plan_kind, const std::vector<buffer_plan>& b
     if (t.elems <= bp->capacity_elems()) continue;
     finding f{formulas ? invariant::buffer_capacity : invariant::out_of_bounds, t.name,
               bp->capacity_bytes, t.bytes(),
-              t.name + " holds " + bytes_text(bp->capacity_bytes) + " (planned for " +
-                  std::to_string(builder_heads_) + " heads) but a layer with " +
-                  std::to_string(l.num_heads) + " heads " + (formulas ? "needs " : "touched ") +
-                  bytes_text(t.bytes()) + " at batch size " + std::to_string(b.num_seqs())};
+              t.name + " holds " + bytes_text(bp->capacity_bytes) + planned + runner +
+                  (formulas ? "needs " : "touched ") + bytes_text(t.bytes()) + " at batch size " +
+                  std::to_string(b.num_seqs())};
     for (const auto& a : o.oob)
       if (a.buffer == t.name) {
         f.detail += "; first: " + first_access_text(a);
@@ -131,6 +144,11 @@ void plan_runner::judge(std::size_t plan_kind, const std::vector<buffer_plan>& b
       out.push_back({invariant::out_of_bounds, a.buffer, a.extent, a.index + 1,
                      std::string(a.write ? "write" : "read") + " of " + a.buffer + "[" +
                          std::to_string(a.index) + "] past extent " + std::to_string(a.extent)});
+  if (o.index_overflows > 0)
+    out.push_back({invariant::index_overflow, "", 0, 0,
+                   "a token offset into q / the output wraps 32 bits (" + std::to_string(o.index_overflows) +
+                       " evaluations; layer with " + std::to_string(l.num_heads) + " heads of size " +
+                       std::to_string(l.head_size) + ")"});
   if (o.output_mismatch) out.push_back({invariant::output_mismatch, "output", 0, 0, o.mismatch_detail});
   if (o.guard_corrupted) out.push_back({invariant::guard_corrupted, "", 0, 0, o.guard_detail});
   if (o.faulted)

@@ -18,13 +18,17 @@ class plan_runner {
  public:
   plan_runner(const group_context& ctx, int64_t builder_heads);
   std::vector<finding> run(const rank_layer& l, const batch& b);
+  // Runs the given plans of layer l (an engine step's: `step` non-null for a dummy run or a draft
+  // pass, whose attention inputs take the engine's persistent shapes) and judges them as run() does.
+  std::vector<finding> run_parts(const rank_layer& l, const std::vector<planned_part>& parts,
+                                 const engine_step* step);
   std::vector<planned_part> plans_for(const batch& b) const;
   // Buffers more than `tight` x their largest need, with the batch of that need.
   std::vector<std::pair<finding, batch>> tight_findings() const;
 
  private:
-  void judge(std::size_t plan_kind, const std::vector<buffer_plan>& buffers, const observation& o,
-             const rank_layer& l, const batch& b, std::vector<finding>& out);
+  void judge(const any_plan& plan, const observation& o, const rank_layer& l, const batch& b,
+             std::vector<finding>& out);
 
   const group_context& ctx_;
   int64_t builder_heads_;

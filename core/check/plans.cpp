@@ -56,12 +56,6 @@ int64_t param(const builder_dump& d, const char* name) {
   return dumped_parameter(d, name, "case", "builders.");
 }
 
-void apply_capacities(const builder_dump& d, std::vector<buffer_plan>& buffers) {
-  for (const auto& m : mirror_buffers(d))
-    for (auto& b : buffers)
-      if (b.name == m.name) b.capacity_bytes = m.capacity_bytes;
-}
-
 // The dumped builder's plans: Triton's are fixed (its buffers at the dumped capacities); FlashInfer
 // plans each step from the dumped parameters, as its wrappers do, and carves the parts out of the
 // dumped float workspace (a "float_workspace" entry of the plan's buffers).
@@ -71,9 +65,13 @@ std::vector<planned_part> dumped_parts(const check_case& c, const builder_dump& 
                                 param(d, "headdim"), c.triton, c.engine);
     p.thr = param(d, "seq_threshold_3D");
     p.head_size_padded = param(d, "headdim_padded");
-    apply_capacities(d, p.buffers);
+    p.int32_offsets = has_mutant(c.mutants, "int32-token-offsets");
+    for (const auto& m : mirror_buffers(d))
+      for (auto& b : p.buffers)
+        if (b.name == m.name) b.capacity_bytes = m.capacity_bytes;
     return {{std::move(p), b}};
   }
+  if (c.be == backend::fa3) return {};  // as the mirror: C3 checks its metadata (apply_dumped_capacities)
   flashinfer_options o = c.flashinfer;
   o.page_size = param(d, "page_size");
   o.cuda_graph = param(d, "use_cuda_graph") != 0;
@@ -107,6 +105,14 @@ const builder_dump* dump_of(const check_case& c, const attention_group& ag) {
   return nullptr;
 }
 
+void apply_dumped_capacities(const check_case& c, const attention_group& ag, std::vector<buffer_plan>& buffers) {
+  const builder_dump* d = dump_of(c, ag);
+  if (!d) return;
+  for (const auto& m : mirror_buffers(*d))
+    for (auto& b : buffers)
+      if (b.name == m.name) b.capacity_bytes = m.capacity_bytes;
+}
+
 int64_t builder_kv_heads(const check_case& c, const rank_geometry& rg, const attention_group& ag) {
   const bool model_wide = c.be == backend::triton && has_mutant(c.mutants, "triton-model-kv-heads");
   return model_wide ? rg.model_wide_kv_heads : ag.spec.num_kv_heads;
@@ -125,7 +131,12 @@ std::vector<planned_part> plan_parts(const check_case& c, const rank_geometry& r
   if (const builder_dump* dump = dump_of(c, ag)) return dumped_parts(c, *dump, b);
   const int64_t kv = builder_kv_heads(c, rg, ag);
   const int64_t d = builder_head_size(c, rg, ag);
-  if (c.be == backend::triton) return {{plan_triton(builder_heads, kv, d, c.triton, c.engine), b}};
+  if (c.be == backend::fa3) return {};  // no FA3 attention body: its metadata is class C3's check
+  if (c.be == backend::triton) {
+    triton_plan p = plan_triton(builder_heads, kv, d, c.triton, c.engine);
+    p.int32_offsets = has_mutant(c.mutants, "int32-token-offsets");
+    return {{std::move(p), b}};
+  }
   const auto [dec, pre] = split_batch(b);
   std::vector<planned_part> parts;
   if (dec.num_seqs() > 0)

@@ -25,6 +25,9 @@ engine make_engine(const check_case& c);
 
 // The case's dump of this group's builder, or nullptr when the mirror plans it.
 const builder_dump* dump_of(const check_case& c, const attention_group& ag);
+// The dumped capacities of the buffers the dump names (by the mirror's names); no change without
+// a dump. The class checks that plan persistent metadata (C3, C5) apply them too.
+void apply_dumped_capacities(const check_case& c, const attention_group& ag, std::vector<buffer_plan>& buffers);
 
 struct planned_part {
   any_plan plan;
@@ -42,8 +45,9 @@ grouping effective_grouping(const check_case& c);
 int64_t builder_kv_heads(const check_case& c, const rank_geometry& rg, const attention_group& ag);
 int64_t builder_head_size(const check_case& c, const rank_geometry& rg, const attention_group& ag);
 
-// Plans from a dump use its parameters and capacities (docs/plan-schema.md); FlashInfer's plans,
-// made per step, also carry the dumped float workspace they are carved from.
+// The attention plans of a batch (none for fa3, whose attention has no body here). Plans from a
+// dump use its parameters and capacities (docs/plan-schema.md); FlashInfer's plans, made per step,
+// also carry the dumped float workspace they are carved from.
 std::vector<planned_part> plan_parts(const check_case& c, const rank_geometry& rg,
                                      const attention_group& ag, int64_t builder_heads,
                                      const batch& b);

@@ -17,6 +17,10 @@ json to_json(const engine_settings& s) {
           {"cudagraph_mode", to_string(s.cg_mode)},
           {"max_capture_size", s.max_capture_size},
           {"capture_sizes", s.capture_sizes},
+          {"flavour", to_string(s.flavour)},
+          {"req_pool_size", s.req_pool_size},
+          {"attn_tp_size", s.attn_tp_size},
+          {"gathered_buffer", s.gathered_buffer},
           {"head_tile", s.head_tile},
           {"mamba_block_size", s.mamba_block_size},
           {"extra_group_block_size", s.extra_group_block_size}};
@@ -44,6 +48,11 @@ engine_settings settings_from_json(const json& j, const std::string& file, const
       s.capture_sizes.push_back(
           jr::as_int(v[i], file, path + "capture_sizes[" + std::to_string(i) + "]", 1, big));
   }
+  if (j.contains("flavour"))
+    s.flavour = parse_engine_flavour(jr::get_string(j, "flavour", file, path), file, path + "flavour");
+  s.req_pool_size = jr::get_int_or(j, "req_pool_size", s.req_pool_size, file, path, 0, big);
+  s.attn_tp_size = jr::get_int_or(j, "attn_tp_size", s.attn_tp_size, file, path, 1, big);
+  s.gathered_buffer = jr::get_bool_or(j, "gathered_buffer", s.gathered_buffer, file, path);
   s.head_tile = jr::get_int_or(j, "head_tile", s.head_tile, file, path, 0, big);
   s.mamba_block_size = jr::get_int_or(j, "mamba_block_size", s.mamba_block_size, file, path, 0, big);
   s.extra_group_block_size =

@@ -14,7 +14,9 @@
 
 namespace headroom {
 
-enum class backend { triton, flashinfer };
+// fa3: vLLM's FLASH_ATTN on FlashAttention 3, checked for its scheduler metadata only (no FA3
+// attention body runs: docs/catalogue.md C3).
+enum class backend { triton, flashinfer, fa3 };
 enum class grouping { heads, legacy, proposer };
 enum class policy { per_layer, model_wide, max };
 

@@ -4,7 +4,14 @@
 
 namespace headroom {
 
-const char* to_string(backend b) { return b == backend::triton ? "triton" : "flashinfer"; }
+const char* to_string(backend b) {
+  switch (b) {
+    case backend::triton: return "triton";
+    case backend::flashinfer: return "flashinfer";
+    case backend::fa3: return "fa3";
+  }
+  return "?";
+}
 
 const char* to_string(grouping g) {
   switch (g) {
@@ -27,7 +34,8 @@ const char* to_string(policy p) {
 backend parse_backend(const std::string& s, const std::string& file, const std::string& field) {
   if (s == "triton") return backend::triton;
   if (s == "flashinfer") return backend::flashinfer;
-  throw input_error(file, field, "\"" + s + "\"", "expected triton or flashinfer");
+  if (s == "fa3") return backend::fa3;
+  throw input_error(file, field, "\"" + s + "\"", "expected triton, flashinfer or fa3");
 }
 
 grouping parse_grouping(const std::string& s, const std::string& file, const std::string& field) {

@@ -63,6 +63,29 @@ bool has_full_graphs(cudagraph_mode m) {
 
 bool full_for_mixed_batches(cudagraph_mode m) { return m == cudagraph_mode::full; }
 
+bool full_for_decode(cudagraph_mode m) {
+  return m == cudagraph_mode::full_decode_only || m == cudagraph_mode::full_and_piecewise;
+}
+
+const char* to_string(engine_flavour f) {
+  switch (f) {
+    case engine_flavour::vllm: return "vllm";
+    case engine_flavour::sglang: return "sglang";
+    case engine_flavour::vllm_ascend: return "vllm-ascend";
+  }
+  return "unknown";
+}
+
+engine_flavour parse_engine_flavour(const std::string& s, const std::string& file, const std::string& field) {
+  for (engine_flavour f : {engine_flavour::vllm, engine_flavour::sglang, engine_flavour::vllm_ascend})
+    if (s == to_string(f)) return f;
+  throw input_error(file, field, "\"" + s + "\"", "expected vllm, sglang or vllm-ascend");
+}
+
+int64_t request_pool_of(const engine_settings& s) {
+  return s.req_pool_size > 0 ? s.req_pool_size : s.max_num_seqs;
+}
+
 void validate(const engine_settings& s, const std::string& file, const std::string& path) {
   check_range(file, path + "max_num_seqs", s.max_num_seqs, 1, max_settings_seqs);
   check_range(file, path + "max_model_len", s.max_model_len, 1, max_settings_model_len);
@@ -78,6 +101,18 @@ void validate(const engine_settings& s, const std::string& file, const std::stri
   for (std::size_t i = 0; i < s.capture_sizes.size(); ++i)
     check_range(file, path + "capture_sizes[" + std::to_string(i) + "]", s.capture_sizes[i], 1,
                 max_settings_tokens);
+  check_range(file, path + "req_pool_size", s.req_pool_size, 0, max_settings_seqs);
+  check_range(file, path + "attn_tp_size", s.attn_tp_size, 1, max_settings_attn_tp);
+}
+
+void validate(const step_spec& st, const engine_settings& s, const std::string& file, const std::string& path) {
+  if (st.kind == step_kind::draft && st.pass > s.num_speculative_tokens)
+    throw input_error(file, path + "pass", std::to_string(st.pass),
+                      "draft pass above engine.num_speculative_tokens " + std::to_string(s.num_speculative_tokens));
+  if (st.kind == step_kind::dummy && st.tokens > s.max_num_batched_tokens)
+    throw input_error(file, path + "tokens", std::to_string(st.tokens),
+                      "a dummy run is at most engine.max_num_batched_tokens " +
+                          std::to_string(s.max_num_batched_tokens) + " tokens");
 }
 
 int64_t default_max_capture_size(const engine_settings& s) {

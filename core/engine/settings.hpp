@@ -16,6 +16,14 @@ const char* to_string(cudagraph_mode m);
 cudagraph_mode parse_cudagraph_mode(const std::string& s, const std::string& file, const std::string& field);
 bool has_full_graphs(cudagraph_mode m);      // full, full_decode_only, full_and_piecewise
 bool full_for_mixed_batches(cudagraph_mode m);  // full only: mixed warm-ups build metadata
+bool full_for_decode(cudagraph_mode m);         // full_decode_only, full_and_piecewise: uniform decode
+
+// Whose per-request metadata sizing the mirror follows (catalogue C5): vLLM's FlashInfer builder,
+// SGLang's FlashInfer backend (request pool, attention-TP padding) or vllm-ascend (graph batches
+// padded to the capture size plus one dummy request).
+enum class engine_flavour { vllm, sglang, vllm_ascend };
+const char* to_string(engine_flavour f);
+engine_flavour parse_engine_flavour(const std::string& s, const std::string& file, const std::string& field);
 
 struct engine_settings {
   int64_t max_num_seqs = 256;
@@ -25,6 +33,10 @@ struct engine_settings {
   cudagraph_mode cg_mode = cudagraph_mode::full_and_piecewise;
   int64_t max_capture_size = 0;        // 0: vLLM's default rule (default_max_capture_size)
   std::vector<int64_t> capture_sizes;  // empty: vLLM's default list up to the max
+  engine_flavour flavour = engine_flavour::vllm;
+  int64_t req_pool_size = 0;       // SGLang: req_to_token_pool.size (0: max_num_seqs)
+  int64_t attn_tp_size = 1;        // SGLang: attention TP size under DP attention
+  bool gathered_buffer = false;    // SGLang: require_gathered_buffer (graph batches padded to attn TP)
   int64_t head_tile = 0;               // C9: an MLA kernel's minimum heads per rank (16); 0: none
   int64_t mamba_block_size = 0;        // C11: the Mamba group's block size; 0: the attention blocks'
   int64_t extra_group_block_size = 0;  // C11: one more KV-cache group's (drafter, ring buffer); 0: none
@@ -52,11 +64,18 @@ inline constexpr int64_t max_settings_seqs = 1 << 16;
 inline constexpr int64_t max_settings_model_len = int64_t{1} << 24;
 inline constexpr int64_t max_settings_tokens = int64_t{1} << 24;
 inline constexpr int64_t max_settings_spec_tokens = 16;
+inline constexpr int64_t max_settings_attn_tp = 64;
 inline constexpr int64_t max_settings_head_tile = 1024;
 inline constexpr int64_t max_settings_block_size = int64_t{1} << 20;
 
 // Throws input_error naming `file` and the field (under `path`) for a setting out of range.
 void validate(const engine_settings& s, const std::string& file, const std::string& path);
+// Throws input_error naming the step's field when the step cannot run under these settings (a
+// draft pass past num_speculative_tokens, a dummy run above max_num_batched_tokens).
+void validate(const step_spec& st, const engine_settings& s, const std::string& file, const std::string& path);
+
+// SGLang's request pool: req_pool_size, or max_num_seqs when 0.
+int64_t request_pool_of(const engine_settings& s);
 
 // min(max_num_seqs * (1 + k) * 2, 512), then at most max_num_batched_tokens.
 int64_t default_max_capture_size(const engine_settings& s);

@@ -116,6 +116,7 @@ void validate_attention_layer(const model_geometry& m, std::size_t i) {
   check_range(m, layer_path(i, "head_size"), l.head_size, 1, max_head_size);
   check_range(m, layer_path(i, "head_size_v"), l.head_size_v, 1, max_head_size);
   check_kv_divides(m, kv_field(m, i), l.num_kv_heads, l.num_heads, l.name);
+  check_range(m, layer_path(i, "compress_ratio"), l.compress_ratio, 0, max_compress_ratio);
   if (l.kind == attn_kind::sliding)
     check_range(m, layer_path(i, "sliding_window"), l.sliding_window, 1, max_sliding_window);
   else if (l.sliding_window != 0)
@@ -135,6 +136,7 @@ void validate_layer(const model_geometry& m, std::size_t i) {
   check_range(m, layer_path(i, "head_size"), l.head_size, 0, max_head_size);
   check_range(m, layer_path(i, "head_size_v"), l.head_size_v, 0, max_head_size);
   check_range(m, layer_path(i, "sliding_window"), l.sliding_window, 0, 0);
+  check_range(m, layer_path(i, "compress_ratio"), l.compress_ratio, 0, 0);
 }
 
 }  // namespace
@@ -212,7 +214,7 @@ rank_geometry to_rank(const model_geometry& m, int64_t tp) {
   for (const layer_geometry& l : m.layers) {
     if (l.kind == attn_kind::none) continue;
     r.layers.push_back({l.name, l.kind, l.num_heads / tp, kv_per_rank(l.num_kv_heads, tp),
-                        l.head_size, l.head_size_v, l.sliding_window});
+                        l.head_size, l.head_size_v, l.sliding_window, l.compress_ratio});
   }
   return r;
 }

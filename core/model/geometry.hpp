@@ -29,6 +29,7 @@ struct layer_geometry {
   int64_t head_size = 0;
   int64_t head_size_v = 0;
   int64_t sliding_window = 0; // 0: none
+  int64_t compress_ratio = 0; // 0: none; else the indexer's KV is seq_len // ratio (DeepSeek-V4)
   bool mamba_state = false;   // kind none only: a Mamba-style state layer (is_state_kind)
   bool operator==(const layer_geometry&) const = default;
 };
@@ -70,6 +71,7 @@ struct rank_layer {
   int64_t head_size = 0;
   int64_t head_size_v = 0;
   int64_t sliding_window = 0;
+  int64_t compress_ratio = 0;
 };
 
 struct rank_geometry {
@@ -90,6 +92,7 @@ inline constexpr int64_t max_head_size = 65'536;
 inline constexpr int64_t max_hidden_size = max_heads * max_head_size;
 inline constexpr int64_t max_tp = 4096;
 inline constexpr int64_t max_sliding_window = int64_t{1} << 32;  // tokens
+inline constexpr int64_t max_compress_ratio = 1 << 20;
 
 // Per-rank geometry (docs/engines.md §2): query heads divide by tp (model-wide and per layer), kv heads
 // replicate when tp exceeds them (tp must then be a multiple of them). Throws input_error.

@@ -39,6 +39,7 @@ layer_geometry explicit_layer(const json& j, std::size_t i, const std::string& f
                       ? count(j, "head_size_v", file, path, 0, max_head_size)
                       : l.head_size;
   l.sliding_window = jr::get_int_or(j, "sliding_window", 0, file, path, 0, max_sliding_window);
+  l.compress_ratio = jr::get_int_or(j, "compress_ratio", 0, file, path, 0, max_compress_ratio);
   return l;
 }
 
@@ -84,14 +85,17 @@ model_geometry parse_model(const json& j, const std::string& source) {
 
 json to_json(const model_geometry& m) {
   json layers = json::array();
-  for (const layer_geometry& l : m.layers)
-    layers.push_back({{"name", l.name},
-                      {"type", l.mamba_state ? "mamba" : to_string(l.kind)},
-                      {"num_heads", l.num_heads},
-                      {"num_kv_heads", l.num_kv_heads},
-                      {"head_size", l.head_size},
-                      {"head_size_v", l.head_size_v},
-                      {"sliding_window", l.sliding_window}});
+  for (const layer_geometry& l : m.layers) {
+    json j = {{"name", l.name},
+              {"type", l.mamba_state ? "mamba" : to_string(l.kind)},
+              {"num_heads", l.num_heads},
+              {"num_kv_heads", l.num_kv_heads},
+              {"head_size", l.head_size},
+              {"head_size_v", l.head_size_v},
+              {"sliding_window", l.sliding_window}};
+    if (l.compress_ratio > 0) j["compress_ratio"] = l.compress_ratio;  // written only when set
+    layers.push_back(std::move(j));
+  }
   json out = {{"name", m.name},
               {"num_attention_heads", m.num_attention_heads},
               {"num_key_value_heads", m.num_kv_heads},

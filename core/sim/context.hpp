@@ -50,6 +50,10 @@
 //   ctx.async_commit()        closes every thread's group of copies issued since the last commit.
 //   ctx.async_wait<P>()       waits until at most P committed groups of every thread are still in
 //                             flight. Both block-uniform, like sync().
+//   ctx.offset32(a, b, c)     a * b + c as a kernel computing offsets in 32-bit integers does: the
+//                             wrapped value (GPU: int32 arithmetic). The simulator and the
+//                             device-checked build also count every evaluation that wraps
+//                             (index_overflows in their logs): what a kernel's int32 offsets hide.
 //   ctx.wait_prior_launch()   from here on the block may read what the launches before it wrote.
 //                             Only in a body that declares `static constexpr bool
 //                             waits_for_prior_launch = true` (the launcher then does not wait for

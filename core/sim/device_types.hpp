@@ -43,6 +43,17 @@ struct vec {
 template <int N>
 using fvec = vec<float, N>;
 
+// a * b + c in two's-complement 32-bit arithmetic (what ctx.offset32 returns), and whether that
+// differs from the exact value (operands bounded so that the exact one fits 64 bits).
+HEADROOM_HOST_DEVICE inline int64_t wrap32_mad(int64_t a, int64_t b, int64_t c) {
+  const uint32_t r = static_cast<uint32_t>(a) * static_cast<uint32_t>(b) + static_cast<uint32_t>(c);
+  return static_cast<int32_t>(r);
+}
+HEADROOM_HOST_DEVICE inline bool wraps32_mad(int64_t a, int64_t b, int64_t c) {
+  const int64_t p = a * b, s = p + c, lo = -(int64_t{1} << 31), hi = (int64_t{1} << 31) - 1;
+  return p < lo || p > hi || s < lo || s > hi;
+}
+
 // One lane's operands of a warp's tensor-core product D = A * B + C (ctx.mma_m16n8k16; layouts in
 // core/sim/warp_ops.hpp): A and B registers (two 16-bit elements each) by value, C (4 floats)
 // accumulated in place.

@@ -82,7 +82,9 @@ std::string sim_log::describe() const {
   std::ostringstream os;
   auto xyz = [&](const int64_t* v) { os << "(" << v[0] << "," << v[1] << "," << v[2] << ")"; };
   os << oob_count << " out-of-bounds, " << uninitialized_reads << " uninitialized reads, " << races
-     << " races, " << misuse_count << " misuse" << (aborted ? " (aborted)" : "") << "\n";
+     << " races, " << misuse_count << " misuse, " << index_overflows << " index overflows"
+     << (aborted ? " (aborted)" : "") << "\n";
+  if (index_overflows > 0) os << "  index overflow: " << first_index_overflow << "\n";
   for (const auto& a : oob) {
     os << "  " << (a.write ? "write" : "read") << " " << a.buffer << "[" << a.index << "] extent "
        << a.extent << " block ";

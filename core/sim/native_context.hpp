@@ -88,6 +88,7 @@ class native_context {
   template <int P>
   void async_wait() {}
   void wait_prior_launch() {}
+  int64_t offset32(int64_t a, int64_t b, int64_t c = 0) { return wrap32_mad(a, b, c); }
   void begin_block(launch_dim b) {
     idx_ = b;
     arena_.reset();

@@ -156,6 +156,18 @@ void sim_context::misuse(const std::string& what) {
   }
 }
 
+void sim_context::note_index_overflow(int64_t a, int64_t b, int64_t c) {
+  auto& l = mem_.log;
+  if (l.index_overflows++ > 0) return;
+  int64_t blk[3], thr[3];
+  block_coords(blk);
+  coords(hot_.tid, thr);
+  l.first_index_overflow = std::to_string(a) + " * " + std::to_string(b) + " + " + std::to_string(c) +
+                           " wraps 32 bits (block " + std::to_string(blk[0]) + "," + std::to_string(blk[1]) +
+                           "," + std::to_string(blk[2]) + " thread " + std::to_string(thr[0]) + "," +
+                           std::to_string(thr[1]) + "," + std::to_string(thr[2]) + ")";
+}
+
 void sim_context::coords(uint32_t tid, int64_t out[3]) const {
   if (tid == uniform_tid || tid == many_tid) {
     const int64_t v = tid == uniform_tid ? -1 : -2;

@@ -190,6 +190,12 @@ class sim_context {
     waited_ = true;
   }
 
+  // a * b + c in 32 bits (context.hpp); a wrap is counted in the log's index_overflows.
+  int64_t offset32(int64_t a, int64_t b, int64_t c = 0) {
+    if (wraps32_mad(a, b, c)) [[unlikely]] note_index_overflow(a, b, c);
+    return wrap32_mad(a, b, c);
+  }
+
   // ---- the launcher's side (launch.hpp)
   void body_waits_for_prior_launch() { body_waits_ = true; }
   std::byte* shared_base() { return smem_; }
@@ -203,6 +209,7 @@ class sim_context {
   void coords(uint32_t tid, int64_t out[3]) const;  // -1: block-uniform, -2: several threads
   void block_coords(int64_t out[3]) const;
   void note_violation();
+  void note_index_overflow(int64_t a, int64_t b, int64_t c);
 
  private:
   struct pending_copy {  // the destination granules' write tags, re-tagged when the copy lands

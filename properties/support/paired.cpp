@@ -15,7 +15,24 @@ std::map<std::string, int64_t> extents(const observation& o) {
 }
 
 int64_t builder_heads_of(const any_plan& p) {
-  return std::visit([](const auto& x) { return x.builder_heads; }, p);
+  return std::visit([](const auto& x) -> int64_t {
+    if constexpr (requires { x.builder_heads; }) return x.builder_heads;
+    else return 0;  // an engine step's metadata or the offset probe
+  }, p);
+}
+
+const char* plan_name(const any_plan& p) {
+  constexpr const char* names[] = {"triton", "fi_decode", "fi_prefill", "fa3", "request_meta",
+                                   "mqa_meta", "offset_probe"};
+  return names[p.index()];
+}
+
+bool is_shared(const std::string& name) { return name.rfind("shared:", 0) == 0; }
+
+bool has_oob(const observation& o, const std::string& name) {
+  for (const auto& a : o.oob)
+    if (a.buffer == name) return true;
+  return false;
 }
 
 }  // namespace
@@ -46,11 +63,19 @@ void paired_executor::compare(const run_request& r, const observation& m, const 
   const std::string where = " (layer " + r.layer->name + ", " + std::to_string(r.layer->num_heads) +
                             " heads, " + std::to_string(r.b->num_seqs()) + " requests)";
   run_record rec;
-  rec.plan = std::holds_alternative<triton_plan>(*r.plan) ? "triton" : "fi_decode";
+  rec.plan = plan_name(*r.plan);
+  rec.attention = is_attention_plan(*r.plan);
   rec.layer_heads = r.layer->num_heads;
   rec.builder_heads = builder_heads_of(*r.plan);
   rec.in_bounds = s.oob_count == 0;
   for (const auto& b : buffers) {
+    if (is_shared(b.name)) {  // shared memory: no extents on the simulator, its bounds check instead
+      const bool m_over = me.count(b.name) && me.at(b.name) > b.capacity_elems();
+      if (m_over != has_oob(s, b.name))
+        disagreements_.push_back(b.name + ": model says " + (m_over ? "overflow" : "fits") + ", " +
+                                 other_.name() + (m_over ? " saw no access past it" : " read past it") + where);
+      continue;
+    }
     const int64_t mx = me.count(b.name) ? me.at(b.name) : 0;
     const int64_t sx = se.count(b.name) ? se.at(b.name) : 0;
     if (mx != sx)
@@ -61,6 +86,9 @@ void paired_executor::compare(const run_request& r, const observation& m, const 
       disagreements_.push_back(b.name + ": model says " + (m_over ? "overflow" : "fits") + ", " +
                                other_.name() + " " + (s_over ? "overflows" : "fits") + where);
   }
+  if ((m.index_overflows > 0) != (s.index_overflows > 0))
+    disagreements_.push_back(std::string("index overflow: model says ") + (m.index_overflows > 0 ? "wraps" : "fits") +
+                             ", " + other_.name() + " counted " + std::to_string(s.index_overflows) + where);
   for (const auto& a : s.oob) {
     bool planned = false;
     for (const auto& b : buffers) planned = planned || a.buffer == b.name;

@@ -2,6 +2,7 @@
 // the observation (touched and out-of-bounds from the checked run, guards, faults, output).
 #include "targets/gpu/gpu_executor.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -18,13 +19,20 @@
 namespace headroom {
 namespace {
 
+// The simulator's package of the run (sim_executor.cpp builds the same); the reference stays empty
+// when the step's metadata runs past its buffers (undefined, as on the simulator).
 template <class T>
 gpu::gpu_request package(const run_request& r, std::vector<float>* reference) {
-  const auto host = make_attention_inputs<T>(*r.layer, *r.b, r.block_size, r.seed);
+  const auto host = r.step ? make_step_inputs<T>(*r.layer, *r.step, r.max_num_seqs, r.table_width,
+                                                 r.block_size, r.seed)
+                           : make_attention_inputs<T>(*r.layer, *r.b, r.block_size, r.seed);
   sim::memory m;
   const auto in = upload_inputs(m, host);
   gpu::gpu_request rq = gpu::to_request<T>(m, make_params(m, in, *r.plan, *r.layer, *r.b));
-  if (reference) *reference = attention_reference(host);
+  if (reference && host.consistent) {
+    *reference = attention_reference(host);
+    reference->resize(static_cast<std::size_t>(covered_output(host)));
+  }
   return rq;
 }
 
@@ -34,9 +42,10 @@ std::string record_name(const gpu::device_oob_record& a, const std::vector<std::
   return "<unknown buffer>";
 }
 
+// The first `n` elements of the downloaded output (those the metadata's requests cover).
 template <class T>
-std::vector<float> output_floats(const std::vector<std::byte>& bytes, int64_t& unwritten) {
-  std::vector<float> out(bytes.size() / sizeof(T));
+std::vector<float> output_floats(const std::vector<std::byte>& bytes, std::size_t n, int64_t& unwritten) {
+  std::vector<float> out(std::min(n, bytes.size() / sizeof(T)));
   unwritten = 0;
   for (std::size_t i = 0; i < out.size(); ++i) {
     T v;
@@ -49,11 +58,11 @@ std::vector<float> output_floats(const std::vector<std::byte>& bytes, int64_t& u
   return out;
 }
 
-std::vector<float> to_floats(dtype d, const std::vector<std::byte>& bytes, int64_t& unwritten) {
+std::vector<float> to_floats(dtype d, const std::vector<std::byte>& bytes, std::size_t n, int64_t& unwritten) {
   switch (d) {
-    case dtype::bf16: return output_floats<bf16>(bytes, unwritten);
-    case dtype::fp16: return output_floats<fp16>(bytes, unwritten);
-    case dtype::fp32: return output_floats<float>(bytes, unwritten);
+    case dtype::bf16: return output_floats<bf16>(bytes, n, unwritten);
+    case dtype::fp16: return output_floats<fp16>(bytes, n, unwritten);
+    case dtype::fp32: return output_floats<float>(bytes, n, unwritten);
   }
   return {};
 }
@@ -74,6 +83,11 @@ bool gpu_worker_built() noexcept {
 
 gpu::gpu_request make_gpu_request(const run_request& r, std::vector<float>* reference) {
   if (!r.layer || !r.plan || !r.b) throw std::invalid_argument("gpu executor: incomplete run request");
+  if (!is_attention_plan(*r.plan)) {
+    sim::memory m;
+    const meta_params params = make_meta_params(m, *r.plan, *r.layer);
+    return gpu::to_request(m, params);
+  }
   switch (r.kv_dtype) {
     case dtype::bf16: return package<bf16>(r, reference);
     case dtype::fp16: return package<fp16>(r, reference);
@@ -141,6 +155,7 @@ observation gpu_executor::run(const run_request& r) {
         o.oob.push_back(std::move(rec));
       }
       o.oob_count = run.oob_count;
+      o.index_overflows = run.index_overflows;
     }
     for (const auto& g : run.guards) {
       o.guard_corrupted = true;
@@ -157,8 +172,8 @@ observation gpu_executor::run(const run_request& r) {
     if (!run.faulted && !run.output.empty() && (!out_run || out_run->mode == gpu::run_mode::checked))
       out_run = &run;
   }
-  if (out_run && opt_.compare_output) {
-    const auto out = to_floats(r.kv_dtype, out_run->output, last_.unwritten);
+  if (out_run && opt_.compare_output && !ref.empty()) {
+    const auto out = to_floats(r.kv_dtype, out_run->output, ref.size(), last_.unwritten);
     const auto cmp = compare_output(out, ref, r.kv_dtype, r.layer->num_heads, r.layer->head_size);
     o.output_checked = true;
     o.output_mismatch = cmp.mismatch || last_.unwritten > 0;

@@ -9,6 +9,7 @@
 #include <variant>
 
 #include "targets/gpu/worker/wire.hpp"
+#include "targets/sim/meta_package.hpp"
 #include "targets/sim/package.hpp"
 
 namespace headroom::gpu {
@@ -20,17 +21,18 @@ constexpr elem_type elem_of() {
   else return elem_type::fp16;
 }
 
-constexpr family wire_family(kernel_family f) {
-  return f == kernel_family::triton ? family::triton : family::fi_decode;
-}
+// kernel_family and the wire's family list the kernel families in the same order.
+constexpr family wire_family(kernel_family f) { return static_cast<family>(static_cast<int32_t>(f)); }
 
 // Every buffer of m, in id order; the output's id becomes the request's download.
 void add_buffers(const sim::memory& m, gpu_request& rq);
 
-template <class T>
-gpu_request to_request(const sim::memory& m, const family_params<T>& params) {
+// The request of a packaged family (`type`: the element type of an attention family; a metadata
+// family's body has none and travels as f32).
+template <class Params>
+gpu_request to_request(const sim::memory& m, const Params& params, elem_type type) {
   gpu_request rq;
-  rq.type = elem_of<T>();
+  rq.type = type;
   std::visit(
       [&](const auto& p) {
         using P = std::decay_t<decltype(p)>;
@@ -41,6 +43,14 @@ gpu_request to_request(const sim::memory& m, const family_params<T>& params) {
       params);
   add_buffers(m, rq);
   return rq;
+}
+
+template <class T>
+gpu_request to_request(const sim::memory& m, const family_params<T>& params) {
+  return to_request(m, params, elem_of<T>());
+}
+inline gpu_request to_request(const sim::memory& m, const meta_params& params) {
+  return to_request(m, params, elem_type::f32);
 }
 
 }  // namespace headroom::gpu

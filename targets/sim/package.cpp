@@ -60,6 +60,7 @@ triton_params<T> make_triton_params(sim::memory& m, const sim_inputs<T>& in, con
                                     const rank_layer& l, const batch& b, bool segmented) {
   triton_params<T> p;
   p.in = in.in;
+  p.in.int32_offsets = plan.int32_offsets;
   p.output = in.output;
   p.block_q = triton_launch_shape(l, b).block_q;
   p.head_size_padded = next_pow2(l.head_size);

@@ -35,32 +35,57 @@ void fill_observation(observation& o, const sim::memory& m, const std::vector<bu
   o.oob_count = m.log.oob_count;
   o.uninitialized_reads = m.log.uninitialized_reads;
   o.races = m.log.races;
+  o.index_overflows = m.log.index_overflows;
+}
+
+// The bodies are ours: a misuse of the context is a bug here, not in the case.
+void check_misuse(const sim::memory& m) {
+  if (m.log.misuse_count > 0)
+    throw std::logic_error("simulator: kernel body misused its context: " + m.log.describe());
+}
+
+void keep_details(const sim::memory& m, sim_run_details& details) {
+  details.log = m.log;
+  details.simulated = true;
+  for (std::size_t i = 0; i < m.size(); ++i)
+    details.buffers.push_back({m[i].name, m[i].extent, m[i].elem_bytes, m[i].stats});
+}
+
+// An engine step's metadata or the offset probe: no attention inputs, no output to compare.
+observation run_meta(const run_request& r, sim_run_details& details) {
+  sim::memory m;
+  run_family(m, sim_mode::checked, make_meta_params(m, *r.plan, *r.layer));
+  check_misuse(m);
+  observation o;
+  fill_observation(o, m, plan_buffers(*r.plan));
+  keep_details(m, details);
+  return o;
 }
 
 template <class T>
 observation run_typed(const run_request& r, sim_run_details& details) {
   const rank_layer& l = *r.layer;
   const batch& b = *r.b;
-  const auto host = make_attention_inputs<T>(l, b, r.block_size, r.seed);
+  const auto host = r.step ? make_step_inputs<T>(l, *r.step, r.max_num_seqs, r.table_width, r.block_size, r.seed)
+                           : make_attention_inputs<T>(l, b, r.block_size, r.seed);
   sim::memory m;
   const auto in = upload_inputs(m, host);
   run_family(m, sim_mode::checked, make_params(m, in, *r.plan, l, b));
-  if (m.log.misuse_count > 0)  // the bodies are ours: a misuse is a bug here, not in the case
-    throw std::logic_error("simulator: kernel body misused its context: " + m.log.describe());
+  check_misuse(m);
   observation o;
   fill_observation(o, m, plan_buffers(*r.plan));
+  keep_details(m, details);
+  if (!host.consistent) return o;  // metadata past its buffers: the reference is undefined
   const auto out_t = m.download(in.output);
-  std::vector<float> out(out_t.size());
+  std::vector<float> out(static_cast<std::size_t>(covered_output(host)));
   for (std::size_t i = 0; i < out.size(); ++i) out[i] = to_float(out_t[i]);
-  const auto cmp = compare_output(out, attention_reference(host), r.kv_dtype, l.num_heads, l.head_size);
+  auto ref = attention_reference(host);
+  ref.resize(out.size());
+  const auto cmp = compare_output(out, ref, r.kv_dtype, l.num_heads, l.head_size);
   o.output_checked = true;
   o.output_mismatch = cmp.mismatch;
   o.mismatch_detail = cmp.detail;
-  details.log = m.log;
   details.max_abs_err = cmp.max_abs_err;
-  details.simulated = true;
-  for (std::size_t i = 0; i < m.size(); ++i)
-    details.buffers.push_back({m[i].name, m[i].extent, m[i].elem_bytes, m[i].stats});
   return o;
 }
 
@@ -70,6 +95,7 @@ observation sim_executor::run(const run_request& r) {
   if (!r.layer || !r.plan || !r.b) throw std::invalid_argument("sim executor: incomplete run request");
   last_ = {};
   if (!runs_kernels(*r.plan)) return {};  // not simulated (header)
+  if (!is_attention_plan(*r.plan)) return run_meta(r, last_);
   switch (r.kv_dtype) {
     case dtype::bf16: return run_typed<bf16>(r, last_);
     case dtype::fp16: return run_typed<fp16>(r, last_);

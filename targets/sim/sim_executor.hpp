@@ -5,9 +5,14 @@
 //   fi_decode_plan   split-KV decode (+ merge when split); the batch must be pure decode
 //   fi_prefill_plan  not simulated: output_checked = false, nothing touched (prefill kernel out of
 //                    scope; the model executor's rows_never_computed covers it)
+//   fa3_plan, request_meta_plan, mqa_meta_plan, offset_probe_plan
+//                    their metadata body (targets/sim/meta_package.hpp); no output to compare
+// A request with an engine step runs the attention bodies on the engine's persistent inputs
+// (make_step_inputs); when the step's metadata runs past them the output is not compared.
 // Observation: touched = per PLAN buffer accessed, largest index + 1 (out-of-bounds included);
 // oob = the first out-of-bounds records (inputs and output included); uninitialized_reads and
-// races = the simulator's uninitialized reads and shared-memory hazards across a missing barrier.
+// races = the simulator's uninitialized reads and shared-memory hazards across a missing barrier;
+// index_overflows = 32-bit offsets that wrapped (ctx.offset32).
 #pragma once
 
 #include <vector>

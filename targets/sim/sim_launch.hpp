@@ -8,6 +8,7 @@
 
 #include "core/sim/launch.hpp"
 #include "core/sim/native_context.hpp"
+#include "targets/sim/meta_package.hpp"
 #include "targets/sim/package.hpp"
 
 namespace headroom {
@@ -32,6 +33,11 @@ struct sim_launch {
 template <class T>
 void run_family(sim::memory& m, sim_mode mode, const family_params<T>& params,
                 const sim::launch_options& o = {}) {
+  sim_launch launch{m, mode, o};
+  std::visit([&](const auto& p) { launch_family(launch, p); }, params);
+}
+inline void run_family(sim::memory& m, sim_mode mode, const meta_params& params,
+                       const sim::launch_options& o = {}) {
   sim_launch launch{m, mode, o};
   std::visit([&](const auto& p) { launch_family(launch, p); }, params);
 }

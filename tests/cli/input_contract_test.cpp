@@ -117,6 +117,39 @@ TEST(InputContract, SimulatorLimitsNameTheFile) {
   EXPECT_EQ(r.err.rfind("headroom: " + (dir / "wide.json").string() + ": ", 0), 0u) << r.err;
 }
 
+// The engine-step fields of a case file (docs/catalogue.md C3-C8): a bad value is exit 2 with one
+// line naming the file, the field and the value, and nothing written.
+TEST(InputContract, EngineStepFieldsNameTheirField) {
+  const auto dir = scratch("steps");
+  struct edit {
+    const char* stored;
+    std::string from, to, field, value;
+  };
+  const std::string draft = "regressions/c8-draft-reuses-verify-metadata.json";
+  const edit edits[] = {
+      {draft.c_str(), "\"flavour\": \"vllm\"", "\"flavour\": \"tgi\"", "'engine.flavour'", "tgi"},
+      {draft.c_str(), "\"req_pool_size\": 0", "\"req_pool_size\": -1", "'engine.req_pool_size'", "-1"},
+      {draft.c_str(), "\"attn_tp_size\": 1", "\"attn_tp_size\": 65", "'engine.attn_tp_size'", "65"},
+      {draft.c_str(), "\"gathered_buffer\": false", "\"gathered_buffer\": \"yes\"", "'engine.gathered_buffer'", "yes"},
+      {draft.c_str(), "\"pass\": 2", "\"pass\": 3", "'step.pass'", "3"},
+      {draft.c_str(), "\"backend\": \"triton\"", "\"backend\": \"fa4\"", "'backend'", "fa4"},
+      {"regressions/c6-int32-token-offsets.json", "\"tokens\": 4194305", "\"tokens\": 4194306", "'step.tokens'",
+       "4194306"},
+      {"regressions/c7-empty-work-unclamped.json", "\"compress_ratio\": 4", "\"compress_ratio\": -1",
+       "'layers[0].compress_ratio'", "-1"},
+  };
+  for (const auto& e : edits) {
+    std::string c = slurp(source_path(e.stored));
+    ASSERT_NE(c.find(e.from), std::string::npos) << e.from;
+    c.replace(c.find(e.from), e.from.size(), e.to);
+    write_file(dir / "case.json", c);
+    const auto out = dir / "out.json";
+    expect_one_line(run_cli("replay " + (dir / "case.json").string() + " --json " + out.string()),
+                    {"case.json", e.field, e.value});
+    EXPECT_FALSE(fs::exists(out)) << e.field;
+  }
+}
+
 TEST(InputContract, UnknownCommandIsOneLine) {
   auto r = run_cli("frobnicate");
   expect_one_line(r, {"frobnicate", "--help"});

@@ -31,7 +31,21 @@ void launch_typed(const gpu_request& rq, sim::memory& m) {
   switch (rq.fam) {
     case family::triton: return launch_family(launch, patched<triton_params<T>>(rq, m));
     case family::fi_decode: return launch_family(launch, patched<fi_decode_params<T>>(rq, m));
+    case family::fa3_scheduler: return launch_family(launch, patched<fa3_scheduler_params>(rq, m));
+    case family::request_meta: return launch_family(launch, patched<request_meta_params>(rq, m));
+    case family::mqa_metadata: return launch_family(launch, patched<mqa_metadata_params>(rq, m));
+    case family::offset_probe: return launch_family(launch, patched<offset_probe_params>(rq, m));
     case family::planted: return launch.run<planted_store>(patched<planted_params>(rq, m));
+  }
+}
+
+// A buffer of the request's element size (its bytes are all the simulator needs).
+std::byte* alloc_like(sim::memory& m, const wire_buffer& b) {
+  const sim::fill f = b.scratch ? sim::fill::scratch : sim::fill::data;
+  switch (b.elem_bytes) {
+    case 8: return reinterpret_cast<std::byte*>(m.alloc<int64_t>(b.name, b.extent, f).data);
+    case 4: return reinterpret_cast<std::byte*>(m.alloc<float>(b.name, b.extent, f).data);
+    default: return reinterpret_cast<std::byte*>(m.alloc<uint16_t>(b.name, b.extent, f).data);
   }
 }
 
@@ -40,9 +54,7 @@ run_result run_once(const gpu_request& rq, run_mode mode) {
   r.mode = mode;
   sim::memory m;
   for (const auto& b : rq.buffers) {
-    const sim::fill f = b.scratch ? sim::fill::scratch : sim::fill::data;
-    std::byte* d = b.elem_bytes == 4 ? reinterpret_cast<std::byte*>(m.alloc<float>(b.name, b.extent, f).data)
-                                     : reinterpret_cast<std::byte*>(m.alloc<uint16_t>(b.name, b.extent, f).data);
+    std::byte* d = alloc_like(m, b);
     if (!b.scratch && !b.data.empty()) std::memcpy(d, b.data.data(), b.data.size());
   }
   switch (rq.type) {
@@ -54,6 +66,7 @@ run_result run_once(const gpu_request& rq, run_mode mode) {
     for (std::size_t i = 0; i < m.size(); ++i)
       r.touched.push_back(m[i].stats.loads + m[i].stats.stores > 0 ? m[i].stats.touched : -1);
     r.oob_count = m.log.oob_count;
+    r.index_overflows = m.log.index_overflows;
     for (const auto& a : m.log.oob) {
       device_oob_record d;
       d.index = a.index, d.extent = a.extent, d.write = a.write;

@@ -40,8 +40,9 @@ def test_exceptions_carry_the_cli_message(tmp_path, edit):
         g["buffers"][1]["shape"][0] = -1
     path = tmp_path / "bad.json"
     path.write_text(json.dumps(plan))
-    rc, out, err = run_cli("verify", path)
-    assert rc == 2 and out == "" and err.count("\n") == 1
+    report = tmp_path / "report.json"
+    rc, out, err = run_cli("verify", path, "--json", report)
+    assert rc == 2 and out == "" and err.count("\n") == 1 and not report.exists()
     with pytest.raises(headroom.InputError) as e:
         headroom.verify(str(path))
     assert err == f"headroom: {e.value}\n"

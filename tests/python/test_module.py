@@ -104,3 +104,31 @@ def test_bad_input_raises_input_error_naming_the_field():
         headroom.plan(LAGUNA, tp=3)
     with pytest.raises(headroom.InputError, match="'backend' = \"vllm\""):
         headroom.check(LAGUNA, backend="vllm")
+
+
+def class_threshold(report, backend, cls):
+    return next(t["min_failing"] for t in report["thresholds"] if t["backend"] == backend and t.get("class") == cls)
+
+
+def cut(plan, backend, index, name, entries):
+    g = group(plan, 1, backend, index)
+    b = buffer(g, name)
+    b["shape"], b["bytes"] = [entries], 4 * entries
+
+
+def test_persistent_metadata_cut_is_caught_at_the_padded_batch():
+    # Capture sizes 1, 2, 4, 8, 16, 24, ..., 248, 256, ... (vLLM's default list): decode batch 249
+    # replays the graph of 256 requests, whose paged_kv_indptr needs 257 entries; 248 needs 249.
+    p = headroom.plan(LAGUNA, backend="flashinfer")
+    cut(p, "flashinfer", 0, "paged_kv_indptr", 256)
+    r = headroom.verify(p)
+    assert {v["buffer"] for v in r["violations"]} == {"paged_kv_indptr"}
+    assert class_threshold(r, "flashinfer", "C5") == 249
+    # FA3's scheduler metadata: 1 + 3 * round_up(batch, 4) entries for a padded decode batch
+    # (prepare_varlen, dynamic split and head swizzle vectors): 200 entries hold the graph of 64
+    # (193) but not of 72 (217), which decode batch 65 replays.
+    p = headroom.plan(LAGUNA, backend="fa3")
+    cut(p, "fa3", 0, "scheduler_metadata", 200)
+    r = headroom.verify(p)
+    assert {v["buffer"] for v in r["violations"]} == {"scheduler_metadata"}
+    assert class_threshold(r, "fa3", "C3") == 65

@@ -199,6 +199,13 @@ class checked_context : public gpu_context_base {
     else
       dst.template store_vec<N>(di, src.template load_vec<N>(si));
   }
+  // The same 32-bit value; a wrap is counted in the log (as the simulator does).
+  HEADROOM_HOST_DEVICE int64_t offset32(int64_t a, int64_t b, int64_t c = 0) {
+#if HEADROOM_ON_DEVICE
+    if (wraps32_mad(a, b, c)) atomicAdd(&s_.log->index_overflows, 1ull);
+#endif
+    return wrap32_mad(a, b, c);
+  }
   // Merges this thread's touched extents into the log (the launcher calls it after the body).
   HEADROOM_HOST_DEVICE void finish() {
 #if HEADROOM_ON_DEVICE

@@ -63,9 +63,23 @@ void launch_typed(const launch_args& a) {
   switch (a.rq->fam) {
     case family::triton: return launch_family(launch, patched_params<triton_params<T>>(a));
     case family::fi_decode: return launch_family(launch, patched_params<fi_decode_params<T>>(a));
-    case family::planted: break;
+    default: break;
   }
-  throw std::invalid_argument("gpu request: unknown kernel family");
+  throw std::invalid_argument("gpu request: not an attention family");
+}
+
+// The metadata families (no element type).
+template <class Ctx>
+void launch_meta(const launch_args& a) {
+  device_launch<Ctx> launch{a};
+  switch (a.rq->fam) {
+    case family::fa3_scheduler: return launch_family(launch, patched_params<fa3_scheduler_params>(a));
+    case family::request_meta: return launch_family(launch, patched_params<request_meta_params>(a));
+    case family::mqa_metadata: return launch_family(launch, patched_params<mqa_metadata_params>(a));
+    case family::offset_probe: return launch_family(launch, patched_params<offset_probe_params>(a));
+    default: break;
+  }
+  throw std::invalid_argument("gpu request: not a metadata family");
 }
 
 }  // namespace headroom::gpu

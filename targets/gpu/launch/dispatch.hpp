@@ -2,7 +2,9 @@
 // the zero-cost or the checked context, and gets `after_launch(k)` called behind launch k (the
 // guarded run's band check, the synchronisation that attributes a fault to its launch, timing).
 // Each (element type, context) pair's instantiations live in their own translation unit
-// (dispatch_<type>_<context>.cu) so that the bodies compile in parallel jobs.
+// (dispatch_<type>_<context>.cu) so that the bodies compile in parallel jobs; the metadata
+// families, whose bodies have no element type, are instantiated once per context
+// (dispatch_meta_<context>.cu).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -31,10 +33,13 @@ void launch_bf16_fast(const launch_args& a);
 void launch_bf16_checked(const launch_args& a);
 void launch_fp16_fast(const launch_args& a);
 void launch_fp16_checked(const launch_args& a);
+void launch_meta_fast(const launch_args& a);
+void launch_meta_checked(const launch_args& a);
 void launch_planted(const launch_args& a);
 
 inline void launch_request(const launch_args& a) {
   if (a.rq->fam == family::planted) return launch_planted(a);
+  if (is_meta_family(a.rq->fam)) return a.checked ? launch_meta_checked(a) : launch_meta_fast(a);
   switch (a.rq->type) {
     case elem_type::f32: return a.checked ? launch_f32_checked(a) : launch_f32_fast(a);
     case elem_type::bf16: return a.checked ? launch_bf16_checked(a) : launch_bf16_fast(a);

@@ -238,6 +238,8 @@ class gpu_context_base {
 #endif
   }
   HEADROOM_HOST_DEVICE const thread_idx& thread() const { return t_; }
+  // a * b + c in int32 arithmetic, as a kernel with 32-bit offsets computes it.
+  HEADROOM_HOST_DEVICE int64_t offset32(int64_t a, int64_t b, int64_t c = 0) const { return wrap32_mad(a, b, c); }
 
  protected:
   // The xor butterfly of lane_sum / lane_max (core/sim/warp_ops.hpp's lane_butterfly on the host).

@@ -18,10 +18,20 @@ namespace headroom::gpu {
 // The kernel family a request launches: one of kernels/families.hpp's (same order), whose launch
 // plan and head layout follow from its params, or the tests' planted kernel.
 enum class family : int32_t {
-  triton,     // kernel_family::triton
-  fi_decode,  // kernel_family::fi_decode
-  planted,    // planted_store (tests): stores and loads past a buffer on purpose
+  triton,         // kernel_family::triton
+  fi_decode,      // kernel_family::fi_decode
+  fa3_scheduler,  // kernel_family::fa3_scheduler
+  request_meta,   // kernel_family::request_meta
+  mqa_metadata,   // kernel_family::mqa_metadata
+  offset_probe,   // kernel_family::offset_probe
+  planted,        // planted_store (tests): stores and loads past a buffer on purpose
 };
+
+// Families whose one body does not depend on the element type (dispatched once per context).
+constexpr bool is_meta_family(family f) {
+  return f == family::fa3_scheduler || f == family::request_meta || f == family::mqa_metadata ||
+         f == family::offset_probe;
+}
 
 enum class elem_type : int32_t { f32, bf16, fp16 };
 
@@ -79,6 +89,7 @@ struct run_result {
   std::string fault;                        // the CUDA error, with file:line and call
   std::vector<int64_t> touched;             // checked: per buffer id, largest index + 1; -1 untouched
   int64_t oob_count = 0;                    // checked
+  int64_t index_overflows = 0;              // checked: ctx.offset32 evaluations that wrapped
   std::vector<device_oob_record> oob;       // checked: the first few
   std::vector<guard_report> guards;         // guarded / checked: corrupted bands
   std::vector<std::byte> output;            // the downloaded buffer (empty after a fault)

@@ -45,6 +45,7 @@ void read_log(const device_log* d, std::size_t nbuf, run_result& r, cudaStream_t
   for (std::size_t i = 0; i < nbuf && i < static_cast<std::size_t>(max_log_buffers); ++i)
     if (h.used_mask & (1ull << i)) r.touched[i] = h.touched[i];
   r.oob_count = static_cast<int64_t>(h.oob_count);
+  r.index_overflows = static_cast<int64_t>(h.index_overflows);
   const auto kept = h.oob_count < max_log_records ? h.oob_count : max_log_records;
   r.oob.assign(h.rec, h.rec + kept);
 }

@@ -1,0 +1,80 @@
+// FA3 scheduler metadata sizing (fa3.hpp): vLLM's FlashAttentionMetadataBuilder (buffer and
+// max_num_splits per build) and flash-attention's hopper/flash_api.cpp (layout and run-time check).
+#include "core/backends/fa3.hpp"
+
+#include <algorithm>
+
+#include "core/util/checked.hpp"
+
+namespace headroom {
+namespace {
+
+int64_t resolved_splits(int64_t splits, int64_t heuristic) { return splits > 0 ? splits : heuristic; }
+
+int64_t round_up4(int64_t x) { return ceil_div(x, 4) * 4; }
+
+}  // namespace
+
+fa3_layout fa3_layout_of(int64_t batch, int64_t num_splits, bool head_swizzle) {
+  fa3_layout l;
+  l.batch = batch;
+  l.rounded = round_up4(batch);
+  l.dynamic_split = batch <= fa3_varlen_max_batches && num_splits > 1;
+  l.head_swizzle = head_swizzle;
+  l.nvec = 1 + (l.dynamic_split ? 1 : 0) + (head_swizzle ? 1 : 0);  // sorting is never on
+  return l;
+}
+
+int64_t fa3_heuristic_splits(int64_t batch, int64_t kv_heads, int64_t max_query_len, int64_t max_seq_len) {
+  const int64_t tiles = checked_product("fa3 tiles", batch, kv_heads, ceil_div(max_query_len, fa3_block));
+  const int64_t n_blocks = ceil_div(max_seq_len, fa3_block);
+  if (tiles * 5 >= fa3_num_sms * 4 || n_blocks < 2) return 1;  // tiles >= 0.8 x SMs
+  return std::min(n_blocks, std::max<int64_t>(2, fa3_num_sms / std::max<int64_t>(tiles, 1)));
+}
+
+bool fa3_head_swizzle(int64_t max_query_len, int64_t head_size, int64_t window) {
+  const bool local = window > 0;
+  const bool causal = max_query_len > 1 || local || (head_size > 64 && head_size <= 128);
+  return causal || local;
+}
+
+int64_t fa3_metadata_capacity(const engine_settings& s, const fa3_mutants& m) {
+  if (!has_full_graphs(s.cg_mode)) return 0;
+  const int64_t max_batch = std::max(s.max_num_seqs, max_capture_of(s));
+  if (m.old_layout) return s.max_num_seqs + 1;
+  if (m.no_roundup) return checked_add(checked_mul(max_batch, 4), 1);
+  return checked_add(checked_mul(round_up4(max_batch), 4), 1);
+}
+
+fa3_plan plan_fa3(const engine_settings& s, const engine_step& st, int64_t kv_heads, int64_t head_size,
+                  int64_t window, const fa3_mutants& m) {
+  fa3_plan p;
+  const int64_t b = st.num_reqs_padded;
+  // Under FULL graphs a build of at most the largest capture size uses the graph's split count,
+  // any other the heuristic (0); one value for schedule and run since vLLM #25490.
+  const bool graphs = has_full_graphs(s.cg_mode);
+  p.run_splits = graphs && st.num_tokens <= max_capture_of(s) ? fa3_graph_max_splits : 0;
+  p.sched_splits = m.split_mismatch && graphs ? fa3_graph_max_splits : p.run_splits;
+  int64_t max_len = 0;
+  for (int64_t len : st.b.seq_lens) max_len = std::max(max_len, len);
+  const int64_t heuristic = fa3_heuristic_splits(b, kv_heads, std::max<int64_t>(st.max_query_len, 1), max_len);
+  const bool swizzle = fa3_head_swizzle(st.max_query_len, head_size, window);
+  p.sched = fa3_layout_of(b, resolved_splits(p.sched_splits, heuristic), swizzle);
+  p.run_size = fa3_layout_of(b, resolved_splits(p.run_splits, heuristic), swizzle).size();
+  for (int64_t q : st.query_start) p.query_start.push_back(static_cast<int32_t>(q));
+  for (int64_t len : st.b.seq_lens) p.seq_lens.push_back(static_cast<int32_t>(len));
+  p.seq_lens.resize(static_cast<std::size_t>(b), 0);  // padded rows
+  const int64_t cap = fa3_metadata_capacity(s, m);
+  p.buffers = {{"scheduler_metadata", 4 * (cap > 0 ? cap : p.sched.size()), 4},
+               {"query_start_loc", 4 * (s.max_num_seqs + 1), 4},
+               {"seq_lens", 4 * s.max_num_seqs, 4}};
+  return p;
+}
+
+std::vector<buffer_need> fa3_needs(const fa3_plan& p) {
+  return {{"scheduler_metadata", 4, p.sched.size()},
+          {"query_start_loc", 4, p.sched.batch + 1},
+          {"seq_lens", 4, p.sched.batch}};
+}
+
+}  // namespace headroom

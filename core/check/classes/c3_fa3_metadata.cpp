@@ -1,0 +1,84 @@
+// C3 (vLLM #34043, #33841, #23465, #20301, #25490, #19171): FlashAttention-3's ahead-of-time
+// scheduler metadata. For the fa3 backend every step's batch (decode batches padded to their graph,
+// the dummy runs of every FULL graph, one eager batch above the largest capture size) schedules
+// its metadata into the builder's persistent buffer (buffer_capacity / out_of_bounds on
+// scheduler_metadata, query_start_loc, seq_lens) and the run recomputes its size (plan_run_shape
+// when schedule and run use different split counts). For every backend, a dummy run whose metadata
+// has more rows than max_num_seqs (vLLM #19171) overruns the model runner's persistent rows.
+#include "core/check/classes/classes.hpp"
+#include "core/check/plans.hpp"
+#include "core/check/step_runs.hpp"
+
+namespace headroom {
+
+fa3_mutants fa3_mutants_of(const check_case& c) {
+  return {has_mutant(c.mutants, "fa3-metadata-old-layout"), has_mutant(c.mutants, "fa3-metadata-no-roundup"),
+          has_mutant(c.mutants, "fa3-split-mismatch")};
+}
+
+namespace {
+
+// The eager batch just above the largest capture size (#20301's 600 tokens over 512): its tokens
+// spread over as many requests as the engine runs.
+std::vector<step_probe> eager_probe(const check_case& c) {
+  const int64_t top = max_capture_of(c.engine);
+  if (top == 0 || top >= c.engine.max_num_batched_tokens) return {};
+  const int64_t tokens = top + 1, n = std::min(c.engine.max_num_seqs, tokens);
+  batch b;
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t q = tokens / n + (i == n - 1 ? tokens % n : 0);
+    b.seq_lens.push_back(q);
+    b.query_lens.push_back(q);
+  }
+  return {forward_probe(c, b)};
+}
+
+// The persistent query_start_loc (max_num_seqs + 1 entries) against the step's metadata rows.
+std::vector<finding> rows_formula(const check_case& c, const step_probe& p) {
+  const int64_t rows = p.st.num_reqs_padded, cap = c.engine.max_num_seqs;
+  if (rows <= cap) return {};
+  return {{invariant::buffer_capacity, "query_start_loc", 4 * (cap + 1), 4 * (rows + 1),
+           "a dummy run of " + std::to_string(p.st.spec.tokens) + " tokens builds metadata for " +
+               std::to_string(rows) + " requests; query_start_loc holds max_num_seqs + 1 = " +
+               std::to_string(cap + 1) + " entries"}};
+}
+
+}  // namespace
+
+void check_c3_fa3_metadata(const class_scope& s, std::vector<class_finding>& out) {
+  const check_case& c = s.ctx.base;
+  std::vector<step_probe> probes = s.sweep ? decode_probes(c) : case_probes(c);
+  if (s.sweep) {
+    for (auto& p : dummy_probes(c)) probes.push_back(std::move(p));
+    for (auto& p : eager_probe(c)) probes.push_back(std::move(p));
+  }
+  if (c.be != backend::fa3) {
+    run_probes(s, probes, [](const step_probe&, const rank_layer&) { return std::vector<planned_part>{}; },
+               [&](const step_probe& p) { return rows_formula(c, p); }, bug_class::c3, out);
+    return;
+  }
+  const attention_group& ag = *s.ctx.ag;
+  const int64_t kv = builder_kv_heads(c, s.ctx.eng->rg, ag), d = builder_head_size(c, s.ctx.eng->rg, ag);
+  const auto layers = group_layers(s.ctx);
+  const fa3_mutants m = fa3_mutants_of(c);
+  auto plans = [&](const step_probe& p, const rank_layer& l) {
+    if (&l != layers.front()) return std::vector<planned_part>{};  // one builder call per step
+    fa3_plan f = plan_fa3(c.engine, p.st, kv, d, ag.spec.sliding_window, m);
+    apply_dumped_capacities(c, ag, f.buffers);
+    return std::vector<planned_part>{{std::move(f), p.st.b}};
+  };
+  auto formulas = [&](const step_probe& p) {
+    const fa3_plan f = plan_fa3(c.engine, p.st, kv, d, ag.spec.sliding_window, m);
+    if (f.sched.size() == f.run_size) return std::vector<finding>{};
+    return std::vector<finding>{
+        {invariant::plan_run_shape, "scheduler_metadata", 4 * f.sched.size(), 4 * f.run_size,
+         "scheduler metadata for " + std::to_string(f.sched.batch) + " requests was scheduled with num_splits " +
+             std::to_string(f.sched_splits) + " (" + std::to_string(f.sched.size()) +
+             " entries) but the kernel runs with num_splits " + std::to_string(f.run_splits) + " and expects " +
+             std::to_string(f.run_size) + ": FA3's CHECK_SHAPE fails"}};
+  };
+  if (layers.empty()) return;
+  run_probes(s, probes, plans, formulas, bug_class::c3, out);
+}
+
+}  // namespace headroom
