@@ -35,13 +35,14 @@ def cut_segm_max(plan, g):
     rows = thr * max_layer_heads(p["model"], g["tp"], entry["layers"]) * 16 - 1
     b = buffer(entry, "softmax_segm_max")
     b["shape"], b["bytes"] = [rows], rows * 4
+    p["ranks"][0]["groups"] = [entry]  # only the cut group: the simulator runs every group it is given
     return p, entry["group"], thr
 
 
 def test_a_buffer_cut_below_the_need_is_found(base_seed):
-    found = 0
+    found = []
     for k in range(40 * CUT_CASES):
-        if found == CUT_CASES:
+        if len(found) == CUT_CASES:
             break
         g = headroom.generate(base_seed + 1000 + k)
         plan = headroom.plan(g["explicit"], tp=g["tp"], backend="triton", max_num_seqs=MAX_NUM_SEQS)
@@ -51,8 +52,11 @@ def test_a_buffer_cut_below_the_need_is_found(base_seed):
         r = headroom.verify(p)
         assert not r["ok"], f"seed {g['seed']}: the cut was not found"
         assert threshold(r, "triton", g["tp"], index) == thr, f"seed {g['seed']}"
-        if found < 3:  # the simulator agrees with the formulas (a few cases: it runs the kernels)
-            sim = headroom.verify(p, target="sim")
-            assert threshold(sim, "triton", g["tp"], index) == thr, f"seed {g['seed']} (sim)"
-        found += 1
-    assert found == CUT_CASES, f"base seed {base_seed}: too few cases with seq_threshold_3D in 1..{MAX_NUM_SEQS}"
+        params = triton_groups(p)[0]["parameters"]
+        cost = thr * params["num_heads_q"] * params["headdim"]  # of one simulated decode batch
+        found.append((cost, thr, g, p, index))
+    assert len(found) == CUT_CASES, f"base seed {base_seed}: too few cases with seq_threshold_3D in 1..{MAX_NUM_SEQS}"
+    # The simulator agrees with the formulas; it runs the kernels, so on the two cheapest cases.
+    for _, thr, g, p, index in sorted(found, key=lambda f: f[0])[:2]:
+        sim = headroom.verify(p, target="sim")
+        assert threshold(sim, "triton", g["tp"], index) == thr, f"seed {g['seed']} (sim)"
