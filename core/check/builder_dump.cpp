@@ -34,6 +34,8 @@ constexpr name_pair names[] = {
     {backend::fa3, "scheduler_metadata", "scheduler_metadata"},
     {backend::fa3, "query_start_loc", "query_start_loc"},
     {backend::fa3, "seq_lens", "seq_lens"},
+    {backend::triton, "block_table", "block_table"},
+    {backend::fa3, "block_table", "block_table"},
 };
 
 const char* mirror_name_of(backend be, const std::string& engine) {
@@ -100,6 +102,12 @@ constexpr required_parameter fa3_parameters[] = {
 constexpr const char* triton_buffers[] = {"softmax_segm_output", "softmax_segm_max", "softmax_segm_expsum"};
 
 void validate(const builder_dump& d, const std::string& file, const std::string& path) {
+  for (std::size_t i = 0; i < d.buffers.size(); ++i)  // the runner's table: [rows][width], both >= 1
+    if (d.buffers[i].name == "block_table" &&
+        (d.buffers[i].shape.size() != 2 || d.buffers[i].shape[0] < 1 || d.buffers[i].shape[1] < 1))
+      throw input_error(file, path + "buffers[" + std::to_string(i) + "].shape",
+                        std::to_string(d.buffers[i].shape.size()) + " dimensions",
+                        "block_table is [rows, width], both at least 1");
   auto check = [&](const auto& required) {
     for (const auto& r : required) {
       const int64_t v = dumped_parameter(d, r.name, file, path);

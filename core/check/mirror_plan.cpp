@@ -23,6 +23,12 @@ dumped_buffer int32_buffer(const char* name, int64_t entries) {
   return {name, "int32", {entries}, checked_mul(entries, 4, name)};
 }
 
+// The model runner's persistent block table of the group's KV-cache group, [max_num_seqs, width].
+dumped_buffer block_table(const check_case& c) {
+  const int64_t rows = c.engine.max_num_seqs, width = block_table_width(c.engine, c.block_size);
+  return {"block_table", "int32", {rows, width}, checked_product("block_table", rows, width, 4)};
+}
+
 builder_dump mirror_dump(const check_case& c, const engine& e, const attention_group& ag, int64_t heads) {
   builder_dump d;
   d.be = ag.be;
@@ -38,7 +44,7 @@ builder_dump mirror_dump(const check_case& c, const engine& e, const attention_g
                     {"seq_threshold_3D", p.thr},    {"num_par_softmax_segments", triton_segments}};
     d.buffers = {fp32_buffer("softmax_segm_output", {p.thr, heads, triton_segments, p.head_size_padded}),
                  fp32_buffer("softmax_segm_max", {p.thr, heads, triton_segments}),
-                 fp32_buffer("softmax_segm_expsum", {p.thr, heads, triton_segments})};
+                 fp32_buffer("softmax_segm_expsum", {p.thr, heads, triton_segments}), block_table(c)};
     return d;
   }
   if (ag.be == backend::fa3) {  // vLLM's FlashAttention builder (FA3): persistent metadata only
@@ -48,6 +54,7 @@ builder_dump mirror_dump(const check_case& c, const engine& e, const attention_g
       d.buffers.push_back(int32_buffer("scheduler_metadata", cap));
     d.buffers.push_back(int32_buffer("query_start_loc", c.engine.max_num_seqs + 1));
     d.buffers.push_back(int32_buffer("seq_lens", c.engine.max_num_seqs));
+    d.buffers.push_back(block_table(c));
     return d;
   }
   d.parameters = {{"num_qo_heads", heads},

@@ -105,6 +105,13 @@ const builder_dump* dump_of(const check_case& c, const attention_group& ag) {
   return nullptr;
 }
 
+table_shape block_table_of(const check_case& c, const attention_group& ag) {
+  if (const builder_dump* d = dump_of(c, ag))
+    for (const auto& b : d->buffers)
+      if (b.name == "block_table") return {b.shape.at(0), b.shape.at(1)};  // 2-D: builder_dump_from_json
+  return {c.engine.max_num_seqs, block_table_width(c.engine, c.block_size)};
+}
+
 void apply_dumped_capacities(const check_case& c, const attention_group& ag, std::vector<buffer_plan>& buffers) {
   const builder_dump* d = dump_of(c, ag);
   if (!d) return;

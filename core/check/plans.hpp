@@ -29,6 +29,13 @@ const builder_dump* dump_of(const check_case& c, const attention_group& ag);
 // a dump. The class checks that plan persistent metadata (C3, C5) apply them too.
 void apply_dumped_capacities(const check_case& c, const attention_group& ag, std::vector<buffer_plan>& buffers);
 
+// The model runner's persistent block table as the group's kernels see it: the dump's
+// block_table [rows, width] when it has one, else max_num_seqs rows of vLLM's width (C4).
+struct table_shape {
+  int64_t rows = 0, width = 0;
+};
+table_shape block_table_of(const check_case& c, const attention_group& ag);
+
 struct planned_part {
   any_plan plan;
   batch b;  // the requests this plan serves

@@ -132,3 +132,18 @@ def test_persistent_metadata_cut_is_caught_at_the_padded_batch():
     r = headroom.verify(p)
     assert {v["buffer"] for v in r["violations"]} == {"scheduler_metadata"}
     assert class_threshold(r, "fa3", "C3") == 65
+
+
+def test_block_table_narrower_than_a_capture_size_is_caught():
+    # Under cudagraph_mode full every capture size warms up with a non-uniform dummy run whose
+    # requests have seq_len = the capture size: 256 tokens fill 16 blocks of 16, the next capture
+    # size (272) needs 17, one more than a row of a table cut to width 16.
+    p = headroom.plan(LAGUNA, backend="triton")
+    p["engine"]["cudagraph_mode"] = "full"
+    assert headroom.verify(p)["ok"]
+    b = buffer(group(p, 1, "triton", 0), "block_table")
+    assert b["shape"] == [256, 4096 // 16]
+    b["shape"], b["bytes"] = [256, 16], 256 * 16 * 4
+    r = headroom.verify(p)
+    assert {v["buffer"] for v in r["violations"]} == {"block_table"}
+    assert class_threshold(r, "triton", "C4") == 272
