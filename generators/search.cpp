@@ -36,7 +36,7 @@ report run_guarded(const check_case& c, executor& ex) {
     v.be = c.be;
     v.tp = c.tp;
     v.detail = std::string("run_case threw: ") + e.what();
-    v.repro = c;
+    set_case(v, c);
     r.violations.push_back(std::move(v));
     return r;
   }

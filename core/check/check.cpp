@@ -2,6 +2,7 @@
 #include "core/check/check.hpp"
 
 #include <cctype>
+#include <memory>
 
 #include "core/check/group_check.hpp"
 #include "core/util/error.hpp"
@@ -53,8 +54,11 @@ void check_backend(const check_case& base, executor& ex, std::optional<double> t
                    const decode_sweep& sweep, const std::vector<batch>& extra, bool whole_model,
                    report& r) {
   const engine e = make_engine(base);
+  check_case shell = base;
+  shell.model = {};
+  const auto model = std::make_shared<const model_geometry>(base.model);
   for (const auto& ag : e.groups) {
-    group_result g = check_group({&e, &ag, base, &ex, tight, whole_model}, sweep, extra);
+    group_result g = check_group({&e, &ag, base, &ex, tight, whole_model, &shell, model}, sweep, extra);
     for (auto& v : g.violations) {
       if (!base.builders.empty()) name_as_dumped(v);
       r.violations.push_back(std::move(v));
@@ -95,6 +99,18 @@ report run_sweep(const std::vector<check_case>& bases, int64_t decode_seq_len,
   }
   r.ok = r.violations.empty();
   return r;
+}
+
+check_case case_of(const violation& v) {
+  check_case c = v.shell;
+  if (v.model) c.model = *v.model;
+  return c;
+}
+
+void set_case(violation& v, const check_case& c) {
+  v.model = std::make_shared<const model_geometry>(c.model);
+  v.shell = c;
+  v.shell.model = {};
 }
 
 report run_case(const check_case& c, executor& ex, std::optional<double> tight) {

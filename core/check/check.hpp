@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,15 +17,23 @@
 
 namespace headroom {
 
-// A finding where it happened: backend, TP size, attention group and its layers, with a full,
-// replayable case (the batch that showed it).
+// A finding where it happened: backend, TP size, attention group and its layers, and the case that
+// replays it (case_of: the batch that showed it). The case's model is held once per check and
+// shared by its violations, since copying it into each would grow memory and the report as
+// violations x layers.
 struct violation : finding {
   backend be = backend::triton;
   int64_t tp = 1;
   int group = 0;
   std::vector<std::string> layers;
-  check_case repro;
+  check_case shell;                             // the replayable case with an empty model
+  std::shared_ptr<const model_geometry> model;  // the case's model
 };
+
+// The violation's replayable case, whole.
+check_case case_of(const violation& v);
+// Stores c as v's case (its model in v.model, the rest in v.shell).
+void set_case(violation& v, const check_case& c);
 
 // Where a group starts failing: the smallest failing decode batch of the sweep, or for a class
 // whose variable is not a decode batch (a capture size, max_model_len, tokens) that variable.

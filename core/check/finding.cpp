@@ -1,13 +1,12 @@
 // Invariant names (one table) and the threshold rule.
 #include "core/check/finding.hpp"
 
-#include <array>
-#include <utility>
+#include "core/util/names.hpp"
 
 namespace headroom {
 namespace {
 
-constexpr std::array<std::pair<invariant, const char*>, 15> names = {{
+constexpr name_table<invariant, 15> names = {{
     {invariant::group_agreement, "group_agreement"},
     {invariant::fallback_when_empty, "fallback_when_empty"},
     {invariant::buffer_capacity, "buffer_capacity"},
@@ -27,17 +26,9 @@ constexpr std::array<std::pair<invariant, const char*>, 15> names = {{
 
 }  // namespace
 
-const char* to_string(invariant i) {
-  for (const auto& [v, n] : names)
-    if (v == i) return n;
-  return "unknown";
-}
+const char* to_string(invariant i) { return name_in(names, i, "unknown"); }
 
-std::optional<invariant> parse_invariant(std::string_view name) {
-  for (const auto& [v, n] : names)
-    if (name == n) return v;
-  return std::nullopt;
-}
+std::optional<invariant> parse_invariant(std::string_view name) { return find_in(names, name); }
 
 bool is_capacity_failure(invariant i) {
   switch (i) {

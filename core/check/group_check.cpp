@@ -57,8 +57,13 @@ violation violation_of(const group_context& ctx, finding f, const batch& b) {
   v.tp = ctx.base.tp;
   v.group = ctx.ag->index;
   v.layers = ctx.ag->layers;
-  v.repro = ctx.base;
-  v.repro.b = b;
+  if (ctx.shell && ctx.model) {
+    v.shell = *ctx.shell;
+    v.model = ctx.model;
+  } else {
+    set_case(v, ctx.base);
+  }
+  v.shell.b = b;
   return v;
 }
 
@@ -82,7 +87,7 @@ void run_class_checks(const group_context& ctx, int64_t builder_heads, int64_t l
     check({ctx, builder_heads, ctx.whole_model}, found);
     for (auto& cf : found) {
       violation v = violation_of(ctx, std::move(cf.f), cf.where);
-      v.repro.step = cf.step;
+      v.shell.step = cf.step;
       res.violations.push_back(std::move(v));
       if (cf.variable.empty()) continue;
       auto [it, fresh] = lowest.emplace(std::make_pair(cf.f.cls, cf.variable), cf.value);

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,10 +33,14 @@ class decode_sweep {
 struct group_context {
   const engine* eng = nullptr;
   const attention_group* ag = nullptr;
-  check_case base;  // template for repro cases (batch filled per violation)
+  const check_case& base;  // the case the group's runs start from
   executor* ex = nullptr;
   std::optional<double> tight;
   bool whole_model = false;  // a whole-model check: class checks walk every step of the settings
+  // The template of the violations' cases (base without its model, which they share), made once
+  // per check; when null, each violation copies base.
+  const check_case* shell = nullptr;
+  std::shared_ptr<const model_geometry> model;
 };
 
 struct group_result {

@@ -2,6 +2,9 @@
 // violation's case naming its model by index ("model_ref"). A report of a model with L layers and V
 // violations is O(L + V), not O(L x V); cases_from_report() turns each violation back into a
 // standalone case (headroom replay REPORT.json).
+#include <unordered_map>
+#include <vector>
+
 #include <nlohmann/json.hpp>
 
 #include "core/check/check.hpp"
@@ -31,23 +34,35 @@ json threshold_json(const threshold& t) {
   return tj;
 }
 
-// The index of m among the models seen so far, adding it when new.
-std::size_t model_index(std::vector<const model_geometry*>& models, const model_geometry& m) {
-  for (std::size_t i = 0; i < models.size(); ++i)
-    if (*models[i] == m) return i;
-  models.push_back(&m);
-  return models.size() - 1;
-}
+// The index of a violation's model among the distinct models seen so far, adding it when new.
+// Violations of one check share one model object: known objects are looked up, not compared.
+class model_table {
+ public:
+  std::size_t index(const model_geometry& m) {
+    if (auto it = known_.find(&m); it != known_.end()) return it->second;
+    std::size_t i = 0;
+    while (i < models_.size() && !(*models_[i] == m)) ++i;
+    if (i == models_.size()) models_.push_back(&m);
+    known_.emplace(&m, i);
+    return i;
+  }
+  const std::vector<const model_geometry*>& models() const { return models_; }
+
+ private:
+  std::vector<const model_geometry*> models_;
+  std::unordered_map<const model_geometry*, std::size_t> known_;
+};
 
 }  // namespace
 
 json to_json(const report& r) {
-  std::vector<const model_geometry*> models;
+  model_table models;
+  const model_geometry none;
   json vs = json::array(), ts = json::array(), ms = json::array();
   for (const auto& v : r.violations) {
-    json c = to_json(v.repro);
+    json c = to_json(v.shell);
     c.erase("model");
-    c["model_ref"] = model_index(models, v.repro.model);
+    c["model_ref"] = models.index(v.model ? *v.model : none);
     vs.push_back({{"invariant", to_string(v.inv)}, {"class", to_string(v.cls)},
                   {"backend", to_string(v.be)}, {"tp", v.tp},
                   {"group", v.group}, {"layers", v.layers}, {"buffer", v.buffer},
@@ -55,7 +70,7 @@ json to_json(const report& r) {
                   {"detail", v.detail}, {"case", std::move(c)}});
   }
   for (const auto& t : r.thresholds) ts.push_back(threshold_json(t));
-  for (const auto* m : models) ms.push_back(to_json(*m));
+  for (const auto* m : models.models()) ms.push_back(to_json(*m));
   return {{"ok", r.ok}, {"models", ms}, {"violations", vs}, {"thresholds", ts}, {"notes", r.notes}};
 }
 

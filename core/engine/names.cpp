@@ -1,55 +1,33 @@
 // String forms of the engine enums, as the CLI and the case JSON spell them.
 #include "core/engine/engine.hpp"
-#include "core/util/error.hpp"
+#include "core/util/names.hpp"
 
 namespace headroom {
+namespace {
 
-const char* to_string(backend b) {
-  switch (b) {
-    case backend::triton: return "triton";
-    case backend::flashinfer: return "flashinfer";
-    case backend::fa3: return "fa3";
-  }
-  return "?";
-}
+constexpr name_table<backend, 3> backend_names = {
+    {{backend::triton, "triton"}, {backend::flashinfer, "flashinfer"}, {backend::fa3, "fa3"}}};
+constexpr name_table<grouping, 3> grouping_names = {
+    {{grouping::heads, "heads"}, {grouping::legacy, "legacy"}, {grouping::proposer, "proposer"}}};
+constexpr name_table<policy, 3> policy_names = {
+    {{policy::per_layer, "per-layer"}, {policy::model_wide, "model-wide"}, {policy::max, "max"}}};
 
-const char* to_string(grouping g) {
-  switch (g) {
-    case grouping::heads: return "heads";
-    case grouping::legacy: return "legacy";
-    case grouping::proposer: return "proposer";
-  }
-  return "?";
-}
+}  // namespace
 
-const char* to_string(policy p) {
-  switch (p) {
-    case policy::per_layer: return "per-layer";
-    case policy::model_wide: return "model-wide";
-    case policy::max: return "max";
-  }
-  return "?";
-}
+const char* to_string(backend b) { return name_in(backend_names, b); }
+const char* to_string(grouping g) { return name_in(grouping_names, g); }
+const char* to_string(policy p) { return name_in(policy_names, p); }
 
 backend parse_backend(const std::string& s, const std::string& file, const std::string& field) {
-  if (s == "triton") return backend::triton;
-  if (s == "flashinfer") return backend::flashinfer;
-  if (s == "fa3") return backend::fa3;
-  throw input_error(file, field, "\"" + s + "\"", "expected triton, flashinfer or fa3");
+  return parse_in(backend_names, s, file, field);
 }
 
 grouping parse_grouping(const std::string& s, const std::string& file, const std::string& field) {
-  if (s == "heads") return grouping::heads;
-  if (s == "legacy") return grouping::legacy;
-  if (s == "proposer") return grouping::proposer;
-  throw input_error(file, field, "\"" + s + "\"", "expected heads, legacy or proposer");
+  return parse_in(grouping_names, s, file, field);
 }
 
 policy parse_policy(const std::string& s, const std::string& file, const std::string& field) {
-  if (s == "per-layer") return policy::per_layer;
-  if (s == "model-wide") return policy::model_wide;
-  if (s == "max") return policy::max;
-  throw input_error(file, field, "\"" + s + "\"", "expected per-layer, model-wide or max");
+  return parse_in(policy_names, s, file, field);
 }
 
 }  // namespace headroom

@@ -8,17 +8,23 @@
 
 #include "core/util/checked.hpp"
 #include "core/util/error.hpp"
+#include "core/util/names.hpp"
 
 namespace headroom {
 namespace {
 
-constexpr std::array<std::pair<cudagraph_mode, const char*>, 5> mode_names = {{
+constexpr name_table<cudagraph_mode, 5> mode_names = {{
     {cudagraph_mode::none, "none"},
     {cudagraph_mode::piecewise, "piecewise"},
     {cudagraph_mode::full, "full"},
     {cudagraph_mode::full_decode_only, "full_decode_only"},
     {cudagraph_mode::full_and_piecewise, "full_and_piecewise"},
 }};
+constexpr name_table<step_kind, 3> step_names = {
+    {{step_kind::forward, "forward"}, {step_kind::dummy, "dummy"}, {step_kind::draft, "draft"}}};
+constexpr name_table<engine_flavour, 3> flavour_names = {{{engine_flavour::vllm, "vllm"},
+                                                          {engine_flavour::sglang, "sglang"},
+                                                          {engine_flavour::vllm_ascend, "vllm-ascend"}}};
 
 void check_range(const std::string& file, const std::string& field, int64_t v, int64_t lo, int64_t hi) {
   if (v < lo || v > hi)
@@ -28,32 +34,16 @@ void check_range(const std::string& file, const std::string& field, int64_t v, i
 
 }  // namespace
 
-const char* to_string(cudagraph_mode m) {
-  for (const auto& [v, n] : mode_names)
-    if (v == m) return n;
-  return "unknown";
-}
+const char* to_string(cudagraph_mode m) { return name_in(mode_names, m, "unknown"); }
 
 cudagraph_mode parse_cudagraph_mode(const std::string& s, const std::string& file, const std::string& field) {
-  for (const auto& [v, n] : mode_names)
-    if (s == n) return v;
-  throw input_error(file, field, "\"" + s + "\"",
-                    "expected none, piecewise, full, full_decode_only or full_and_piecewise");
+  return parse_in(mode_names, s, file, field);
 }
 
-const char* to_string(step_kind k) {
-  switch (k) {
-    case step_kind::forward: return "forward";
-    case step_kind::dummy: return "dummy";
-    case step_kind::draft: return "draft";
-  }
-  return "unknown";
-}
+const char* to_string(step_kind k) { return name_in(step_names, k, "unknown"); }
 
 step_kind parse_step_kind(const std::string& s, const std::string& file, const std::string& field) {
-  for (step_kind k : {step_kind::forward, step_kind::dummy, step_kind::draft})
-    if (s == to_string(k)) return k;
-  throw input_error(file, field, "\"" + s + "\"", "expected forward, dummy or draft");
+  return parse_in(step_names, s, file, field);
 }
 
 bool has_full_graphs(cudagraph_mode m) {
@@ -67,19 +57,10 @@ bool full_for_decode(cudagraph_mode m) {
   return m == cudagraph_mode::full_decode_only || m == cudagraph_mode::full_and_piecewise;
 }
 
-const char* to_string(engine_flavour f) {
-  switch (f) {
-    case engine_flavour::vllm: return "vllm";
-    case engine_flavour::sglang: return "sglang";
-    case engine_flavour::vllm_ascend: return "vllm-ascend";
-  }
-  return "unknown";
-}
+const char* to_string(engine_flavour f) { return name_in(flavour_names, f, "unknown"); }
 
 engine_flavour parse_engine_flavour(const std::string& s, const std::string& file, const std::string& field) {
-  for (engine_flavour f : {engine_flavour::vllm, engine_flavour::sglang, engine_flavour::vllm_ascend})
-    if (s == to_string(f)) return f;
-  throw input_error(file, field, "\"" + s + "\"", "expected vllm, sglang or vllm-ascend");
+  return parse_in(flavour_names, s, file, field);
 }
 
 int64_t request_pool_of(const engine_settings& s) {
@@ -113,6 +94,14 @@ void validate(const step_spec& st, const engine_settings& s, const std::string& 
     throw input_error(file, path + "tokens", std::to_string(st.tokens),
                       "a dummy run is at most engine.max_num_batched_tokens " +
                           std::to_string(s.max_num_batched_tokens) + " tokens");
+  // vLLM's _dummy_run asserts a uniform decode dummy fits its requests: at most max_num_seqs of
+  // 1 + num_speculative_tokens tokens each.
+  const int64_t per_request = 1 + s.num_speculative_tokens;
+  if (st.kind == step_kind::dummy && st.uniform && st.tokens > per_request * s.max_num_seqs)
+    throw input_error(file, path + "tokens", std::to_string(st.tokens),
+                      "a uniform decode dummy run is at most engine.max_num_seqs x (1 + "
+                      "engine.num_speculative_tokens) = " +
+                          std::to_string(per_request * s.max_num_seqs) + " tokens");
 }
 
 int64_t default_max_capture_size(const engine_settings& s) {

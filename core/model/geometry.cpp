@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "core/util/error.hpp"
+#include "core/util/names.hpp"
 
 namespace headroom {
 
@@ -18,30 +19,29 @@ int dtype_bytes(dtype d) {
   return 0;
 }
 
-const char* to_string(dtype d) {
-  switch (d) {
-    case dtype::bf16: return "bfloat16";
-    case dtype::fp16: return "float16";
-    case dtype::fp32: return "float32";
-  }
-  return "?";
-}
+namespace {
 
-const char* to_string(attn_kind k) {
-  switch (k) {
-    case attn_kind::full: return "full_attention";
-    case attn_kind::sliding: return "sliding_attention";
-    case attn_kind::none: return "none";
-  }
-  return "?";
-}
+constexpr name_table<dtype, 3> dtype_names = {
+    {{dtype::bf16, "bfloat16"}, {dtype::fp16, "float16"}, {dtype::fp32, "float32"}}};
+// What configs write besides the torch names.
+constexpr name_table<dtype, 5> dtype_aliases = {{{dtype::bf16, "bf16"},
+                                                 {dtype::fp16, "fp16"},
+                                                 {dtype::fp16, "half"},
+                                                 {dtype::fp32, "fp32"},
+                                                 {dtype::fp32, "float"}}};
+constexpr name_table<attn_kind, 3> kind_names = {{{attn_kind::full, "full_attention"},
+                                                  {attn_kind::sliding, "sliding_attention"},
+                                                  {attn_kind::none, "none"}}};
+
+}  // namespace
+
+const char* to_string(dtype d) { return name_in(dtype_names, d); }
+const char* to_string(attn_kind k) { return name_in(kind_names, k); }
 
 dtype parse_dtype(const std::string& s, const std::string& file, const std::string& field) {
-  if (s == "bfloat16" || s == "bf16") return dtype::bf16;
-  if (s == "float16" || s == "fp16" || s == "half") return dtype::fp16;
-  if (s == "float32" || s == "fp32" || s == "float") return dtype::fp32;
-  throw input_error(file, field, "\"" + s + "\"",
-                    "unsupported dtype (expected bfloat16, float16 or float32)");
+  if (const auto d = find_in(dtype_names, s)) return *d;
+  if (const auto d = find_in(dtype_aliases, s)) return *d;
+  throw input_error(file, field, "\"" + s + "\"", "unsupported dtype (expected " + names_of(dtype_names) + ")");
 }
 
 attn_kind parse_attn_kind(const std::string& s, const std::string& file,

@@ -64,10 +64,29 @@ TEST(Check, LagunaViolationCarriesAReplayableCase) {
   EXPECT_EQ(v.buffer, "segm_output");
   EXPECT_EQ(v.capacity_bytes, 16LL * 48 * 16 * 128 * 4);
   EXPECT_EQ(v.required_bytes, 13LL * 64 * 16 * 128 * 4);
-  EXPECT_EQ(v.repro.b.num_seqs(), 13);
+  EXPECT_EQ(v.shell.b.num_seqs(), 13);
   model_executor ex;
-  auto again = run_case(v.repro, ex);
+  auto again = run_case(case_of(v), ex);
   EXPECT_FALSE(again.ok);
+}
+
+// A model of many layers with many violations is held once: every violation of a whole-model check
+// shares the model its case replays with (a copy per violation grew memory and the report as
+// violations x layers: 300 layers of distinct heads took 1.4 GB).
+TEST(Check, ViolationsShareTheirModel) {
+  model_geometry m;
+  m.name = "wide";
+  m.num_attention_heads = 8, m.num_kv_heads = 8, m.head_size = 128;
+  for (int i = 0; i < 40; ++i)
+    m.layers.push_back({"model.layers." + std::to_string(i) + ".self_attn.attn", attn_kind::full, 8 * (i + 1), 8,
+                        128, 128, 0});
+  const report r = check(m, policy::model_wide, grouping::heads, {backend::triton}, {1});
+  ASSERT_GT(r.violations.size(), 39u);  // every group past the first overflows its segm_* buffers
+  for (const auto& v : r.violations) {
+    ASSERT_EQ(v.model.get(), r.violations.front().model.get());
+    EXPECT_TRUE(v.shell.model.layers.empty());
+  }
+  EXPECT_EQ(case_of(r.violations.back()).model, m);
 }
 
 TEST(Check, LagunaPerLayerIsCleanEverywhere) {

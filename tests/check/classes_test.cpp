@@ -186,9 +186,9 @@ TEST(ClassC11, SweepFindsTheFirstWrongAndThePastTheRowResume) {
   const report r = check(hybrid(), o);
   ASSERT_EQ(r.violations.size(), 2u);
   EXPECT_EQ(r.violations[0].inv, invariant::block_unit);
-  EXPECT_EQ(r.violations[0].repro.b.seq_lens, std::vector<int64_t>{18});
+  EXPECT_EQ(r.violations[0].shell.b.seq_lens, std::vector<int64_t>{18});
   EXPECT_EQ(r.violations[1].inv, invariant::buffer_capacity);
-  EXPECT_EQ(r.violations[1].repro.b.seq_lens, std::vector<int64_t>{3650});
+  EXPECT_EQ(r.violations[1].shell.b.seq_lens, std::vector<int64_t>{3650});
   const auto t = std::find_if(r.thresholds.begin(), r.thresholds.end(),
                               [](const threshold& x) { return x.variable == "num_computed_tokens"; });
   ASSERT_NE(t, r.thresholds.end());

@@ -110,12 +110,12 @@ TEST(Gemma4, SimulatorAgreesOnTheFirstFailingBatch) {
     const auto v = std::find_if(r.violations.begin(), r.violations.end(),
                                 [](const violation& x) { return x.tp == 1; });
     ASSERT_NE(v, r.violations.end());
-    ASSERT_EQ(v->repro.b.num_seqs(), e.first);
+    ASSERT_EQ(v->shell.b.num_seqs(), e.first);
     const int64_t capacity = e.thr * e.heads * 16 * 256 * 4, need = e.first * e.heads * 16 * 512 * 4;
     EXPECT_EQ(v->capacity_bytes, capacity);
     EXPECT_EQ(v->required_bytes, need);
     sim_executor sim;
-    const report s = run_case(v->repro, sim);
+    const report s = run_case(case_of(*v), sim);
     bool seen = false;
     for (const auto& x : s.violations)
       if (x.inv == invariant::out_of_bounds && x.buffer == "segm_output") {
@@ -125,7 +125,7 @@ TEST(Gemma4, SimulatorAgreesOnTheFirstFailingBatch) {
         EXPECT_EQ(x.group, v->group);
       }
     EXPECT_TRUE(seen);
-    check_case fits = v->repro;
+    check_case fits = case_of(*v);
     fits.b = decode_batch(e.first - 1, 256);
     const report f = run_case(fits, sim);
     EXPECT_TRUE(f.ok) << (f.violations.empty() ? "" : f.violations.front().detail);

@@ -75,8 +75,9 @@ TEST(Plan, OneRowShortFailsAtTheThresholdAndReplays) {
   EXPECT_EQ(v.required_bytes, 16 * 64 * 16 * 4);  // 16 requests x 64 heads x 16 segments
   EXPECT_EQ(first_failure(r, backend::triton, 2), 16);
   // The violation's case carries the dumps: as JSON and back, it fails again.
-  const check_case again = case_from_json(json::parse(to_json(v.repro).dump()), "case.json");
-  EXPECT_EQ(again.builders, v.repro.builders);
+  const check_case again = case_from_json(json::parse(to_json(case_of(v)).dump()), "case.json");
+  EXPECT_EQ(again.builders, case_of(v).builders);
+  EXPECT_FALSE(again.builders.empty());
   const report replayed = run_case(again, model);
   ASSERT_FALSE(replayed.ok);
   EXPECT_EQ(replayed.violations.at(0).buffer, "softmax_segm_max");

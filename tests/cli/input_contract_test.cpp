@@ -135,6 +135,9 @@ TEST(InputContract, EngineStepFieldsNameTheirField) {
       {draft.c_str(), "\"backend\": \"triton\"", "\"backend\": \"fa4\"", "'backend'", "fa4"},
       {"regressions/c6-int32-token-offsets.json", "\"tokens\": 4194305", "\"tokens\": 4194306", "'step.tokens'",
        "4194306"},
+      // a uniform decode dummy of 129 one-token requests where max_num_seqs is 1
+      {"regressions/c4-dummy-seq-lens-unclamped.json", "\"uniform\": false", "\"uniform\": true", "'step.tokens'",
+       "129"},
       {"regressions/c7-empty-work-unclamped.json", "\"compress_ratio\": 4", "\"compress_ratio\": -1",
        "'layers[0].compress_ratio'", "-1"},
   };
