@@ -41,7 +41,8 @@ const char* usage =
 int main(int argc, char** argv) {
   std::signal(SIGXFSZ, SIG_IGN);  // past a file-size limit a write fails (EFBIG): exit 2, one line
   if (argc < 2) {
-    std::cerr << "headroom: no command given (check, replay, fuzz, mutants, plan or verify); see headroom --help\n";
+    std::cerr
+        << "headroom: no command given (check, replay, fuzz, mutants, plan or verify); see headroom --help\n";
     return 2;
   }
   if (!std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {

@@ -28,10 +28,12 @@ std::string layer_heads(const builder_dump& d, const registry& reg) {
 
 void print_group(const builder_dump& d, const registry& reg) {
   const rank_layer* first = reg.find(d.layers.front());
-  std::printf("  %s group %d (kv-cache group %d): %zu layers (%s .. %s), layer heads %s, kv heads %lld, head size %lld\n",
-              to_string(d.be), d.index, d.kv_group, d.layers.size(), one_line(d.layers.front(), 200).c_str(),
-              one_line(d.layers.back(), 200).c_str(), layer_heads(d, reg).c_str(),
-              first ? (long long)first->num_kv_heads : 0LL, first ? (long long)first->head_size : 0LL);
+  std::printf(
+      "  %s group %d (kv-cache group %d): %zu layers (%s .. %s), layer heads %s, kv heads %lld, head size "
+      "%lld\n",
+      to_string(d.be), d.index, d.kv_group, d.layers.size(), one_line(d.layers.front(), 200).c_str(),
+      one_line(d.layers.back(), 200).c_str(), layer_heads(d, reg).c_str(),
+      first ? (long long)first->num_kv_heads : 0LL, first ? (long long)first->head_size : 0LL);
   std::string params;
   for (const auto& [k, v] : d.parameters) params += " " + k + "=" + std::to_string(v);
   std::printf("    parameters:%s\n", one_line(params, 4096).c_str());
@@ -44,9 +46,11 @@ void print_group(const builder_dump& d, const registry& reg) {
 
 void print_plan(const plan_file& p, const std::string& title) {
   std::printf("%s\n", one_line(title, 4096).c_str());
-  std::printf("engine: max_num_seqs %lld, max_model_len %lld, max_num_batched_tokens %lld, block size %lld, cudagraph %s\n",
-              (long long)p.engine.max_num_seqs, (long long)p.engine.max_model_len,
-              (long long)p.engine.max_num_batched_tokens, (long long)p.block_size, to_string(p.engine.cg_mode));
+  std::printf(
+      "engine: max_num_seqs %lld, max_model_len %lld, max_num_batched_tokens %lld, block size %lld, "
+      "cudagraph %s\n",
+      (long long)p.engine.max_num_seqs, (long long)p.engine.max_model_len,
+      (long long)p.engine.max_num_batched_tokens, (long long)p.block_size, to_string(p.engine.cg_mode));
   for (const auto& r : p.ranks) {
     const registry reg = make_registry(to_rank(p.model, r.tp));
     std::printf("\ntp %lld\n", (long long)r.tp);

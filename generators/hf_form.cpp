@@ -18,7 +18,8 @@ nlohmann::json to_hf_config(const model_geometry& m) {
     const layer_geometry& l = m.layers[i];
     types.push_back(l.kind == attn_kind::none ? "mamba" : to_string(l.kind));
     if (l.kind == attn_kind::none) continue;
-    json e = {{"num_attention_heads", l.num_heads}, {"num_key_value_heads", l.num_kv_heads},
+    json e = {{"num_attention_heads", l.num_heads},
+              {"num_key_value_heads", l.num_kv_heads},
               {"head_dim", l.head_size}};
     if (l.kind == attn_kind::sliding) e["sliding_window"] = l.sliding_window, window = l.sliding_window;
     per_layer[std::to_string(i)] = e;
@@ -28,7 +29,9 @@ nlohmann::json to_hf_config(const model_geometry& m) {
              {"num_attention_heads", m.num_attention_heads},
              {"num_key_value_heads", m.num_kv_heads},
              {"head_dim", m.head_size},
-             {"torch_dtype", m.kv_dtype == dtype::bf16 ? "bfloat16" : m.kv_dtype == dtype::fp16 ? "float16" : "float32"},
+             {"torch_dtype", m.kv_dtype == dtype::bf16   ? "bfloat16"
+                             : m.kv_dtype == dtype::fp16 ? "float16"
+                                                         : "float32"},
              {"layer_types", types},
              {"per_layer_config", per_layer}};
   if (m.hidden_size > 0) hf["hidden_size"] = m.hidden_size;

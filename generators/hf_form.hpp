@@ -17,7 +17,7 @@ nlohmann::json to_hf_config(const model_geometry& m);
 
 struct generated_model {
   uint64_t seed = 0;
-  int64_t tp = 1;              // a TP size every layer's heads divide by
+  int64_t tp = 1;  // a TP size every layer's heads divide by
   nlohmann::json hf_config;
   nlohmann::json explicit_form;  // parse_model(hf_config) in the explicit form
 };

@@ -35,8 +35,10 @@ check_options check_options_of(const run_options& o) {
     if (tp < 1 || tp > max_tp)
       throw input_error(arguments, "tp", std::to_string(tp), "must be in 1.." + std::to_string(max_tp));
   c.tps = o.tp;
-  if (o.backend == "all") c.backends = {backend::triton, backend::flashinfer, backend::fa3};
-  else if (!o.backend.empty()) c.backends = {parse_backend(o.backend, arguments, "backend")};
+  if (o.backend == "all")
+    c.backends = {backend::triton, backend::flashinfer, backend::fa3};
+  else if (!o.backend.empty())
+    c.backends = {parse_backend(o.backend, arguments, "backend")};
   c.pol = parse_policy(o.policy, arguments, "policy");
   c.grp = parse_grouping(o.grouping, arguments, "grouping");
   if (o.max_num_seqs < 1 || o.max_num_seqs > max_check_num_seqs)

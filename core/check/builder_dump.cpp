@@ -89,9 +89,12 @@ struct required_parameter {
   int64_t lo, hi;
 };
 constexpr required_parameter triton_parameters[] = {
-    {"num_heads_q", 1, max_heads},          {"num_heads_kv", 1, max_heads},
-    {"headdim", 1, max_head_size},          {"headdim_padded", 1, 2 * max_head_size},
-    {"seq_threshold_3D", 0, int64_t{1} << 20}, {"num_par_softmax_segments", triton_segments, triton_segments},
+    {"num_heads_q", 1, max_heads},
+    {"num_heads_kv", 1, max_heads},
+    {"headdim", 1, max_head_size},
+    {"headdim_padded", 1, 2 * max_head_size},
+    {"seq_threshold_3D", 0, int64_t{1} << 20},
+    {"num_par_softmax_segments", triton_segments, triton_segments},
 };
 constexpr required_parameter flashinfer_parameters[] = {
     {"num_qo_heads", 1, max_heads}, {"num_kv_heads", 1, max_heads}, {"head_dim", 1, max_head_size},
@@ -122,7 +125,8 @@ void validate(const builder_dump& d, const std::string& file, const std::string&
   for (const char* name : triton_buffers) {
     bool found = false;
     for (const auto& b : d.buffers) found = found || b.name == name;
-    if (!found) throw input_error(file, path + "buffers", std::string("(no ") + name + ")", "required for triton");
+    if (!found)
+      throw input_error(file, path + "buffers", std::string("(no ") + name + ")", "required for triton");
   }
 }
 
@@ -171,8 +175,8 @@ json to_json(const builder_dump& d) {
     buffers.push_back({{"name", b.name}, {"dtype", b.dtype}, {"shape", b.shape}, {"bytes", b.bytes}});
   json params = json::object();
   for (const auto& [k, v] : d.parameters) params[k] = v;
-  return {{"backend", to_string(d.be)}, {"group", d.index},   {"kv_cache_group", d.kv_group},
-          {"layers", d.layers},          {"parameters", params}, {"buffers", buffers}};
+  return {{"backend", to_string(d.be)}, {"group", d.index},     {"kv_cache_group", d.kv_group},
+          {"layers", d.layers},         {"parameters", params}, {"buffers", buffers}};
 }
 
 builder_dump builder_dump_from_json(const json& j, const std::string& file, const std::string& path) {
@@ -193,8 +197,7 @@ builder_dump builder_dump_from_json(const json& j, const std::string& file, cons
   const json& params = jr::get_object(j, "parameters", file, path);
   if (params.size() > max_dumped_entries)
     throw input_error(file, path + "parameters", jr::shown(params), "too many parameters");
-  for (auto& [k, v] : params.items())
-    d.parameters[k] = parameter_value(v, file, path + "parameters." + k);
+  for (auto& [k, v] : params.items()) d.parameters[k] = parameter_value(v, file, path + "parameters." + k);
   const json& buffers = jr::field(j, "buffers", file, path);
   if (!buffers.is_array() || buffers.size() > max_dumped_entries)
     throw input_error(file, path + "buffers", jr::shown(buffers), "expected a list of buffers");

@@ -39,16 +39,21 @@ builder_dump mirror_dump(const check_case& c, const engine& e, const attention_g
   const int64_t hd = builder_head_size(c, e.rg, ag);
   if (ag.be == backend::triton) {
     const triton_plan p = plan_triton(heads, kv, hd, c.triton, c.engine);
-    d.parameters = {{"num_heads_q", heads},         {"num_heads_kv", kv},
-                    {"headdim", hd},                {"headdim_padded", p.head_size_padded},
-                    {"seq_threshold_3D", p.thr},    {"num_par_softmax_segments", triton_segments}};
+    d.parameters = {{"num_heads_q", heads},
+                    {"num_heads_kv", kv},
+                    {"headdim", hd},
+                    {"headdim_padded", p.head_size_padded},
+                    {"seq_threshold_3D", p.thr},
+                    {"num_par_softmax_segments", triton_segments}};
     d.buffers = {fp32_buffer("softmax_segm_output", {p.thr, heads, triton_segments, p.head_size_padded}),
                  fp32_buffer("softmax_segm_max", {p.thr, heads, triton_segments}),
                  fp32_buffer("softmax_segm_expsum", {p.thr, heads, triton_segments}), block_table(c)};
     return d;
   }
   if (ag.be == backend::fa3) {  // vLLM's FlashAttention builder (FA3): persistent metadata only
-    d.parameters = {{"num_heads_q", heads}, {"num_heads_kv", kv}, {"headdim", hd},
+    d.parameters = {{"num_heads_q", heads},
+                    {"num_heads_kv", kv},
+                    {"headdim", hd},
                     {"max_num_splits", has_full_graphs(c.engine.cg_mode) ? fa3_graph_max_splits : 0}};
     if (const int64_t cap = fa3_metadata_capacity(c.engine, fa3_mutants_of(c)); cap > 0)
       d.buffers.push_back(int32_buffer("scheduler_metadata", cap));
@@ -62,10 +67,11 @@ builder_dump mirror_dump(const check_case& c, const engine& e, const attention_g
                   {"head_dim", hd},
                   {"page_size", c.flashinfer.page_size},
                   {"use_cuda_graph", c.flashinfer.cuda_graph ? 1 : 0}};
-  const int64_t ws = std::max(fi_workspace_floor,
-                              checked_product("float workspace", c.engine.max_num_batched_tokens, heads, hd, 16));
+  const int64_t ws = std::max(
+      fi_workspace_floor, checked_product("float workspace", c.engine.max_num_batched_tokens, heads, hd, 16));
   const int64_t rows = request_meta_rows(c.engine, request_mutants_of(c));
-  d.buffers = {{"float_workspace_buffer", "uint8", {ws}, ws}, int32_buffer("paged_kv_indptr", rows + 1),
+  d.buffers = {{"float_workspace_buffer", "uint8", {ws}, ws},
+               int32_buffer("paged_kv_indptr", rows + 1),
                int32_buffer("paged_kv_last_page_len", rows)};
   return d;
 }

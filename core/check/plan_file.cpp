@@ -18,8 +18,9 @@ using nlohmann::json;
 namespace {
 
 json layer_json(const rank_layer& l) {
-  return {{"name", l.name},         {"kind", to_string(l.kind)},   {"num_heads", l.num_heads},
-          {"num_kv_heads", l.num_kv_heads}, {"head_size", l.head_size}, {"sliding_window", l.sliding_window}};
+  return {{"name", l.name},           {"kind", to_string(l.kind)},
+          {"num_heads", l.num_heads}, {"num_kv_heads", l.num_kv_heads},
+          {"head_size", l.head_size}, {"sliding_window", l.sliding_window}};
 }
 
 // A rank's layer table, when given, must be what the model gives at that tp.
@@ -27,8 +28,8 @@ void check_layers(const json& layers, const rank_geometry& rg, const std::string
                   const std::string& path) {
   if (!layers.is_array() || layers.size() != rg.layers.size())
     throw input_error(file, path, jr::shown(layers),
-                      "expected the " + std::to_string(rg.layers.size()) + " attention layers of the model at tp " +
-                          std::to_string(rg.tp));
+                      "expected the " + std::to_string(rg.layers.size()) +
+                          " attention layers of the model at tp " + std::to_string(rg.tp));
   for (std::size_t i = 0; i < layers.size(); ++i) {
     const rank_layer& want = rg.layers[i];
     const std::string p = path + "[" + std::to_string(i) + "].";
@@ -56,7 +57,8 @@ void check_group(const builder_dump& d, const registry& reg, std::set<std::pair<
   for (std::size_t i = 0; i < d.layers.size(); ++i) {
     const std::string p = path + "layers[" + std::to_string(i) + "]";
     const rank_layer* l = reg.find(d.layers[i]);
-    if (!l) throw input_error(file, p, "\"" + d.layers[i] + "\"", "no attention layer of this name at this rank");
+    if (!l)
+      throw input_error(file, p, "\"" + d.layers[i] + "\"", "no attention layer of this name at this rank");
     if (!used.insert({static_cast<int>(d.be), d.layers[i]}).second)
       throw input_error(file, p, "\"" + d.layers[i] + "\"", "already in another group of this backend");
     if (!first) first = l;
@@ -122,8 +124,9 @@ plan_file plan_from_json(const json& j, const std::string& file) {
   p.model = parse_model(jr::field(j, "model", file, ""), file);
   if (j.contains("engine")) p.engine = settings_from_json(j.at("engine"), file, "engine.");
   if (p.engine.max_num_seqs > max_check_num_seqs)
-    throw input_error(file, "engine.max_num_seqs", std::to_string(p.engine.max_num_seqs),
-                      "verify sweeps decode batches 1..max_num_seqs: at most " + std::to_string(max_check_num_seqs));
+    throw input_error(
+        file, "engine.max_num_seqs", std::to_string(p.engine.max_num_seqs),
+        "verify sweeps decode batches 1..max_num_seqs: at most " + std::to_string(max_check_num_seqs));
   if (j.contains("kv_cache")) {
     const json& kv = jr::get_object(j, "kv_cache", file, "");
     p.block_size = jr::get_int_or(kv, "block_size", p.block_size, file, "kv_cache.", 1, 1 << 16);

@@ -15,11 +15,12 @@ report run_verify(const plan_file& p, executor& ex, std::optional<double> tight)
       backends.insert(g.be);
       for (const auto& name : unchecked_buffers(g))
         notes.push_back(std::string(to_string(g.be)) + " tp " + std::to_string(r.tp) + " group " +
-                        std::to_string(g.index) + ": buffer " + name + " is not checked (no kernel of headroom's reads it)");
+                        std::to_string(g.index) + ": buffer " + name +
+                        " is not checked (no kernel of headroom's reads it)");
     }
     for (backend be : backends) {
-      check_case base = make_case(p.model, r.tp, be, policy::per_layer, grouping::heads, p.hybrid,
-                                  p.block_size, 0);
+      check_case base =
+          make_case(p.model, r.tp, be, policy::per_layer, grouping::heads, p.hybrid, p.block_size, 0);
       base.engine = p.engine;
       base.flashinfer = p.flashinfer;
       base.builders = r.groups;

@@ -64,7 +64,8 @@ TEST(Plan, JsonRoundTripsAndVerifiesLikeTheMirror) {
 TEST(Plan, OneRowShortFailsAtTheThresholdAndReplays) {
   plan_file p = laguna_plan({1});
   for (auto& g : p.ranks[0].groups)
-    if (g.be == backend::triton && g.index == 2) g.buffers[1] = {"softmax_segm_max", "float32", {15, 64, 16}, 15 * 64 * 16 * 4};
+    if (g.be == backend::triton && g.index == 2)
+      g.buffers[1] = {"softmax_segm_max", "float32", {15, 64, 16}, 15 * 64 * 16 * 4};
   model_executor model;
   const report r = run_verify(p, model);
   ASSERT_FALSE(r.ok);
@@ -101,20 +102,28 @@ TEST(Plan, MalformedPlansNameTheField) {
   auto g0 = [](json& j) -> json& { return j["ranks"][0]["groups"][0]; };
   EXPECT_EQ(error_of([](json&) {}), "");
   EXPECT_NE(error_of([](json& j) { j["headroom_plan"] = 2; }).find("'headroom_plan' = 2"), std::string::npos);
-  EXPECT_NE(error_of([&](json& j) { g0(j)["buffers"][0]["bytes"] = 7; })
-                .find("'ranks[0].groups[0].buffers[0].bytes' = 7: disagrees"), std::string::npos);
+  EXPECT_NE(error_of([&](json& j) {
+              g0(j)["buffers"][0]["bytes"] = 7;
+            }).find("'ranks[0].groups[0].buffers[0].bytes' = 7: disagrees"),
+            std::string::npos);
   EXPECT_NE(error_of([&](json& j) { g0(j)["buffers"][2]["shape"][1] = -3; }).find("shape[1]' = -3"),
             std::string::npos);
   EXPECT_NE(error_of([&](json& j) { g0(j)["buffers"][0]["dtype"] = "float8"; }).find("dtype' = \"float8\""),
             std::string::npos);
-  EXPECT_NE(error_of([&](json& j) { g0(j)["layers"][0] = "model.layers.40.self_attn.attn"; })
-                .find("no attention layer"), std::string::npos);
-  EXPECT_NE(error_of([&](json& j) { g0(j)["parameters"]["num_par_softmax_segments"] = 8; })
-                .find("num_par_softmax_segments' = 8"), std::string::npos);
+  EXPECT_NE(error_of([&](json& j) {
+              g0(j)["layers"][0] = "model.layers.40.self_attn.attn";
+            }).find("no attention layer"),
+            std::string::npos);
+  EXPECT_NE(error_of([&](json& j) {
+              g0(j)["parameters"]["num_par_softmax_segments"] = 8;
+            }).find("num_par_softmax_segments' = 8"),
+            std::string::npos);
   EXPECT_NE(error_of([&](json& j) { j["ranks"][0]["groups"][1]["group"] = 0; }).find("given twice"),
             std::string::npos);
-  EXPECT_NE(error_of([](json& j) { j["ranks"][0]["layers"][0]["num_kv_heads"] = 4; })
-                .find("the model gives 8 at tp 1"), std::string::npos);
+  EXPECT_NE(error_of([](json& j) {
+              j["ranks"][0]["layers"][0]["num_kv_heads"] = 4;
+            }).find("the model gives 8 at tp 1"),
+            std::string::npos);
   EXPECT_NE(error_of([](json& j) { j["ranks"][0]["tp"] = 3; }).find("tp 3"), std::string::npos);
   EXPECT_NE(error_of([](json& j) { j["engine"]["max_num_seqs"] = 5000; }).find("max_num_seqs' = 5000"),
             std::string::npos);
