@@ -72,6 +72,10 @@ run_result run_once(const gpu_request& rq, run_mode mode) {
       d.index = a.index, d.extent = a.extent, d.write = a.write;
       for (std::size_t i = 0; i < m.size(); ++i)
         if (m[i].name == a.buffer) d.buffer_id = static_cast<int32_t>(i);
+      if (a.buffer.rfind("shared:", 0) == 0) {  // a shared array travels by name, as the device logs it
+        d.buffer_id = shared_buffer_id;
+        a.buffer.copy(d.name, sizeof d.name - 1, 7);
+      }
       for (int k = 0; k < 3; ++k) d.block[k] = static_cast<int32_t>(a.block[k]), d.thread[k] = static_cast<int32_t>(a.thread[k]);
       r.oob.push_back(d);
     }
