@@ -11,14 +11,7 @@
 
 namespace headroom::cli {
 
-int check_main(int argc, char** argv) {
-  std::vector<std::string> value_flags = {"--tp", "--backend", "--policy", "--grouping", "--max-num-seqs",
-                                          "--target", "--tight", "--json", "--seed"};
-  value_flags.insert(value_flags.end(), engine_flags.begin(), engine_flags.end());
-  auto a = parse(argc, argv, 2, value_flags, {"--no-hybrid", "--cuda-graph"}, {"--mutant"});
-  if (a.positional.size() != 1)
-    throw input_error(cmdline, "CONFIG.json", std::to_string(a.positional.size()) + " given",
-                      "check takes exactly one config file");
+check_options options_of(const parsed_args& a) {
   check_options o;
   if (auto v = a.get("--tp")) o.tps = to_int_list("--tp", *v, 1, max_tp);
   if (auto v = a.get("--backend")) {
@@ -29,12 +22,24 @@ int check_main(int argc, char** argv) {
   if (auto v = a.get("--grouping")) o.grp = parse_grouping(*v, cmdline, "--grouping");
   if (auto v = a.get("--max-num-seqs"))
     o.max_num_seqs = to_int("--max-num-seqs", *v, 1, max_check_num_seqs);
-  if (auto v = a.get("--tight")) o.tight = to_double("--tight", *v, 1.0, 1e12);
-  if (auto v = a.get("--seed")) o.seed = to_seed("--seed", *v);
   o.hybrid = !a.has("--no-hybrid");
   o.flashinfer.cuda_graph = a.has("--cuda-graph");
   o.mutants = mutants_of(a);
   read_engine_flags(a, o.engine);
+  return o;
+}
+
+int check_main(int argc, char** argv) {
+  std::vector<std::string> value_flags = {"--tp", "--backend", "--policy", "--grouping", "--max-num-seqs",
+                                          "--target", "--tight", "--json", "--seed"};
+  value_flags.insert(value_flags.end(), engine_flags.begin(), engine_flags.end());
+  auto a = parse(argc, argv, 2, value_flags, {"--no-hybrid", "--cuda-graph"}, {"--mutant"});
+  if (a.positional.size() != 1)
+    throw input_error(cmdline, "CONFIG.json", std::to_string(a.positional.size()) + " given",
+                      "check takes exactly one config file");
+  check_options o = options_of(a);
+  if (auto v = a.get("--tight")) o.tight = to_double("--tight", *v, 1.0, 1e12);
+  if (auto v = a.get("--seed")) o.seed = to_seed("--seed", *v);
   const std::string target = a.get("--target").value_or("model");
   const auto json_out = a.get("--json");
   if (json_out) check_output("--json", *json_out, {a.positional[0]});

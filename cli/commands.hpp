@@ -7,6 +7,7 @@
 
 #include "cli/args.hpp"
 #include "core/check/check.hpp"
+#include "core/check/plan_file.hpp"
 #include "core/util/error.hpp"
 
 namespace headroom::cli {
@@ -15,6 +16,8 @@ int check_main(int argc, char** argv);
 int replay_main(int argc, char** argv);
 int fuzz_main(int argc, char** argv);
 int mutants_main(int argc, char** argv);
+int plan_main(int argc, char** argv);
+int verify_main(int argc, char** argv);
 
 // The --mutant values of a command line, checked against the registry (unknown: input_error).
 mutant_set mutants_of(const parsed_args& a);
@@ -24,6 +27,10 @@ void read_engine_flags(const parsed_args& a, engine_settings& s);
 inline const std::vector<std::string> engine_flags = {"--max-model-len", "--spec-tokens",
                                                       "--cudagraph-mode", "--head-tile",
                                                       "--mamba-block-size", "--extra-group-block-size"};
+
+// The options check and plan share: --tp, --backend, --policy, --grouping, --max-num-seqs,
+// --no-hybrid, --cuda-graph, --mutant and the engine settings flags.
+check_options options_of(const parsed_args& a);
 
 // model | sim | gpu. Throws input_error when the target cannot run here (gpu without a device).
 std::unique_ptr<executor> make_executor(const std::string& target);
@@ -41,5 +48,7 @@ report attributed_to(const std::string& file, Check&& check) {
 
 // Human-readable report on stdout.
 void print_report(const report& r, const std::string& title);
+// Human-readable plan on stdout (headroom plan).
+void print_plan(const plan_file& p, const std::string& title);
 
 }  // namespace headroom::cli

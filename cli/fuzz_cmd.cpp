@@ -78,6 +78,7 @@ fuzz_options read_fuzz_options(int argc, char** argv) {
   if (auto v = a.get("--jobs")) o.jobs = static_cast<int>(to_int("--jobs", *v, 1, 1024));
   o.target = a.get("--target").value_or("sim");
   read_profile(a, o);
+  o.profile.formulas_only = o.target == "model";
   if (auto v = a.get("--out")) o.out = *v;
   return o;
 }

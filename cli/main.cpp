@@ -30,6 +30,11 @@ const char* usage =
     "                  mpirun -np N headroom fuzz ...: one campaign sharded by rank)\n"
     "  headroom replay FILE [--target model|sim|gpu] [--violation N] [--mutant NAME]... [--json OUT.json]\n"
     "                 (FILE: a case, or a report written by --json)\n"
+    "  headroom plan CONFIG.json [--tp 1,2,4,8] [--backend triton|flashinfer|fa3|all] [--policy ...]\n"
+    "                 [--grouping ...] [--max-num-seqs N] [--no-hybrid] [--cuda-graph]\n"
+    "                 [--mutant NAME]... [--json OUT.json]   (the mirror's plan: docs/plan-schema.md)\n"
+    "  headroom verify PLAN.json [--target model|sim|gpu] [--tight K] [--json OUT.json]\n"
+    "                 (checks a plan an engine dumped, or an edited plan --json)\n"
     "  headroom mutants [--json OUT.json|-]   (the catalogue's historical wrong formulas)\n"
     "exit codes: 0 every invariant holds, 1 a violation was found, 2 bad input or usage\n";
 
@@ -38,7 +43,8 @@ const char* usage =
 int main(int argc, char** argv) {
   std::signal(SIGXFSZ, SIG_IGN);  // past a file-size limit a write fails (EFBIG): exit 2, one line
   if (argc < 2) {
-    std::cerr << "headroom: no command given (check, replay, fuzz or mutants); see headroom --help\n";
+    std::cerr
+        << "headroom: no command given (check, replay, fuzz, mutants, plan or verify); see headroom --help\n";
     return 2;
   }
   if (!std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
@@ -58,8 +64,10 @@ int main(int argc, char** argv) {
       return headroom::cli::under_mpi_launcher() ? headroom::cli::fuzz_under_mpi(argc, argv)
                                                  : headroom::cli::fuzz_main(argc, argv);
     if (cmd == "mutants") return headroom::cli::mutants_main(argc, argv);
+    if (cmd == "plan") return headroom::cli::plan_main(argc, argv);
+    if (cmd == "verify") return headroom::cli::verify_main(argc, argv);
     std::cerr << "headroom: unknown command '" << headroom::one_line(cmd)
-              << "' (expected check, replay, fuzz or mutants); see headroom --help\n";
+              << "' (expected check, replay, fuzz, mutants, plan or verify); see headroom --help\n";
     return 2;
   } catch (const headroom::input_error& e) {
     std::cerr << "headroom: " << e.what() << "\n";

@@ -48,7 +48,7 @@ rc::Gen<options_draw> option_draws(const case_profile& p) {
       rc::gen::set(&o::page, weighted<int64_t>({{6, 16}, {1, 8}, {1, 32}})),
       rc::gen::set(&o::cuda_graph, weighted<bool>({{4, false}, {1, true}})),
       // vLLM's --max-num-seqs caps Triton's threshold: small values keep decode batches short.
-      rc::gen::set(&o::max_num_seqs, weighted<int64_t>({{2, 2}, {3, 4}, {3, 8}, {3, 16},
+      rc::gen::set(&o::max_num_seqs, weighted<int64_t>({{2, 2}, {3, 4}, {2, 6}, {3, 8}, {3, 16},
                                                         {1, 32}, {1, 64}, {2, 256}})),
       rc::gen::set(&o::snap, weighted<bool>({{5, true}, {1, false}})),
       rc::gen::set(&o::classes, class_draws()),
@@ -136,6 +136,17 @@ int64_t token_cost_of(const check_case& c) {
 }
 
 rc::Gen<check_case> raw_cases(const case_profile& p) {
+  if (p.formulas_only) {
+    case_profile kernels = p;
+    kernels.formulas_only = false;
+    auto with_mutants = [p](rc::Gen<check_case> g) {
+      return rc::gen::map(std::move(g), [p](check_case c) {
+        c.mutants = p.mutants;
+        return c;
+      });
+    };
+    return rc::gen::weightedOneOf<check_case>({{9, raw_cases(kernels)}, {1, with_mutants(large_offset_cases())}});
+  }
   auto with_geometry = rc::gen::mapcat(option_draws(p), [p](options_draw d) {
     geometry_limits lim;
     lim.max_layers = p.max_layers;

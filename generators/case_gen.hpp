@@ -23,6 +23,9 @@ struct case_profile {
   int64_t max_head_size = 64;
   bool vary_options = true;      // hybrid manager, CUDA graphs, page size, Triton thr options
   bool engine_steps = true;      // engine settings (engine_gen.hpp) and the case's step (with vary_options)
+  // The formulas only (the model target): one case in ten from a regime no kernel can run here,
+  // token offsets near 2^31 elements (large_offset_cases).
+  bool formulas_only = false;
   mutant_set mutants;            // historical wrong formulas every case switches on
 };
 

@@ -46,7 +46,7 @@ rc::Gen<engine_settings> engine_settings_for(int64_t max_num_seqs) {
   using d = settings_draw;
   const auto draws = rc::gen::build<d>(
       rc::gen::set(&d::mode, weighted<cudagraph_mode>({{4, cudagraph_mode::full_and_piecewise},
-                                                       {3, cudagraph_mode::full},
+                                                       {4, cudagraph_mode::full},
                                                        {1, cudagraph_mode::full_decode_only},
                                                        {1, cudagraph_mode::piecewise},
                                                        {1, cudagraph_mode::none}})),
@@ -57,7 +57,7 @@ rc::Gen<engine_settings> engine_settings_for(int64_t max_num_seqs) {
                                                           {2, engine_flavour::vllm_ascend}})),
       rc::gen::set(&d::attn_tp, rc::gen::element<int64_t>(1, 2, 4, 8)),
       rc::gen::set(&d::gathered, rc::gen::arbitrary<bool>()),
-      rc::gen::set(&d::list, weighted<int>({{6, 0}, {2, 1}, {2, 2}, {1, 3}})));
+      rc::gen::set(&d::list, weighted<int>({{5, 0}, {4, 1}, {4, 2}, {1, 3}})));
   return rc::gen::map(draws, [max_num_seqs](const settings_draw& x) { return realise(x, max_num_seqs); });
 }
 

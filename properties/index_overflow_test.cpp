@@ -109,15 +109,19 @@ TEST(IndexOverflow, DetectsWrappingArithmetic) {
   ASSERT_TRUE(props::is_failure(r)) << "32-bit wrapping went unnoticed";
 }
 
-// C6 (docs/catalogue.md): under 32-bit token offsets, index_overflow of class C6 exactly when the
-// last element of q, T x H x D - 1 in 128 bits, passes 2^31 - 1; never with 64-bit offsets.
+// C6 (docs/catalogue.md): under 32-bit token offsets, index_overflow of class C6 exactly when, in
+// 128 bits, the last element of q or of the output passes 2^31 - 1; never with 64-bit offsets. q is
+// a view of the fused qkv projection (vLLM): row (H + H_kv) x D + H_kv x D_v, last element
+// (T - 1) x row + H x D - 1; the output is contiguous: T x H x D_v - 1.
 void token_offsets_wrap_exactly(const check_case& c, executor& ex) {
   const report r = run_case(c, ex);
   bool reported = false;
   for (const auto& v : r.violations) reported = reported || (v.cls == bug_class::c6 && v.inv == invariant::index_overflow);
   const auto& l = c.model.layers.front();
-  const bool expected =
-      has_mutant(c.mutants, "int32-token-offsets") && i128(c.b.num_tokens()) * l.num_heads * l.head_size - 1 > limit;
+  const i128 t = c.b.num_tokens(), dv = l.head_size_v > 0 ? l.head_size_v : l.head_size;
+  const i128 row = i128(l.num_heads + l.num_kv_heads) * l.head_size + i128(l.num_kv_heads) * dv;
+  const i128 q_last = (t - 1) * row + i128(l.num_heads) * l.head_size - 1, out_last = t * l.num_heads * dv - 1;
+  const bool expected = has_mutant(c.mutants, "int32-token-offsets") && std::max(q_last, out_last) > limit;
   RC_CLASSIFY(expected, "past 2^31");
   if (reported != expected)
     RC_FAIL(std::string("C6 index_overflow ") + (reported ? "reported" : "not reported") + " at " +

@@ -9,9 +9,11 @@ shift || true
 targets=("$@")
 
 # clang-14 and its libFuzzer runtime build fuzz/ (the ctest fuzz.smoke; it skips without them);
-# clang-format-14 checks the house format (ctest style.format).
+# clang-format-14 checks the house format (ctest style.format); pybind11 and pytest build and test
+# the Python module (python/; built only when found).
 packages=(cmake g++ make nlohmann-json3-dev librapidcheck-dev libbenchmark-dev googletest
-          libgtest-dev libgmock-dev clang-14 libfuzzer-14-dev libclang-rt-14-dev clang-format-14)
+          libgtest-dev libgmock-dev clang-14 libfuzzer-14-dev libclang-rt-14-dev clang-format-14
+          python3-dev pybind11-dev python3-pybind11 python3-pytest)
 # Open MPI builds headroom_mpi (fuzz campaigns over MPI ranks, docs/campaigns.md) and runs the ctest
 # cli.mpi_campaign. Optional: where it cannot be installed (no network), headroom builds without it.
 optional=(libopenmpi-dev openmpi-bin)

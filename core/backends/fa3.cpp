@@ -25,19 +25,6 @@ fa3_layout fa3_layout_of(int64_t batch, int64_t num_splits, bool head_swizzle) {
   return l;
 }
 
-int64_t fa3_heuristic_splits(int64_t batch, int64_t kv_heads, int64_t max_query_len, int64_t max_seq_len) {
-  const int64_t tiles = checked_product("fa3 tiles", batch, kv_heads, ceil_div(max_query_len, fa3_block));
-  const int64_t n_blocks = ceil_div(max_seq_len, fa3_block);
-  if (tiles * 5 >= fa3_num_sms * 4 || n_blocks < 2) return 1;  // tiles >= 0.8 x SMs
-  return std::min(n_blocks, std::max<int64_t>(2, fa3_num_sms / std::max<int64_t>(tiles, 1)));
-}
-
-bool fa3_head_swizzle(int64_t max_query_len, int64_t head_size, int64_t window) {
-  const bool local = window > 0;
-  const bool causal = max_query_len > 1 || local || (head_size > 64 && head_size <= 128);
-  return causal || local;
-}
-
 int64_t fa3_metadata_capacity(const engine_settings& s, const fa3_mutants& m) {
   if (!has_full_graphs(s.cg_mode)) return 0;
   const int64_t max_batch = std::max(s.max_num_seqs, max_capture_of(s));
@@ -46,8 +33,7 @@ int64_t fa3_metadata_capacity(const engine_settings& s, const fa3_mutants& m) {
   return checked_add(checked_mul(round_up4(max_batch), 4), 1);
 }
 
-fa3_plan plan_fa3(const engine_settings& s, const engine_step& st, int64_t kv_heads, int64_t head_size,
-                  int64_t window, const fa3_mutants& m) {
+fa3_plan plan_fa3(const engine_settings& s, const engine_step& st, const fa3_group& g, const fa3_mutants& m) {
   fa3_plan p;
   const int64_t b = st.num_reqs_padded;
   // Under FULL graphs a build of at most the largest capture size uses the graph's split count,
@@ -55,10 +41,10 @@ fa3_plan plan_fa3(const engine_settings& s, const engine_step& st, int64_t kv_he
   const bool graphs = has_full_graphs(s.cg_mode);
   p.run_splits = graphs && st.num_tokens <= max_capture_of(s) ? fa3_graph_max_splits : 0;
   p.sched_splits = m.split_mismatch && graphs ? fa3_graph_max_splits : p.run_splits;
-  int64_t max_len = 0;
-  for (int64_t len : st.b.seq_lens) max_len = std::max(max_len, len);
-  const int64_t heuristic = fa3_heuristic_splits(b, kv_heads, std::max<int64_t>(st.max_query_len, 1), max_len);
-  const bool swizzle = fa3_head_swizzle(st.max_query_len, head_size, window);
+  fa3_call c{g.q_heads, g.kv_heads, g.head_size, g.page_size, g.window, std::max<int64_t>(st.max_query_len, 1), 0};
+  for (int64_t len : st.b.seq_lens) c.max_seq_len = std::max(c.max_seq_len, len);  // max_seqlen_k
+  const int64_t heuristic = fa3_heuristic_splits(c);
+  const bool swizzle = fa3_head_swizzle(c.max_query_len, c.max_seq_len, g.head_size, g.window);
   p.sched = fa3_layout_of(b, resolved_splits(p.sched_splits, heuristic), swizzle);
   p.run_size = fa3_layout_of(b, resolved_splits(p.run_splits, heuristic), swizzle).size();
   for (int64_t q : st.query_start) p.query_start.push_back(static_cast<int32_t>(q));

@@ -13,9 +13,12 @@
 namespace headroom {
 
 inline constexpr int64_t fa3_varlen_max_batches = 992;  // PREPARE_VARLEN_MAX_BATCHES_1CTA
-inline constexpr int64_t fa3_graph_max_splits = 16;     // vLLM's max_num_splits for CUDA graphs
-inline constexpr int64_t fa3_num_sms = 132;             // H100 / H200: the split heuristic's SMs
-inline constexpr int64_t fa3_block = 128;               // kBlockM / kBlockN of the heuristic
+// vLLM's attention_config.flash_attn_max_num_splits_for_cuda_graph (env
+// VLLM_FLASH_ATTN_MAX_NUM_SPLITS_FOR_CUDA_GRAPH), 32 by default (#20301 had 16); pinned in
+// Fa3.GraphSplitCountIsVllmsDefault.
+inline constexpr int64_t fa3_graph_max_splits = 32;
+inline constexpr int64_t fa3_num_sms = 132;             // H100 / H200 SXM: num_sm of the heuristic
+inline constexpr int64_t fa3_max_splits = 128;          // get_num_splits' cap on the split count
 
 // The historical wrong formulas (core/check/mutants.hpp).
 struct fa3_mutants {
@@ -33,14 +36,41 @@ struct fa3_layout {
 };
 fa3_layout fa3_layout_of(int64_t batch, int64_t num_splits, bool head_swizzle);
 
-// The split count FA3 picks when told 0: one split when the batch's tiles nearly fill the SMs or
-// the keys fit one block, else more. A simplification of num_splits_heuristic (which also weighs
-// wave efficiency over the split counts); only "1 or more than 1" matters for the layout.
-int64_t fa3_heuristic_splits(int64_t batch, int64_t kv_heads, int64_t max_query_len, int64_t max_seq_len);
+// What vLLM's FlashAttentionMetadataBuilder passes to one get_scheduler_metadata call besides the
+// batch: the model's query heads per rank (num_heads_q), the group's kv heads, head size (= head
+// size v), block size (page_size: paged KV, always), sliding window (sent as (window - 1, 0),
+// causal=True; 0: none), and the step's max_seqlen_q / max_seqlen_k. 16-bit q/k/v, no softcap.
+struct fa3_call {
+  int64_t q_heads = 1, kv_heads = 1, head_size = 128, page_size = 16, window = 0;
+  int64_t max_query_len = 1, max_seq_len = 0;
+};
 
-// head_swizzle = causal || local; one-token decode without a window is not causal unless
-// 64 < head size <= 128 (paged KV, as vLLM always is).
-bool fa3_head_swizzle(int64_t max_query_len, int64_t head_size, int64_t window);
+// FA3's mask after mha_fwd_get_scheduler_metadata's normalisation: a window_size_left >=
+// max_seqlen_k - 1 is dropped (no window); one-token decode without a window is not causal unless
+// 64 < head size <= 128 (paged KV); window_left / window_right as the kernel then holds them.
+struct fa3_mask {
+  bool causal = false, local = false;
+  int64_t window_left = -1, window_right = -1;
+};
+fa3_mask fa3_mask_of(const fa3_call& c);
+
+// kBlockM x kBlockN of tile_size_fwd_sm90 for 16-bit elements and head size v = head size
+// (`head_size_rounded`: 64, 96, 128, 192 or 256).
+struct fa3_tile {
+  int64_t m = 0, n = 0;
+};
+fa3_tile fa3_tile_size(int64_t head_size_rounded, bool causal, bool local, bool paged_kv_non_tma,
+                       bool one_mma_wg);
+
+// The split count FA3 picks when told 0 (hopper/flash_api.cpp get_num_splits on SM90, varlen: the
+// batch counts as 1, the query packed over the GQA group), then num_splits_heuristic
+// (hopper/heuristics.h): 1 when kv_heads x m-blocks >= 0.8 x SMs (unless one kv head outgrows L2
+// non-causally) or n-blocks <= 4, else the smallest count reaching 85% of the best wave efficiency,
+// at most min(128, SMs, n-blocks).
+int64_t fa3_heuristic_splits(const fa3_call& c);
+
+// head_swizzle = causal || local of the normalised mask (fa3_mask_of).
+bool fa3_head_swizzle(int64_t max_query_len, int64_t max_seq_len, int64_t head_size, int64_t window);
 
 // The persistent buffer's entries: 1 + 4 * round_up(max(max_num_seqs, max capture size), 4) (vLLM
 // #34043), or a mutant's; 0 when the engine allocates none (no FULL graphs: a fresh tensor per call).
@@ -56,8 +86,12 @@ struct fa3_plan {
   std::vector<buffer_plan> buffers;
 };
 
-fa3_plan plan_fa3(const engine_settings& s, const engine_step& st, int64_t kv_heads, int64_t head_size,
-                  int64_t window, const fa3_mutants& m);
+// The builder's per-group values (fa3_call without the step's lengths).
+struct fa3_group {
+  int64_t q_heads = 1, kv_heads = 1, head_size = 128, page_size = 16, window = 0;
+};
+
+fa3_plan plan_fa3(const engine_settings& s, const engine_step& st, const fa3_group& g, const fa3_mutants& m);
 
 // What one scheduling call touches: the layout's entries, and batch + 1 / batch metadata rows.
 std::vector<buffer_need> fa3_needs(const fa3_plan& p);

@@ -12,8 +12,6 @@ namespace {
 
 int64_t round_up(int64_t x, int64_t m) { return ceil_div(x, m) * m; }
 
-int64_t graph_multiple(const engine_settings& s) { return s.gathered_buffer ? s.attn_tp_size : 1; }
-
 // A graph batch of `graph_size` tokens, in requests (SGLang captures batch sizes of requests).
 int64_t graph_requests(const engine_settings& s, int64_t graph_size) {
   return ceil_div(graph_size, 1 + s.num_speculative_tokens);
@@ -21,9 +19,9 @@ int64_t graph_requests(const engine_settings& s, int64_t graph_size) {
 
 }  // namespace
 
-int64_t sglang_graph_ceiling(const engine_settings& s) {
-  return round_up(graph_requests(s, max_capture_of(s)), graph_multiple(s));
-}
+// _cuda_graph_capture_max_bs(server_args, req_to_token_pool.size): no graph batch exceeds it, as
+// capture_sizes_of drops the sizes above it.
+int64_t sglang_graph_ceiling(const engine_settings& s) { return sglang_max_graph_requests(s); }
 
 int64_t sglang_eager_ceiling(const engine_settings& s) {
   return round_up(request_pool_of(s), s.attn_tp_size);
@@ -54,7 +52,7 @@ std::vector<int64_t> request_meta_batches(const engine_settings& s, const engine
     switch (s.flavour) {
       case engine_flavour::vllm: out.push_back(st.num_reqs_padded); break;
       case engine_flavour::sglang:
-        out.push_back(round_up(std::max(graph_requests(s, st.graph_size), st.num_reqs_padded), graph_multiple(s)));
+        out.push_back(round_up(std::max(graph_requests(s, st.graph_size), st.num_reqs_padded), sglang_graph_multiple(s)));
         break;
       case engine_flavour::vllm_ascend: out.push_back(std::max(st.graph_size, st.num_reqs_padded) + 1); break;
     }

@@ -2,9 +2,10 @@
 // paged_kv_last_page_len buffers a builder sizes once, and the padded batch each step binds them
 // for. Three engines size them three ways (engine_settings::flavour):
 //   vllm         max_num_seqs + 1 / max_num_seqs; every path pads to at most max_num_seqs requests
-//   sglang       max(graph ceiling, eager ceiling) (+ 1): graph batches are capture sizes rounded up
-//                to the attention TP size under require_gathered_buffer, eager batches (warm-up, DP
-//                dummies) always to a multiple of the attention TP size
+//   sglang       max(graph ceiling, eager ceiling) (+ 1): the graph ceiling is the request pool
+//                rounded up to the attention TP size under require_gathered_buffer (no capture size
+//                exceeds it; graph batches round up the same way), eager batches (warm-up, DP
+//                dummies) always round up to a multiple of the attention TP size
 //   vllm-ascend  max(max_num_seqs, max capture size) + 1 (+ 1) under FULL graphs: a graph batch is
 //                its capture size plus one dummy request
 #pragma once
@@ -27,7 +28,8 @@ struct request_meta_mutants {
 // The rows the builder allocates (last_page_len entries; indptr holds one more).
 int64_t request_meta_rows(const engine_settings& s, const request_meta_mutants& m);
 
-// SGLang's two ceilings: the largest graph batch and the largest eager (warm-up) batch.
+// SGLang's two ceilings: the largest graph batch (round_up(pool, graph multiple)) and the largest
+// eager (warm-up) batch (round_up(pool, attention TP)).
 int64_t sglang_graph_ceiling(const engine_settings& s);
 int64_t sglang_eager_ceiling(const engine_settings& s);
 

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/check/builder_dump.hpp"
 #include "core/check/settings_json.hpp"
 #include "core/model/loader.hpp"
 #include "core/util/json_file.hpp"
@@ -16,18 +17,6 @@ namespace jr = json_read;
 using nlohmann::json;
 
 namespace {
-
-json options_json(const triton_options& t) {
-  return {{"cap_max_num_seqs", t.cap_max_num_seqs}, {"snap_to_capture", t.snap_to_capture}};
-}
-
-json options_json(const flashinfer_options& f) {
-  json occ = json::object();
-  for (auto [g, b] : f.device.blocks_per_sm) occ[std::to_string(g)] = b;
-  return {{"cuda_graph", f.cuda_graph}, {"page_size", f.page_size},
-          {"device", {{"num_sms", f.device.num_sms}, {"blocks_per_sm", occ},
-                      {"default_blocks_per_sm", f.device.default_blocks_per_sm}}}};
-}
 
 // The Triton switches. Older case files also carried max_num_seqs and max_capture_size here (now
 // engine settings) and kv_from_group_spec (false is now the triton-model-kv-heads mutant).
@@ -45,6 +34,34 @@ triton_options triton_from(const json& j, const std::string& file, const std::st
   return t;
 }
 
+std::vector<int64_t> int_list(const json& obj, const std::string& key, const std::string& file,
+                              const std::string& path) {
+  const json& v = jr::field(obj, key, file, path);
+  if (!v.is_array()) throw input_error(file, path + key, jr::shown(v), "expected a list");
+  if (static_cast<int64_t>(v.size()) > max_batch_seqs)
+    throw input_error(file, path + key, std::to_string(v.size()) + " entries", "too many requests");
+  std::vector<int64_t> out;
+  for (std::size_t i = 0; i < v.size(); ++i)
+    out.push_back(jr::as_int(v[i], file, path + key + "[" + std::to_string(i) + "]", 1, max_seq_len));
+  return out;
+}
+
+}  // namespace
+
+json to_json(const triton_options& t) {
+  return {{"cap_max_num_seqs", t.cap_max_num_seqs}, {"snap_to_capture", t.snap_to_capture}};
+}
+
+json to_json(const flashinfer_options& f) {
+  json occ = json::object();
+  for (auto [g, b] : f.device.blocks_per_sm) occ[std::to_string(g)] = b;
+  return {{"cuda_graph", f.cuda_graph}, {"page_size", f.page_size},
+          {"device", {{"num_sms", f.device.num_sms}, {"blocks_per_sm", occ},
+                      {"default_blocks_per_sm", f.device.default_blocks_per_sm}}}};
+}
+
+namespace {
+
 // A blocks_per_sm key as a group size, only when written as to_json writes it ("1x" and "01" are
 // not 1, which std::stoll accepted); 0 otherwise.
 int64_t group_size_key(const std::string& k) {
@@ -53,7 +70,10 @@ int64_t group_size_key(const std::string& k) {
   return std::to_string(g) == k ? g : 0;
 }
 
-flashinfer_options flashinfer_from(const json& j, const std::string& file, const std::string& path) {
+}  // namespace
+
+flashinfer_options flashinfer_from_json(const json& j, const std::string& file,
+                                        const std::string& path) {
   flashinfer_options f;
   const std::string p = path + "flashinfer.";
   f.cuda_graph = jr::get_bool_or(j, "cuda_graph", f.cuda_graph, file, p);
@@ -76,20 +96,6 @@ flashinfer_options flashinfer_from(const json& j, const std::string& file, const
   return f;
 }
 
-std::vector<int64_t> int_list(const json& obj, const std::string& key, const std::string& file,
-                              const std::string& path) {
-  const json& v = jr::field(obj, key, file, path);
-  if (!v.is_array()) throw input_error(file, path + key, jr::shown(v), "expected a list");
-  if (static_cast<int64_t>(v.size()) > max_batch_seqs)
-    throw input_error(file, path + key, std::to_string(v.size()) + " entries", "too many requests");
-  std::vector<int64_t> out;
-  for (std::size_t i = 0; i < v.size(); ++i)
-    out.push_back(jr::as_int(v[i], file, path + key + "[" + std::to_string(i) + "]", 1, max_seq_len));
-  return out;
-}
-
-}  // namespace
-
 check_case make_case(const model_geometry& m, int64_t tp, backend be, policy pol, grouping grp,
                      bool hybrid, int64_t block_size, uint64_t seed) {
   check_case c;
@@ -105,7 +111,7 @@ check_case make_case(const model_geometry& m, int64_t tp, backend be, policy pol
 }
 
 json to_json(const check_case& c) {
-  return {{"headroom_case", 1},
+  json j = {{"headroom_case", 1},
           {"model", to_json(c.model)},
           {"tp", c.tp},
           {"backend", to_string(c.be)},
@@ -118,9 +124,14 @@ json to_json(const check_case& c) {
           {"engine", to_json(c.engine)},
           {"step", to_json(c.step)},
           {"mutants", c.mutants},
-          {"triton", options_json(c.triton)},
-          {"flashinfer", options_json(c.flashinfer)},
+          {"triton", to_json(c.triton)},
+          {"flashinfer", to_json(c.flashinfer)},
           {"builder_names", c.builder_names}};
+  if (!c.builders.empty()) {
+    j["builders"] = json::array();
+    for (const auto& d : c.builders) j["builders"].push_back(to_json(d));
+  }
+  return j;
 }
 
 check_case case_from_json(const json& j, const std::string& file,
@@ -156,7 +167,7 @@ check_case case_from_json(const json& j, const std::string& file,
     c.mutants = make_mutant_set(named, file, path + "mutants");
   }
   if (j.contains("flashinfer"))
-    c.flashinfer = flashinfer_from(jr::get_object(j, "flashinfer", file, path), file, path);
+    c.flashinfer = flashinfer_from_json(jr::get_object(j, "flashinfer", file, path), file, path);
   validate_step(c, file, path);
   if (j.contains("builder_names")) {
     const json& names = j.at("builder_names");
@@ -168,6 +179,13 @@ check_case case_from_json(const json& j, const std::string& file,
                           "expected a layer name");
       c.builder_names.push_back(names[i].get<std::string>());
     }
+  }
+  if (j.contains("builders")) {
+    const json& v = j.at("builders");
+    if (!v.is_array() || v.size() > static_cast<std::size_t>(max_layers))
+      throw input_error(file, path + "builders", jr::shown(v), "expected a list of builder dumps");
+    for (std::size_t i = 0; i < v.size(); ++i)
+      c.builders.push_back(builder_dump_from_json(v[i], file, path + "builders[" + std::to_string(i) + "]."));
   }
   return c;
 }

@@ -11,6 +11,7 @@
 #include "core/backends/batch.hpp"
 #include "core/backends/flashinfer.hpp"
 #include "core/backends/triton.hpp"
+#include "core/check/builder_dump.hpp"
 #include "core/check/mutants.hpp"
 #include "core/engine/engine.hpp"
 #include "core/engine/settings.hpp"
@@ -36,6 +37,9 @@ struct check_case {
   // When non-empty, every builder resolves its heads from these layer names (the spec-decode
   // proposer path: draft layers that may be missing from the registry -> the fallback).
   std::vector<std::string> builder_names;
+  // When non-empty, the attention groups of the case's backend and their plans come from these
+  // dumps (headroom verify: an engine's own buffers) instead of the mirror's grouping and formulas.
+  std::vector<builder_dump> builders;
   bool operator==(const check_case&) const = default;
 };
 

@@ -1,6 +1,7 @@
 // Whole-model checks (headroom check) and single cases (replay, fuzz).
 #include "core/check/check.hpp"
 
+#include <cctype>
 #include <memory>
 
 #include "core/check/group_check.hpp"
@@ -8,6 +9,33 @@
 
 namespace headroom {
 namespace {
+
+bool ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+// `text` with every whole-word occurrence of `from` replaced by `to`.
+std::string replace_word(const std::string& text, const std::string& from, const std::string& to) {
+  std::string out;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const std::size_t k = text.find(from, i);
+    if (k == std::string::npos) break;
+    const bool starts = k == 0 || !ident_char(text[k - 1]);
+    const bool ends = k + from.size() == text.size() || !ident_char(text[k + from.size()]);
+    out += text.substr(i, k - i);
+    out += starts && ends ? to : from;
+    i = k + from.size();
+  }
+  return out + text.substr(i);
+}
+
+// A violation of dumped builders names the buffer as the dump does (softmax_segm_output, not the
+// mirror's segm_output), in its buffer field and its detail.
+void name_as_dumped(violation& v) {
+  const std::string name = engine_buffer_name(v.be, v.buffer);
+  if (v.buffer.empty() || name == v.buffer) return;
+  v.detail = replace_word(v.detail, v.buffer, name);
+  v.buffer = name;
+}
 
 // A few prefill and mixed batches next to the decode sweep. Executors that run the kernels get
 // shorter ones (same regimes: one long prefill, chunked prefill past a kv chunk, decode + prefill).
@@ -31,7 +59,10 @@ void check_backend(const check_case& base, executor& ex, std::optional<double> t
   const auto model = std::make_shared<const model_geometry>(base.model);
   for (const auto& ag : e.groups) {
     group_result g = check_group({&e, &ag, base, &ex, tight, whole_model, &shell, model}, sweep, extra);
-    for (auto& v : g.violations) r.violations.push_back(std::move(v));
+    for (auto& v : g.violations) {
+      if (!base.builders.empty()) name_as_dumped(v);
+      r.violations.push_back(std::move(v));
+    }
     for (auto& t : g.thresholds) r.thresholds.push_back(std::move(t));
     for (auto& n : g.notes) r.notes.push_back(std::move(n));
   }
@@ -44,9 +75,7 @@ report run_check(const model_geometry& m, const check_options& o, executor& ex) 
   if (o.max_num_seqs < 1 || o.max_num_seqs > max_check_num_seqs)
     throw input_error("check options", "max_num_seqs", std::to_string(o.max_num_seqs),
                       "must be in 1.." + std::to_string(max_check_num_seqs));
-  report r;
-  const auto sweep = decode_sweep::uniform(o.max_num_seqs, o.decode_seq_len);
-  const auto extra = extra_batches(o.decode_seq_len, ex.exhaustive());
+  std::vector<check_case> bases;
   for (int64_t tp : o.tps)
     for (backend be : o.backends) {
       check_case base = make_case(m, tp, be, o.pol, o.grp, o.hybrid, o.block_size, o.seed);
@@ -55,8 +84,19 @@ report run_check(const model_geometry& m, const check_options& o, executor& ex) 
       base.engine.max_num_seqs = o.max_num_seqs;
       base.mutants = o.mutants;
       base.flashinfer = o.flashinfer;
-      check_backend(base, ex, o.tight, sweep, extra, true, r);
+      bases.push_back(std::move(base));
     }
+  return run_sweep(bases, o.decode_seq_len, o.tight, ex);
+}
+
+report run_sweep(const std::vector<check_case>& bases, int64_t decode_seq_len,
+                 std::optional<double> tight, executor& ex) {
+  report r;
+  const auto extra = extra_batches(decode_seq_len, ex.exhaustive());
+  for (const auto& base : bases) {
+    const auto sweep = decode_sweep::uniform(base.engine.max_num_seqs, decode_seq_len);
+    check_backend(base, ex, tight, sweep, extra, true, r);
+  }
   r.ok = r.violations.empty();
   return r;
 }

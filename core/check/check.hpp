@@ -82,6 +82,12 @@ struct check_options {
 // input_error for a tp the geometry cannot take or out-of-range options.
 report run_check(const model_geometry& m, const check_options& o, executor& ex);
 
+// The sweep of a whole-model check on prepared cases, one per (tp, backend), each swept over decode
+// batches 1..engine.max_num_seqs of decode_seq_len tokens plus the prefill and mixed batches:
+// run_check's loop, shared by verify (plan_file.hpp).
+report run_sweep(const std::vector<check_case>& bases, int64_t decode_seq_len,
+                 std::optional<double> tight, executor& ex);
+
 // One case (headroom replay, fuzz): the case's backend, tp, policy, grouping and batch only. The
 // case has passed validation (case_from_json and the generators make only valid cases).
 report run_case(const check_case& c, executor& ex, std::optional<double> tight = std::nullopt);

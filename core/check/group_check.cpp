@@ -115,8 +115,12 @@ group_result check_group(const group_context& ctx, const decode_sweep& sweep,
   // A case may name the builder's layers itself (a spec-decode drafter whose layer names the
   // target's registry may not hold); otherwise the group's own builder layers.
   const auto& names = ctx.base.builder_names.empty() ? ag.builder_layers : ctx.base.builder_names;
-  const head_resolution hr =
-      resolve_heads(ctx.eng->reg, names, effective_policy(ctx.base), ctx.eng->rg.model_wide_heads);
+  head_resolution hr;
+  if (const builder_dump* d = dump_of(ctx.base, ag))  // the engine's builder: its own query heads
+    hr.builder_heads = dumped_parameter(*d, be == backend::flashinfer ? "num_qo_heads" : "num_heads_q",
+                                        "case", "builders.");
+  else
+    hr = resolve_heads(ctx.eng->reg, names, effective_policy(ctx.base), ctx.eng->rg.model_wide_heads);
   const batch first = sweep.size() > 0 ? sweep.at(0) : extra.front();
   if (hr.disagreement) {  // the engine's assertion fires: no builder, nothing to size
     res.violations.push_back(

@@ -1,6 +1,7 @@
 // Plans, runs and per-run verdicts for one attention group.
 #include "core/check/plan_runs.hpp"
 
+#include <optional>
 #include <set>
 
 #include "core/util/checked.hpp"
@@ -39,6 +40,24 @@ bug_class cause_of(const finding& f, const check_case& c, const any_plan& plan, 
   return bug_class::none;
 }
 
+// FlashInfer carves a step's parts out of the float workspace with a 16-byte-aligned bump
+// allocator and raises when they do not fit (docs/engines.md §6). Only dumped plans carry the
+// workspace ("float_workspace"); the mirror's own plans leave it out. Decode plans only: the
+// prefill planner's budget is an over-estimate here (docs/engines.md §7), and so its parts.
+std::optional<finding> workspace_overflow(const any_plan& plan, const batch& b) {
+  const auto& buffers = plan_buffers(plan);
+  const buffer_plan* ws = find_buffer(buffers, "float_workspace");
+  if (!ws || !std::holds_alternative<fi_decode_plan>(plan)) return std::nullopt;
+  int64_t need = 0;
+  for (const auto& part : buffers)
+    if (&part != ws) need = checked_add(need, ceil_div(part.capacity_bytes, 16) * 16, "workspace");
+  if (need <= ws->capacity_bytes) return std::nullopt;
+  return finding{invariant::buffer_capacity, "float_workspace", ws->capacity_bytes, need,
+                 "float_workspace holds " + bytes_text(ws->capacity_bytes) + " but the plan's parts need " +
+                     bytes_text(need) + " at batch size " + std::to_string(b.num_seqs()) +
+                     " (the planner raises before any kernel runs)"};
+}
+
 }  // namespace
 
 plan_runner::plan_runner(const group_context& ctx, int64_t builder_heads)
@@ -57,12 +76,13 @@ std::vector<finding> plan_runner::run_parts(const rank_layer& l, const std::vect
   std::vector<finding> out;
   const check_case& c = ctx_.base;
   try {
+    const table_shape table = block_table_of(c, *ctx_.ag);
     for (const auto& p : parts) {
-      run_request req{&l, c.model.kv_dtype, c.block_size, &p.plan, &p.b, c.seed, step,
-                      c.engine.max_num_seqs, block_table_width(c.engine, c.block_size)};
+      run_request req{&l, c.model.kv_dtype, c.block_size, &p.plan, &p.b, c.seed, step, table.rows, table.width};
       observation o = ctx_.ex->run(req);
       const std::size_t first = out.size();
       judge(p.plan, o, l, p.b, out);
+      if (auto ws = workspace_overflow(p.plan, p.b)) out.push_back(std::move(*ws));
       for (std::size_t i = first; i < out.size(); ++i)
         if (out[i].cls == bug_class::none) out[i].cls = cause_of(out[i], c, p.plan, l, builder_heads_);
       const bool fi_attention = std::holds_alternative<fi_decode_plan>(p.plan) ||

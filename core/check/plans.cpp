@@ -2,6 +2,9 @@
 #include "core/check/plans.hpp"
 
 #include <algorithm>
+#include <utility>
+
+#include "core/util/error.hpp"
 
 namespace headroom {
 
@@ -15,13 +18,106 @@ grouping effective_grouping(const check_case& c) {
   return c.grp;
 }
 
+namespace {
+
+// FlashInfer sends decode requests (query length 1) to its decode wrapper, the rest to prefill.
+std::pair<batch, batch> split_batch(const batch& b) {
+  batch dec, pre;
+  for (std::size_t i = 0; i < b.seq_lens.size(); ++i) {
+    batch& to = b.query_lens[i] <= 1 ? dec : pre;
+    to.seq_lens.push_back(b.seq_lens[i]);
+    to.query_lens.push_back(b.query_lens[i]);
+  }
+  return {dec, pre};
+}
+
+// The attention groups a dump describes, in its order, for the case's backend.
+std::vector<attention_group> dumped_groups(const check_case& c, const registry& reg) {
+  std::vector<attention_group> out;
+  for (std::size_t i = 0; i < c.builders.size(); ++i) {
+    const builder_dump& d = c.builders[i];
+    if (d.be != c.be) continue;
+    const std::string path = "builders[" + std::to_string(i) + "].layers";
+    const rank_layer* first = reg.find(d.layers.front());
+    if (!first) throw input_error("case", path + "[0]", "\"" + d.layers.front() + "\"", "no such attention layer");
+    attention_group ag;
+    ag.index = d.index;
+    ag.kv_group = d.kv_group;
+    ag.be = d.be;
+    ag.spec = spec_of(*first, c.model.kv_dtype, c.block_size);
+    ag.layers = d.layers;
+    ag.builder_layers = d.layers;
+    out.push_back(std::move(ag));
+  }
+  return out;
+}
+
+int64_t param(const builder_dump& d, const char* name) {
+  return dumped_parameter(d, name, "case", "builders.");
+}
+
+// The dumped builder's plans: Triton's are fixed (its buffers at the dumped capacities); FlashInfer
+// plans each step from the dumped parameters, as its wrappers do, and carves the parts out of the
+// dumped float workspace (a "float_workspace" entry of the plan's buffers).
+std::vector<planned_part> dumped_parts(const check_case& c, const builder_dump& d, const batch& b) {
+  if (c.be == backend::triton) {
+    triton_plan p = plan_triton(param(d, "num_heads_q"), param(d, "num_heads_kv"),
+                                param(d, "headdim"), c.triton, c.engine);
+    p.thr = param(d, "seq_threshold_3D");
+    p.head_size_padded = param(d, "headdim_padded");
+    p.int32_offsets = has_mutant(c.mutants, "int32-token-offsets");
+    for (const auto& m : mirror_buffers(d))
+      for (auto& b : p.buffers)
+        if (b.name == m.name) b.capacity_bytes = m.capacity_bytes;
+    return {{std::move(p), b}};
+  }
+  if (c.be == backend::fa3) return {};  // as the mirror: C3 checks its metadata (apply_dumped_capacities)
+  flashinfer_options o = c.flashinfer;
+  o.page_size = param(d, "page_size");
+  o.cuda_graph = param(d, "use_cuda_graph") != 0;
+  const int64_t h = param(d, "num_qo_heads"), kv = param(d, "num_kv_heads"), hd = param(d, "head_dim");
+  std::vector<planned_part> parts;
+  const auto [dec, pre] = split_batch(b);
+  if (dec.num_seqs() > 0) parts.push_back({plan_fi_decode(h, kv, hd, c.model.kv_dtype, dec, o), dec});
+  if (pre.num_seqs() > 0) parts.push_back({plan_fi_prefill(h, kv, hd, pre, o), pre});
+  for (auto& p : parts)
+    std::visit([&](auto& x) {
+      for (const auto& m : mirror_buffers(d)) x.buffers.push_back({m.name, m.capacity_bytes, 1});
+    }, p.plan);
+  return parts;
+}
+
+}  // namespace
+
 engine make_engine(const check_case& c) {
   engine e;
   e.rg = to_rank(c.model, c.tp);
   e.reg = make_registry(e.rg);
   e.kv_groups = make_kv_cache_groups(e.reg, c.model.kv_dtype, c.block_size, c.hybrid);
-  e.groups = make_attention_groups(e.kv_groups, e.reg, c.be, effective_grouping(c));
+  e.groups = c.builders.empty() ? make_attention_groups(e.kv_groups, e.reg, c.be, effective_grouping(c))
+                                : dumped_groups(c, e.reg);
   return e;
+}
+
+const builder_dump* dump_of(const check_case& c, const attention_group& ag) {
+  for (const auto& d : c.builders)
+    if (d.be == ag.be && d.index == ag.index) return &d;
+  return nullptr;
+}
+
+table_shape block_table_of(const check_case& c, const attention_group& ag) {
+  if (const builder_dump* d = dump_of(c, ag))
+    for (const auto& b : d->buffers)
+      if (b.name == "block_table") return {b.shape.at(0), b.shape.at(1)};  // 2-D: builder_dump_from_json
+  return {c.engine.max_num_seqs, block_table_width(c.engine, c.block_size)};
+}
+
+void apply_dumped_capacities(const check_case& c, const attention_group& ag, std::vector<buffer_plan>& buffers) {
+  const builder_dump* d = dump_of(c, ag);
+  if (!d) return;
+  for (const auto& m : mirror_buffers(*d))
+    for (auto& b : buffers)
+      if (b.name == m.name) b.capacity_bytes = m.capacity_bytes;
 }
 
 int64_t builder_kv_heads(const check_case& c, const rank_geometry& rg, const attention_group& ag) {
@@ -39,6 +135,7 @@ int64_t builder_head_size(const check_case& c, const rank_geometry& rg, const at
 std::vector<planned_part> plan_parts(const check_case& c, const rank_geometry& rg,
                                      const attention_group& ag, int64_t builder_heads,
                                      const batch& b) {
+  if (const builder_dump* dump = dump_of(c, ag)) return dumped_parts(c, *dump, b);
   const int64_t kv = builder_kv_heads(c, rg, ag);
   const int64_t d = builder_head_size(c, rg, ag);
   if (c.be == backend::fa3) return {};  // no FA3 attention body: its metadata is class C3's check
@@ -47,12 +144,7 @@ std::vector<planned_part> plan_parts(const check_case& c, const rank_geometry& r
     p.int32_offsets = has_mutant(c.mutants, "int32-token-offsets");
     return {{std::move(p), b}};
   }
-  batch dec, pre;
-  for (std::size_t i = 0; i < b.seq_lens.size(); ++i) {
-    batch& to = b.query_lens[i] <= 1 ? dec : pre;
-    to.seq_lens.push_back(b.seq_lens[i]);
-    to.query_lens.push_back(b.query_lens[i]);
-  }
+  const auto [dec, pre] = split_batch(b);
   std::vector<planned_part> parts;
   if (dec.num_seqs() > 0)
     parts.push_back({plan_fi_decode(builder_heads, kv, d, c.model.kv_dtype, dec, c.flashinfer), dec});

@@ -19,8 +19,22 @@ struct engine {
   std::vector<attention_group> groups;  // of the case's backend and grouping
 };
 
-// Throws input_error when the case's tp does not fit its geometry.
+// Throws input_error when the case's tp does not fit its geometry, or a dumped group names a layer
+// the rank does not have.
 engine make_engine(const check_case& c);
+
+// The case's dump of this group's builder, or nullptr when the mirror plans it.
+const builder_dump* dump_of(const check_case& c, const attention_group& ag);
+// The dumped capacities of the buffers the dump names (by the mirror's names); no change without
+// a dump. The class checks that plan persistent metadata (C3, C5) apply them too.
+void apply_dumped_capacities(const check_case& c, const attention_group& ag, std::vector<buffer_plan>& buffers);
+
+// The model runner's persistent block table as the group's kernels see it: the dump's
+// block_table [rows, width] when it has one, else max_num_seqs rows of vLLM's width (C4).
+struct table_shape {
+  int64_t rows = 0, width = 0;
+};
+table_shape block_table_of(const check_case& c, const attention_group& ag);
 
 struct planned_part {
   any_plan plan;
@@ -38,7 +52,9 @@ grouping effective_grouping(const check_case& c);
 int64_t builder_kv_heads(const check_case& c, const rank_geometry& rg, const attention_group& ag);
 int64_t builder_head_size(const check_case& c, const rank_geometry& rg, const attention_group& ag);
 
-// The attention plans of a batch (none for fa3, whose attention has no body here).
+// The attention plans of a batch (none for fa3, whose attention has no body here). Plans from a
+// dump use its parameters and capacities (docs/plan-schema.md); FlashInfer's plans, made per step,
+// also carry the dumped float workspace they are carved from.
 std::vector<planned_part> plan_parts(const check_case& c, const rank_geometry& rg,
                                      const attention_group& ag, int64_t builder_heads,
                                      const batch& b);

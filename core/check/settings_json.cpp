@@ -76,7 +76,7 @@ step_spec step_from_json(const json& j, const std::string& file, const std::stri
     s.tokens = jr::get_int(j, "tokens", file, path, 1, max_settings_tokens);
     s.uniform = jr::get_bool_or(j, "uniform", false, file, path);
   }
-  if (s.kind == step_kind::draft) s.pass = jr::get_int(j, "pass", file, path, 1, max_settings_spec_tokens);
+  if (s.kind == step_kind::draft) s.pass = jr::get_int(j, "pass", file, path, 0, max_settings_spec_tokens);
   return s;
 }
 

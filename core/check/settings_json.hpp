@@ -6,6 +6,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "core/backends/flashinfer.hpp"
+#include "core/backends/triton.hpp"
 #include "core/check/mutants.hpp"
 #include "core/engine/settings.hpp"
 
@@ -17,6 +19,13 @@ engine_settings settings_from_json(const nlohmann::json& j, const std::string& f
 
 nlohmann::json to_json(const step_spec& s);
 step_spec step_from_json(const nlohmann::json& j, const std::string& file, const std::string& path);
+
+// The "triton" and "flashinfer" option objects of a case or plan. flashinfer_from_json names its
+// fields under `path` + "flashinfer.".
+nlohmann::json to_json(const triton_options& t);
+nlohmann::json to_json(const flashinfer_options& f);
+flashinfer_options flashinfer_from_json(const nlohmann::json& j, const std::string& file,
+                                        const std::string& path);
 
 mutant_set mutants_from_json(const nlohmann::json& j, const std::string& file, const std::string& path);
 

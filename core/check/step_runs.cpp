@@ -103,8 +103,10 @@ std::vector<step_probe> dummy_probes(const check_case& c) {
 std::vector<step_probe> draft_probes(const check_case& c) {
   std::vector<step_probe> out;
   const int64_t k = c.engine.num_speculative_tokens, len = probe_seq_len(c.engine);
+  // Pass 0: the capture's one-token draft pass, where FULL graphs are captured (vllm-musa #198).
+  const int64_t first = k > 0 && has_full_graphs(c.engine.cg_mode) ? 0 : 1;
   for (int64_t n : std::set<int64_t>{1, c.engine.max_num_seqs})
-    for (int64_t pass = 1; pass <= k; ++pass) out.push_back(draft_probe(c, uniform_batch(n, len, 1 + k), pass));
+    for (int64_t pass = first; pass <= k; ++pass) out.push_back(draft_probe(c, uniform_batch(n, len, 1 + k), pass));
   std::stable_sort(out.begin(), out.end(), [](const step_probe& a, const step_probe& b) { return a.value < b.value; });
   return out;
 }

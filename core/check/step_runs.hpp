@@ -36,8 +36,8 @@ step_probe draft_probe(const check_case& c, const batch& verify, int64_t pass);
 // scheduler never makes one).
 std::vector<step_probe> case_probes(const check_case& c);
 // Sweeps: decode batches of 1..max_num_seqs requests of 1 + k tokens (seq_len min(256,
-// max_model_len)); the dummy runs of every FULL graph; draft passes 1..k after verify batches of 1
-// and max_num_seqs requests.
+// max_model_len)); the dummy runs of every FULL graph; draft passes 1..k (and the capture's pass 0
+// when FULL graphs exist and k >= 1) after verify batches of 1 and max_num_seqs requests.
 std::vector<step_probe> decode_probes(const check_case& c);
 std::vector<step_probe> dummy_probes(const check_case& c);
 std::vector<step_probe> draft_probes(const check_case& c);

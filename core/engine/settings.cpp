@@ -32,6 +32,16 @@ void check_range(const std::string& file, const std::string& field, int64_t v, i
                       "must be in " + std::to_string(lo) + ".." + std::to_string(hi));
 }
 
+// SGLang captures no batch above the (rounded) request pool, and captures the pool itself when the
+// list goes past it; a size is tokens here, 1 + k per request (within max_num_batched_tokens).
+void clamp_to_request_pool(const engine_settings& s, std::vector<int64_t>& sizes) {
+  if (sizes.empty()) return;
+  const int64_t top = checked_mul(sglang_max_graph_requests(s), 1 + s.num_speculative_tokens, "capture size");
+  const bool past = sizes.back() > top;
+  std::erase_if(sizes, [&](int64_t v) { return v > top; });
+  if (past && top <= s.max_num_batched_tokens && (sizes.empty() || sizes.back() != top)) sizes.push_back(top);
+}
+
 }  // namespace
 
 const char* to_string(cudagraph_mode m) { return name_in(mode_names, m, "unknown"); }
@@ -67,6 +77,13 @@ int64_t request_pool_of(const engine_settings& s) {
   return s.req_pool_size > 0 ? s.req_pool_size : s.max_num_seqs;
 }
 
+int64_t sglang_graph_multiple(const engine_settings& s) { return s.gathered_buffer ? s.attn_tp_size : 1; }
+
+int64_t sglang_max_graph_requests(const engine_settings& s) {
+  const int64_t m = sglang_graph_multiple(s);
+  return ceil_div(request_pool_of(s), m) * m;
+}
+
 void validate(const engine_settings& s, const std::string& file, const std::string& path) {
   check_range(file, path + "max_num_seqs", s.max_num_seqs, 1, max_settings_seqs);
   check_range(file, path + "max_model_len", s.max_model_len, 1, max_settings_model_len);
@@ -90,6 +107,9 @@ void validate(const step_spec& st, const engine_settings& s, const std::string& 
   if (st.kind == step_kind::draft && st.pass > s.num_speculative_tokens)
     throw input_error(file, path + "pass", std::to_string(st.pass),
                       "draft pass above engine.num_speculative_tokens " + std::to_string(s.num_speculative_tokens));
+  if (st.kind == step_kind::draft && st.pass == 0 && (s.num_speculative_tokens == 0 || !has_full_graphs(s.cg_mode)))
+    throw input_error(file, path + "pass", "0",
+                      "the capture's draft pass needs engine.num_speculative_tokens >= 1 and FULL graphs");
   if (st.kind == step_kind::dummy && st.tokens > s.max_num_batched_tokens)
     throw input_error(file, path + "tokens", std::to_string(st.tokens),
                       "a dummy run is at most engine.max_num_batched_tokens " +
@@ -139,6 +159,7 @@ std::vector<int64_t> capture_sizes_of(const engine_settings& s) {
     if (r.empty() && q <= top) r.push_back(q);
     out = std::move(r);
   }
+  if (s.flavour == engine_flavour::sglang) clamp_to_request_pool(s, out);
   return out;
 }
 

@@ -46,7 +46,8 @@ struct engine_settings {
 // Which forward of the engine a case's batch is: a scheduled step (eager, or a graph replay padded
 // to a capture size), a dummy run of `tokens` tokens (the warm-up and capture of a graph of that
 // size; `uniform`: a uniform-decode dummy), or draft pass `pass` (1..k) of speculative decoding
-// after the batch's verify pass.
+// after the batch's verify pass; pass 0 is the drafter's one-token dummy pass that follows the
+// verify pass in a FULL graph capture (vllm-musa #198).
 enum class step_kind { forward, dummy, draft };
 const char* to_string(step_kind k);
 step_kind parse_step_kind(const std::string& s, const std::string& file, const std::string& field);
@@ -55,7 +56,7 @@ struct step_spec {
   step_kind kind = step_kind::forward;
   int64_t tokens = 0;   // dummy: the number of tokens
   bool uniform = false; // dummy: uniform decode (1 + k tokens per request)
-  int64_t pass = 0;     // draft: 1..num_speculative_tokens
+  int64_t pass = 0;     // draft: 1..num_speculative_tokens; 0: the capture's one-token draft pass
   bool operator==(const step_spec&) const = default;
 };
 
@@ -76,6 +77,12 @@ void validate(const step_spec& st, const engine_settings& s, const std::string& 
 
 // SGLang's request pool: req_pool_size, or max_num_seqs when 0.
 int64_t request_pool_of(const engine_settings& s);
+// SGLang's graph batch alignment (mul_base of get_batch_sizes_to_capture and
+// _cuda_graph_capture_max_bs): the attention TP size under require_gathered_buffer, else 1 (two-batch
+// overlap and attention CP are not modelled).
+int64_t sglang_graph_multiple(const engine_settings& s);
+// SGLang's largest graph batch in requests: the pool rounded up to sglang_graph_multiple.
+int64_t sglang_max_graph_requests(const engine_settings& s);
 
 // min(max_num_seqs * (1 + k) * 2, 512), then at most max_num_batched_tokens.
 int64_t default_max_capture_size(const engine_settings& s);
@@ -83,7 +90,9 @@ int64_t default_max_capture_size(const engine_settings& s);
 // The capture sizes, ascending: the explicit list (sizes above max_num_batched_tokens dropped),
 // or 1, 2, 4, 8..248 step 8, 256.. step 16 up to the max, plus max_num_batched_tokens when it is
 // not above the max. With k > 0 and a FULL decode mode each size is rounded up to a multiple of
-// 1 + k (sizes past the max dropped). Empty when the mode captures no graph.
+// 1 + k (sizes past the max dropped). For the sglang flavour (get_batch_sizes_to_capture) sizes
+// above sglang_max_graph_requests x (1 + k) tokens are dropped, and that size is added when the
+// list went past it. Empty when the mode captures no graph.
 std::vector<int64_t> capture_sizes_of(const engine_settings& s);
 int64_t max_capture_of(const engine_settings& s);  // the last capture size, 0 without graphs
 

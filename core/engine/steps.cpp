@@ -69,7 +69,9 @@ engine_step dummy_step(const engine_settings& s, const step_spec& spec, const st
 // Draft pass p after a verify pass of 1 + k tokens for each request of `verify`. Pass 1 reuses the
 // verify metadata (q holds the target's tokens); passes 2..k run one token per request:
 // query_start = [0, 1, .., B], max_query_len 1, seq_lens one longer per pass (no token rejected:
-// the longest case), clamped to max_model_len as the proposer does.
+// the longest case), clamped to max_model_len as the proposer does. Pass 0, the drafter's dummy
+// pass after the verify pass of a FULL graph capture, has the one-token shape at the verify's
+// seq_lens (vllm-musa #198).
 engine_step draft_step(const engine_settings& s, const step_spec& spec, const batch& verify,
                        const step_mutants& m) {
   const int64_t q = 1 + s.num_speculative_tokens, B = verify.num_seqs();
@@ -78,7 +80,8 @@ engine_step draft_step(const engine_settings& s, const step_spec& spec, const ba
   const bool first = spec.pass == 1;
   for (int64_t verify_len : verify.seq_lens) {
     const int64_t len = std::max(verify_len, q);  // a verify pass of q tokens is at least q long
-    st.b.seq_lens.push_back(first ? len : std::max(std::min(len + spec.pass - 1, s.max_model_len), len));
+    const int64_t grown = spec.pass >= 2 ? std::min(len + spec.pass - 1, s.max_model_len) : len;
+    st.b.seq_lens.push_back(std::max(grown, len));
     st.b.query_lens.push_back(first || m.draft_reuses_verify ? q : 1);
   }
   fill_metadata(st, B);

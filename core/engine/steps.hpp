@@ -18,7 +18,7 @@ namespace headroom {
 struct step_mutants {
   bool dummy_num_reqs_tokens = false;     // a dummy run with num_reqs = num_tokens
   bool dummy_seq_lens_unclamped = false;  // a non-uniform dummy's seq_lens left at num_tokens
-  bool draft_reuses_verify = false;       // draft passes >= 2 keep the verify pass's query_start
+  bool draft_reuses_verify = false;       // one-token draft passes (0, >= 2) keep the verify's query_start
 };
 
 struct engine_step {

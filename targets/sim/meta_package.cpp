@@ -61,7 +61,11 @@ mqa_metadata_params mqa_params(sim::memory& m, const mqa_meta_plan& p) {
 offset_probe_params probe_params(sim::memory& m, const offset_probe_plan& p, const rank_layer& l) {
   offset_probe_params k;
   k.out = scratch_of<int64_t>(m, p.buffers, "probe_offset");
-  k.token = std::max<int64_t>(p.q_rows - 1, 0), k.heads = l.num_heads, k.head_size = l.head_size;
+  // The tensor whose last element lies further: q (its row stride) or the contiguous output.
+  const bool q = largest_q_offset(p, l) >= largest_output_offset(p, l);
+  k.token = std::max<int64_t>(p.q_rows - 1, 0), k.heads = l.num_heads;
+  k.head_size = q ? l.head_size : (l.head_size_v > 0 ? l.head_size_v : l.head_size);
+  k.row_stride = q ? q_row_stride(p, l) : 0;
   k.int32_offsets = p.int32_offsets;
   return k;
 }

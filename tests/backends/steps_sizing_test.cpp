@@ -48,36 +48,95 @@ TEST(Fa3, CapacityWithAndWithoutTheRoundUp) {
   EXPECT_EQ(fa3_metadata_capacity(eager, {}), 0);
 }
 
-TEST(Fa3, SplitHeuristicAndSwizzle) {
-  EXPECT_EQ(fa3_heuristic_splits(256, 8, 1, 4096), 1);  // 2048 tiles fill 132 SMs
-  EXPECT_EQ(fa3_heuristic_splits(1, 8, 1, 4096), 16);   // 8 tiles: 132 / 8 splits of 32 blocks
-  EXPECT_EQ(fa3_heuristic_splits(1, 8, 1, 100), 1);     // one key block
-  EXPECT_TRUE(fa3_head_swizzle(1, 128, 0));   // decode stays causal for 64 < D <= 128
-  EXPECT_FALSE(fa3_head_swizzle(1, 256, 0));
-  EXPECT_FALSE(fa3_head_swizzle(1, 64, 0));
-  EXPECT_TRUE(fa3_head_swizzle(1, 256, 1024));  // local
-  EXPECT_TRUE(fa3_head_swizzle(5, 256, 0));     // causal prefill
+fa3_call decode_call(int64_t q_heads, int64_t kv_heads, int64_t head_size, int64_t max_seq_len,
+                     int64_t window = 0) {
+  return {q_heads, kv_heads, head_size, 16, window, 1, max_seq_len};
 }
 
+// get_num_splits for varlen on SM90 (132 SMs), worked by hand from hopper/tile_size.h and
+// heuristics.h. Decode, 8 q heads over 1 kv head, D 128, block 16: one MMA warpgroup (8 packed
+// rows <= 64), causal, no paged TMA (16 % 128 != 0): tile 64 x 128. Keys 2000: 16 n-blocks; 1
+// m-block: efficiency s / 132 for s <= 16, the first within 85% of 16 / 132 is 14. Keys 512: 4
+// n-blocks (upstream: "we never split for hdim = 128 and seqlen_k = 512"); 513: 5 blocks, 5 splits.
+TEST(Fa3, SplitHeuristicDecode) {
+  EXPECT_EQ(fa3_heuristic_splits(decode_call(8, 1, 128, 2000)), 14);
+  EXPECT_EQ(fa3_heuristic_splits(decode_call(8, 1, 128, 512)), 1);
+  EXPECT_EQ(fa3_heuristic_splits(decode_call(8, 1, 128, 513)), 5);
+  // D 64: not causal in decode, tile 64 x 192: 768 keys are 4 blocks, 769 five.
+  EXPECT_EQ(fa3_heuristic_splits(decode_call(8, 1, 64, 768)), 1);
+  EXPECT_EQ(fa3_heuristic_splits(decode_call(8, 1, 64, 769)), 5);
+  // D 256: tile 128 x 80: 320 keys are 4 blocks, 321 five.
+  EXPECT_EQ(fa3_heuristic_splits(decode_call(8, 1, 256, 320)), 1);
+  EXPECT_EQ(fa3_heuristic_splits(decode_call(8, 1, 256, 321)), 5);
+  // 128 kv heads: 128 m-blocks >= 0.8 x 132 = 105.6: one split; 105 kv heads: the loop, 4096 keys
+  // (32 blocks): 105 s / 132 waves reach 0.994 at s = 5, the first at 85% of the best.
+  EXPECT_EQ(fa3_heuristic_splits(decode_call(128, 128, 128, 4096)), 1);
+  EXPECT_EQ(fa3_heuristic_splits(decode_call(105, 105, 128, 4096)), 5);
+  // A 512-token window: local, tile 128 x 128, keys loaded min(8192, 0 + 511 + 1 + 128) = 640, 5
+  // blocks: 5 splits (64 blocks without the window would give 55).
+  EXPECT_EQ(fa3_heuristic_splits(decode_call(8, 1, 128, 8192, 512)), 5);
+}
+
+// The GQA group packs into the query: 100 tokens x 32 / 8 heads = 400 rows, tile 128 x 128 (causal):
+// 4 m-blocks x 8 kv heads = 32; 4096 keys, 32 blocks: 32 s / 132 waves reach 0.97 at s = 4. 512
+// tokens x 64 / 8 = 4096 rows: 32 m-blocks x 8 = 256 >= 105.6: one split.
+TEST(Fa3, SplitHeuristicPacksTheGroup) {
+  EXPECT_EQ(fa3_heuristic_splits({32, 8, 128, 16, 0, 100, 4096}), 4);
+  EXPECT_EQ(fa3_heuristic_splits({64, 8, 128, 16, 0, 512, 8192}), 1);
+}
+
+// Varlen counts the batch as 1: an eager batch of 200 one-token requests of 2000 keys (8 q heads,
+// 1 kv head, D 128) splits 14 ways, so the layout has the dynamic-split vector: 1 + 3 x 200 = 601.
+TEST(Fa3, EagerBatchSplitsLikeOneRequest) {
+  engine_settings eager;
+  eager.cg_mode = cudagraph_mode::none;
+  const engine_step st = forward_step(eager, decode_batch(200, 2000));
+  const fa3_plan p = plan_fa3(eager, st, {8, 1, 128}, {});
+  EXPECT_TRUE(p.sched.dynamic_split);
+  EXPECT_EQ(p.sched.size(), 601);
+  EXPECT_EQ(p.run_size, 601);
+}
+
+// mha_fwd_get_scheduler_metadata drops window_size_left >= max_seqlen_k - 1: a window of 1024
+// (left 1023) over at most 1024 keys is no window, over 1025 it is local.
+TEST(Fa3, HeadSwizzleAndWindow) {
+  EXPECT_TRUE(fa3_head_swizzle(1, 300, 128, 0));  // decode stays causal for 64 < D <= 128
+  EXPECT_FALSE(fa3_head_swizzle(1, 300, 256, 0));
+  EXPECT_FALSE(fa3_head_swizzle(1, 300, 64, 0));
+  EXPECT_TRUE(fa3_head_swizzle(5, 300, 256, 0));  // causal prefill
+  EXPECT_FALSE(fa3_head_swizzle(1, 1024, 256, 1024));
+  EXPECT_TRUE(fa3_head_swizzle(1, 1025, 256, 1024));  // local
+  const fa3_mask m = fa3_mask_of(decode_call(8, 1, 256, 1025, 1024));
+  EXPECT_TRUE(m.local);
+  EXPECT_EQ(m.window_left, 1023);
+  EXPECT_EQ(m.window_right, 0);
+}
+
+// vLLM's attention_config.flash_attn_max_num_splits_for_cuda_graph defaults to 32 (16 was #20301's).
+TEST(Fa3, GraphSplitCountIsVllmsDefault) { EXPECT_EQ(fa3_graph_max_splits, 32); }
+
 // vLLM #20301: an eager batch above the largest capture size (513 tokens over 256 requests at the
-// defaults) scheduled with 16 splits (3 vectors: 1 + 3 * 256 = 769) but run with the heuristic's
-// one split (2 vectors: 513): FA3's CHECK_SHAPE fails. #25490 passes one value to both.
+// defaults) scheduled with the graph's 32 splits (3 vectors: 1 + 3 * 256 = 769) but run with the
+// heuristic's one split (keys in one block; 2 vectors: 513): FA3's CHECK_SHAPE fails. #25490
+// passes one value to both.
 TEST(Fa3, ScheduleAndRunSplitsDiffer) {
   batch b;
   for (int i = 0; i < 256; ++i) b.seq_lens.push_back(i == 255 ? 3 : 2), b.query_lens.push_back(i == 255 ? 3 : 2);
   const engine_step st = forward_step(engine_settings{}, b);
   fa3_mutants bug;
   bug.split_mismatch = true;
-  const fa3_plan p = plan_fa3(engine_settings{}, st, 8, 128, 0, bug);
+  const fa3_plan p = plan_fa3(engine_settings{}, st, {8, 8, 128}, bug);
   EXPECT_EQ(p.sched.size(), 769);
   EXPECT_EQ(p.run_size, 513);
-  const fa3_plan fixed = plan_fa3(engine_settings{}, st, 8, 128, 0, {});
+  const fa3_plan fixed = plan_fa3(engine_settings{}, st, {8, 8, 128}, {});
   EXPECT_EQ(fixed.sched.size(), fixed.run_size);
 }
 
 // SGLang's own test: get_cuda_graph_max_batch_size(args, 65) == 68 with attention TP 4 under
-// require_gathered_buffer. #40668: attention TP 8 without the gather, pool 100, graphs up to 100:
-// graph ceiling 100, eager ceiling 104, the graph-sized buffers 4 entries short.
+// require_gathered_buffer: a graph batch of 65 requests runs as 68, past a pool-sized buffer
+// (#25124); the buffers hold _cuda_graph_capture_max_bs(pool) = 68. #40668: attention TP 8
+// without the gather, pool 100, graphs up to 100: graph ceiling 100, eager ceiling 104, the
+// graph-sized buffers 4 entries short.
 TEST(RequestMeta, SglangCeilings) {
   engine_settings s = with(100, {100});
   s.flavour = engine_flavour::sglang;
@@ -93,11 +152,23 @@ TEST(RequestMeta, SglangCeilings) {
   g.attn_tp_size = 4;
   g.gathered_buffer = true;
   EXPECT_EQ(sglang_graph_ceiling(g), 68);
-  // #25124: sized by the pool (100) while graphs pad to the largest capture size (200 by default).
+  EXPECT_EQ(request_meta_rows(g, {}), 68);
+  EXPECT_EQ(request_meta_rows(g, {true, false, false}), 65);  // #25124: the pool, 3 rows short
+  EXPECT_EQ(capture_sizes_of(g), (std::vector<int64_t>{65}));
+  const engine_step graph65 = forward_step(g, decode_batch(65, 300));
+  EXPECT_EQ(request_meta_batches(g, graph65), (std::vector<int64_t>{68}));
+  // get_batch_sizes_to_capture drops sizes above the pool (100) and captures the pool itself:
+  // vLLM's default list for 100 seqs goes to 200; SGLang allocates 100 + 1 indptr entries.
   engine_settings pool = with(100);
   pool.flavour = engine_flavour::sglang;
+  EXPECT_EQ(max_capture_of(pool), 100);
+  EXPECT_EQ(capture_sizes_of(pool)[capture_sizes_of(pool).size() - 2], 96);
   EXPECT_EQ(request_meta_rows(pool, {true, false, false}), 100);
-  EXPECT_EQ(request_meta_rows(pool, {}), 200);
+  EXPECT_EQ(request_meta_rows(pool, {}), 100);
+  // With 2 speculative tokens a size is 3 tokens a request: the pool of 100 is 300 tokens.
+  pool.num_speculative_tokens = 2;
+  EXPECT_EQ(max_capture_of(pool), 300);
+  EXPECT_EQ(request_meta_rows(pool, {}), 100);
 }
 
 // vllm-ascend #16168: graphs pad to the capture size plus one dummy request. max_num_seqs 4,
@@ -138,6 +209,21 @@ TEST(Offsets, WrapPast2To31Elements) {
   EXPECT_TRUE(token_offset_wraps(plan_offset_probe(256 * 512 + 1, true), b));
   EXPECT_FALSE(token_offset_wraps(plan_offset_probe(512 * 512 + 1, false), a));  // 64-bit offsets
   EXPECT_EQ(largest_token_offset(plan_offset_probe(512 * 512, true), a), (int64_t{1} << 31) - 1);
+}
+
+// vLLM's q is a view of the fused qkv projection: 32 q heads and 8 kv heads of 128 give a token
+// stride of (32 + 8 + 8) x 128 = 6144 elements against the output's 4096. q's last element at T
+// tokens is (T - 1) x 6144 + 4095: 349524 x 6144 + 4095 = 2147479551 fits, 349525 x 6144 + 4095 =
+// 2147485695 wraps, so q wraps from T = 349526; the output (T x 4096 - 1) only from T = 524289.
+TEST(Offsets, FusedQkvQueryWrapsBeforeTheOutput) {
+  const rank_layer l{"l", attn_kind::full, 32, 8, 128, 128, 0, 0};
+  EXPECT_EQ(q_row_stride(plan_offset_probe(1, true, true), l), 6144);
+  EXPECT_EQ(largest_q_offset(plan_offset_probe(349525, true, true), l), 2147479551);
+  EXPECT_FALSE(token_offset_wraps(plan_offset_probe(349525, true, true), l));
+  EXPECT_TRUE(token_offset_wraps(plan_offset_probe(349526, true, true), l));
+  EXPECT_EQ(largest_output_offset(plan_offset_probe(524288, true, true), l), (int64_t{1} << 31) - 1);
+  EXPECT_FALSE(token_offset_wraps(plan_offset_probe(524288, true, false), l));  // contiguous q
+  EXPECT_TRUE(token_offset_wraps(plan_offset_probe(524289, true, false), l));
 }
 
 }  // namespace

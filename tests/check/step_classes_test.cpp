@@ -131,13 +131,23 @@ engine_settings sglang(int64_t pool, int64_t attn_tp) {
   return e;
 }
 
-// SGLang #25124, pool 100: graphs up to 200 by default; decode batch 97 replays the graph of 104.
+// SGLang #25124 on SGLang's own numbers: pool 65, attention TP 4 under require_gathered_buffer.
+// Capture sizes stop at round_up(65, 4) = 68 (vLLM's default list to 128 is cut there, 68 added):
+// decode batch 64 replays the graph of 64, 65 the graph of 68 > 65 pool-sized rows.
 TEST(Classes, RequestMetaFromPool) {
-  const auto r = check_both(small, backend::flashinfer, sglang(100, 1), {"request-meta-from-pool"});
-  EXPECT_EQ(min_failing(r.model, bug_class::c5, "decode_batch"), 97);
+  engine_settings e = sglang(65, 4);
+  e.gathered_buffer = true;
+  const auto r = check_both(small, backend::flashinfer, e, {"request-meta-from-pool"});
+  EXPECT_EQ(min_failing(r.model, bug_class::c5, "decode_batch"), 65);
   EXPECT_TRUE(has(r.sim, bug_class::c5, invariant::out_of_bounds, "paged_kv_indptr"));
-  const auto fixed = check_both(small, backend::flashinfer, sglang(100, 1), {});
+  const auto fixed = check_both(small, backend::flashinfer, e, {});
   EXPECT_TRUE(fixed.model.ok && fixed.sim.ok);
+}
+
+// Pool 100 without the gather: no graph exceeds the pool, so sizing by the pool is right.
+TEST(Classes, RequestMetaFromPoolWithoutRounding) {
+  const auto r = check_both(small, backend::flashinfer, sglang(100, 1), {"request-meta-from-pool"});
+  EXPECT_TRUE(r.model.ok && r.sim.ok);
 }
 
 // SGLang #40668: attention TP 8 without the gather, pool 100, graphs up to 100: the warm-up of 100
@@ -164,10 +174,12 @@ TEST(Classes, RequestMetaMaxNumSeqs) {
   EXPECT_TRUE(fixed.model.ok && fixed.sim.ok);
 }
 
-// 2 heads of 256 (512 elements a token): 2^22 tokens end at offset 2^31 - 1, one more wraps.
+// 2 q heads and 1 kv head of 256: q, a view of the fused qkv projection, has a token stride of
+// (2 + 1 + 1) x 256 = 1024. Its last element at 2^21 tokens is (2^21 - 1) x 1024 + 511 = 2^31 -
+// 513; one more token reaches 2^31 + 511 and wraps (the output alone would fit up to 2^22 tokens).
 TEST(Classes, Int32TokenOffsets) {
   const model_geometry big = testing::uniform(1, 2, 1, 256);
-  const int64_t fits = int64_t{1} << 22;
+  const int64_t fits = int64_t{1} << 21;
   engine_settings e = with(4);
   e.max_num_batched_tokens = fits + 1;
   const auto r = check_both(big, backend::triton, e, {"int32-token-offsets"});
@@ -193,16 +205,36 @@ TEST(Classes, EmptyWorkUnclamped) {
   }
 }
 
-// Two speculative tokens: draft pass 2 keeps query_start_loc [0, 3] over a q of 1 row.
+// Two speculative tokens, PIECEWISE graphs (no capture's draft pass): draft pass 2 keeps
+// query_start_loc [0, 3] over a q of 1 row.
 TEST(Classes, DraftReusesVerifyMetadata) {
   engine_settings e = with(4);
   e.num_speculative_tokens = 2;
+  e.cg_mode = cudagraph_mode::piecewise;
   const auto r = check_both(small, backend::triton, e, {"draft-reuses-verify-metadata"});
   EXPECT_EQ(min_failing(r.model, bug_class::c8, "draft_pass"), 2);
   EXPECT_TRUE(has(r.sim, bug_class::c8, invariant::plan_run_shape));
   EXPECT_TRUE(has(r.sim, bug_class::c8, invariant::out_of_bounds, "q"));
   const auto fixed = check_both(small, backend::triton, e, {});
   EXPECT_TRUE(fixed.model.ok && fixed.sim.ok);
+}
+
+// vllm-musa #198: EAGLE-3 with one speculative token under FULL_DECODE_ONLY. The capture runs the
+// verify pass (2 rows a request), then the drafter's one-token pass (pass 0): keeping the verify
+// metadata it has query_start_loc [0, 2] over a q of 1 row. There is no pass 2 for the mutant to
+// break, so before pass 0 existed the mutant was silent at k = 1.
+TEST(Classes, CaptureDraftPassReusesVerifyMetadata) {
+  engine_settings e = with(4);
+  e.num_speculative_tokens = 1;
+  e.cg_mode = cudagraph_mode::full_decode_only;
+  const auto r = check_both(small, backend::triton, e, {"draft-reuses-verify-metadata"});
+  EXPECT_EQ(min_failing(r.model, bug_class::c8, "draft_pass"), 0);
+  EXPECT_TRUE(has(r.sim, bug_class::c8, invariant::plan_run_shape));
+  EXPECT_TRUE(has(r.sim, bug_class::c8, invariant::out_of_bounds, "q"));
+  const auto fixed = check_both(small, backend::triton, e, {});
+  EXPECT_TRUE(fixed.model.ok && fixed.sim.ok);
+  e.cg_mode = cudagraph_mode::piecewise;  // no capture: no pass 0, and k = 1 has no pass 2
+  EXPECT_TRUE(check_both(small, backend::triton, e, {"draft-reuses-verify-metadata"}).model.ok);
 }
 
 }  // namespace

@@ -132,6 +132,7 @@ TEST(InputContract, EngineStepFieldsNameTheirField) {
       {draft.c_str(), "\"attn_tp_size\": 1", "\"attn_tp_size\": 65", "'engine.attn_tp_size'", "65"},
       {draft.c_str(), "\"gathered_buffer\": false", "\"gathered_buffer\": \"yes\"", "'engine.gathered_buffer'", "yes"},
       {draft.c_str(), "\"pass\": 2", "\"pass\": 3", "'step.pass'", "3"},
+      {draft.c_str(), "\"pass\": 2", "\"pass\": -1", "'step.pass'", "-1"},
       {draft.c_str(), "\"backend\": \"triton\"", "\"backend\": \"fa4\"", "'backend'", "fa4"},
       {"regressions/c6-int32-token-offsets.json", "\"tokens\": 4194305", "\"tokens\": 4194306", "'step.tokens'",
        "4194306"},
@@ -151,6 +152,19 @@ TEST(InputContract, EngineStepFieldsNameTheirField) {
                     {"case.json", e.field, e.value});
     EXPECT_FALSE(fs::exists(out)) << e.field;
   }
+}
+
+// Draft pass 0 is the capture's one-token draft pass: without FULL graphs there is no capture.
+TEST(InputContract, CaptureDraftPassNeedsFullGraphs) {
+  const auto dir = scratch("pass0");
+  std::string c = slurp(source_path("regressions/c8-draft-reuses-verify-metadata.json"));
+  for (auto [from, to] : {std::pair<std::string, std::string>{"\"pass\": 2", "\"pass\": 0"},
+                          {"\"cudagraph_mode\": \"full_and_piecewise\"", "\"cudagraph_mode\": \"piecewise\""}}) {
+    ASSERT_NE(c.find(from), std::string::npos) << from;
+    c.replace(c.find(from), from.size(), to);
+  }
+  write_file(dir / "case.json", c);
+  expect_one_line(run_cli("replay " + (dir / "case.json").string()), {"case.json", "'step.pass'", "0", "FULL"});
 }
 
 TEST(InputContract, UnknownCommandIsOneLine) {

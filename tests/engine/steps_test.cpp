@@ -112,6 +112,15 @@ TEST(Steps, DraftPasses) {
   EXPECT_EQ(bug.query_start, (std::vector<int64_t>{0, 4, 8}));
   EXPECT_EQ(bug.max_query_len, 4);
   EXPECT_EQ(bug.q_rows, 2);
+  // Pass 0, the capture's one-token draft pass: [0, 1, 2] at the verify's seq_lens; the mutant
+  // keeps [0, 4, 8] over 2 rows (vllm-musa #198).
+  const engine_step p0 = realise_step(s, {step_kind::draft, 0, false, 0}, verify, {});
+  EXPECT_EQ(p0.query_start, (std::vector<int64_t>{0, 1, 2}));
+  EXPECT_EQ(p0.max_query_len, 1);
+  EXPECT_EQ(p0.b.seq_lens, (std::vector<int64_t>{100, 100}));
+  const engine_step bug0 = realise_step(s, {step_kind::draft, 0, false, 0}, verify, {false, false, true});
+  EXPECT_EQ(bug0.query_start, (std::vector<int64_t>{0, 4, 8}));
+  EXPECT_EQ(bug0.q_rows, 2);
 }
 
 // FULL mixed graphs (cudagraph_mode full) warm up every capture size as a non-uniform dummy; the

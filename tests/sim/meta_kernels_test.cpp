@@ -43,10 +43,10 @@ TEST(MetaKernels, Fa3SchedulerWritesPastAnOldLayoutBuffer) {
   const engine_step st = forward_step(s, decode_batch(1, 300));
   fa3_mutants old;
   old.old_layout = true;
-  sim_run bug(plan_fa3(s, st, 1, 128, 0, old), st.b);
+  sim_run bug(plan_fa3(s, st, {1, 1, 128}, old), st.b);
   EXPECT_EQ(bug.first_oob("scheduler_metadata"), 2);
   EXPECT_EQ(bug.o.oob_count, 11);
-  sim_run fixed(plan_fa3(s, st, 1, 128, 0, {}), st.b);
+  sim_run fixed(plan_fa3(s, st, {1, 1, 128}, {}), st.b);
   EXPECT_EQ(fixed.o.oob_count, 0);
   const auto& t = fixed.o.touched;
   ASSERT_FALSE(t.empty());

@@ -10,12 +10,13 @@
 #include "core/check/step_runs.hpp"
 
 namespace headroom {
-namespace {
 
 fa3_mutants fa3_mutants_of(const check_case& c) {
   return {has_mutant(c.mutants, "fa3-metadata-old-layout"), has_mutant(c.mutants, "fa3-metadata-no-roundup"),
           has_mutant(c.mutants, "fa3-split-mismatch")};
 }
+
+namespace {
 
 // The eager batch just above the largest capture size (#20301's 600 tokens over 512): its tokens
 // spread over as many requests as the engine runs.
@@ -57,15 +58,19 @@ void check_c3_fa3_metadata(const class_scope& s, std::vector<class_finding>& out
     return;
   }
   const attention_group& ag = *s.ctx.ag;
-  const int64_t kv = builder_kv_heads(c, s.ctx.eng->rg, ag), d = builder_head_size(c, s.ctx.eng->rg, ag);
+  // vLLM's builder: the model's query heads per rank, the group's kv heads, head size and blocks.
+  const fa3_group g{s.ctx.eng->rg.model_wide_heads, builder_kv_heads(c, s.ctx.eng->rg, ag),
+                    builder_head_size(c, s.ctx.eng->rg, ag), ag.spec.block_size, ag.spec.sliding_window};
   const auto layers = group_layers(s.ctx);
   const fa3_mutants m = fa3_mutants_of(c);
   auto plans = [&](const step_probe& p, const rank_layer& l) {
     if (&l != layers.front()) return std::vector<planned_part>{};  // one builder call per step
-    return std::vector<planned_part>{{plan_fa3(c.engine, p.st, kv, d, ag.spec.sliding_window, m), p.st.b}};
+    fa3_plan f = plan_fa3(c.engine, p.st, g, m);
+    apply_dumped_capacities(c, ag, f.buffers);
+    return std::vector<planned_part>{{std::move(f), p.st.b}};
   };
   auto formulas = [&](const step_probe& p) {
-    const fa3_plan f = plan_fa3(c.engine, p.st, kv, d, ag.spec.sliding_window, m);
+    const fa3_plan f = plan_fa3(c.engine, p.st, g, m);
     if (f.sched.size() == f.run_size) return std::vector<finding>{};
     return std::vector<finding>{
         {invariant::plan_run_shape, "scheduler_metadata", 4 * f.sched.size(), 4 * f.run_size,

@@ -16,13 +16,13 @@
 namespace headroom {
 namespace {
 
-std::vector<finding> width_formula(const check_case& c, const step_probe& p) {
-  const int64_t width = block_table_width(c.engine, c.block_size), rows = c.engine.max_num_seqs;
+std::vector<finding> width_formula(const check_case& c, const attention_group& ag, const step_probe& p) {
+  const auto [rows, width] = block_table_of(c, ag);
   if (p.st.num_reqs_padded > rows)  // vLLM #19171: rows past the table
     return {{invariant::buffer_capacity, "block_table", 4 * rows * width, 4 * p.st.num_reqs_padded * width,
              "a dummy run of " + std::to_string(p.st.spec.tokens) + " tokens has " +
-                 std::to_string(p.st.num_reqs_padded) + " requests; the block table holds max_num_seqs = " +
-                 std::to_string(rows) + " rows"}};
+                 std::to_string(p.st.num_reqs_padded) + " requests; the block table holds " +
+                 std::to_string(rows) + " rows (max_num_seqs " + std::to_string(c.engine.max_num_seqs) + ")"}};
   for (int64_t r = p.st.b.num_seqs() - 1; r >= 0; --r) {  // the last row first: past the tensor
     const int64_t len = p.st.b.seq_lens[static_cast<std::size_t>(r)], need = ceil_div(len, c.block_size);
     if (need <= width) continue;
@@ -49,7 +49,7 @@ void check_c4_block_table(const class_scope& s, std::vector<class_finding>& out)
   auto plans = [&](const step_probe& p, const rank_layer&) {
     return plan_parts(c, s.ctx.eng->rg, *s.ctx.ag, s.builder_heads, p.st.b);
   };
-  run_probes(s, probes, plans, [&](const step_probe& p) { return width_formula(c, p); }, bug_class::c4, out);
+  run_probes(s, probes, plans, [&](const step_probe& p) { return width_formula(c, *s.ctx.ag, p); }, bug_class::c4, out);
 }
 
 }  // namespace headroom

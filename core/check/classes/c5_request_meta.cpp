@@ -5,17 +5,15 @@
 // request pool's size. Each padded batch is filled by the request_meta body (out_of_bounds past
 // the buffers on sim and gpu, buffer_capacity on the formulas).
 #include "core/check/classes/classes.hpp"
+#include "core/check/plans.hpp"
 #include "core/check/step_runs.hpp"
 
 namespace headroom {
-namespace {
 
 request_meta_mutants request_mutants_of(const check_case& c) {
   return {has_mutant(c.mutants, "request-meta-from-pool"), has_mutant(c.mutants, "request-meta-graph-ceiling"),
           has_mutant(c.mutants, "request-meta-max-num-seqs")};
 }
-
-}  // namespace
 
 void check_c5_request_meta(const class_scope& s, std::vector<class_finding>& out) {
   const check_case& c = s.ctx.base;
@@ -33,8 +31,11 @@ void check_c5_request_meta(const class_scope& s, std::vector<class_finding>& out
   auto plans = [&](const step_probe& p, const rank_layer& l) {
     std::vector<planned_part> parts;
     if (&l != layers.front()) return parts;  // one builder per group, whatever the layers' heads
-    for (int64_t padded : request_meta_batches(c.engine, p.st))
-      parts.push_back({plan_request_meta(c.engine, p.st, padded, c.flashinfer.page_size, m), p.st.b});
+    for (int64_t padded : request_meta_batches(c.engine, p.st)) {
+      request_meta_plan r = plan_request_meta(c.engine, p.st, padded, c.flashinfer.page_size, m);
+      apply_dumped_capacities(c, *s.ctx.ag, r.buffers);
+      parts.push_back({std::move(r), p.st.b});
+    }
     return parts;
   };
   run_probes(s, probes, plans, [](const step_probe&) { return std::vector<finding>{}; }, bug_class::c5, out);

@@ -3,9 +3,16 @@
 
 #include <vector>
 
+#include "core/backends/fa3.hpp"
+#include "core/backends/request_meta.hpp"
 #include "core/check/class_checks.hpp"
 
 namespace headroom {
+
+// The mutants of a case that switch FA3's and the per-request metadata's historical capacities on
+// (the mirror's plan reports the capacities they give).
+fa3_mutants fa3_mutants_of(const check_case& c);
+request_meta_mutants request_mutants_of(const check_case& c);
 
 // C2: Triton's 2D/3D threshold from another geometry than the group's own (a performance bug).
 void check_c2_path_choice(const class_scope& s, std::vector<class_finding>& out);

@@ -1,0 +1,35 @@
+// headroom plan CONFIG.json ...: the mirror's plan in the plan schema (docs/plan-schema.md), as a
+// table and, with --json, as a file that `headroom verify` reads.
+#include <nlohmann/json.hpp>
+
+#include "cli/args.hpp"
+#include "cli/commands.hpp"
+#include "cli/output_file.hpp"
+#include "core/check/plan_file.hpp"
+#include "core/model/loader.hpp"
+
+namespace headroom::cli {
+
+int plan_main(int argc, char** argv) {
+  std::vector<std::string> value_flags = {"--tp",       "--backend",      "--policy",
+                                          "--grouping", "--max-num-seqs", "--json"};
+  value_flags.insert(value_flags.end(), engine_flags.begin(), engine_flags.end());
+  auto a = parse(argc, argv, 2, value_flags, {"--no-hybrid", "--cuda-graph"}, {"--mutant"});
+  if (a.positional.size() != 1)
+    throw input_error(cmdline, "CONFIG.json", std::to_string(a.positional.size()) + " given",
+                      "plan takes exactly one config file");
+  const check_options o = options_of(a);
+  const auto json_out = a.get("--json");
+  if (json_out) check_output("--json", *json_out, {a.positional[0]});
+
+  const model_geometry m = load_model(a.positional[0]);
+  const plan_file p = mirror_plan(m, o);
+  if (json_out) write_durably(*json_out, to_json(p).dump(2) + "\n");  // before anything is printed
+  std::string mutants;
+  for (const auto& name : o.mutants) mutants += (mutants.empty() ? ", mutants " : " ") + name;
+  print_plan(p, "headroom plan " + a.positional[0] + " (policy " + to_string(o.pol) + ", grouping " +
+                    to_string(o.grp) + mutants + ")");
+  return 0;
+}
+
+}  // namespace headroom::cli

@@ -1,0 +1,103 @@
+// FA3's split heuristic and mask normalisation (fa3.hpp), after vllm-project/flash-attention's
+// hopper/flash_api.cpp (mha_fwd_get_scheduler_metadata, get_pagedkv_tma, get_num_splits),
+// hopper/heuristics.h (use_one_mma_wg, num_splits_heuristic) and hopper/tile_size.h
+// (tile_size_fwd_sm90), for SM90, 16-bit elements, paged KV, no softcap, head size v = head size.
+#include <algorithm>
+#include <cmath>
+
+#include "core/backends/fa3.hpp"
+#include "core/util/checked.hpp"
+
+namespace headroom {
+namespace {
+
+// round_up_headdim: the head sizes FA3 compiles (above 256 it has no kernel; 256 stands in).
+int64_t rounded_head_size(int64_t d) {
+  for (int64_t r : {64, 96, 128, 192})
+    if (d <= r) return r;
+  return 256;
+}
+
+constexpr int64_t l2_bytes = int64_t{50} * 1024 * 1024;  // num_splits_heuristic's assumed L2
+
+// num_splits_heuristic, with its float arithmetic.
+int64_t splits_heuristic(int64_t total_mblocks, int64_t sms, int64_t n_blocks, int64_t m_blocks,
+                         int64_t kv_head_bytes, bool causal_or_local, int64_t max_splits) {
+  if (static_cast<float>(total_mblocks) >= 0.8f * static_cast<float>(sms)) {
+    if (kv_head_bytes > l2_bytes && m_blocks >= sms * 2 && !causal_or_local)
+      return std::min(ceil_div(kv_head_bytes, l2_bytes), max_splits);
+    return 1;
+  }
+  if (n_blocks <= 4) return 1;
+  max_splits = std::min({max_splits, sms, n_blocks});
+  float best = 0.f;
+  auto efficiency = [&](int64_t n) {
+    const float waves = static_cast<float>(total_mblocks * n) / static_cast<float>(sms);
+    return waves / std::ceil(waves);
+  };
+  for (int64_t n = 1; n <= max_splits; ++n) best = std::max(best, efficiency(n));
+  for (int64_t n = 1; n <= max_splits; ++n)
+    if (static_cast<double>(efficiency(n)) >= 0.85 * static_cast<double>(best)) return n;
+  return 1;
+}
+
+}  // namespace
+
+fa3_mask fa3_mask_of(const fa3_call& c) {
+  int64_t left = c.window > 0 ? c.window - 1 : -1, right = c.window > 0 ? 0 : -1;
+  if (left >= c.max_seq_len - 1) left = -1;
+  if (right >= c.max_query_len - 1) right = -1;
+  bool causal = true;  // vLLM always asks for causal attention
+  if (c.max_query_len == 1 && left == -1 && right == -1 && (c.head_size <= 64 || c.head_size > 128))
+    causal = false;
+  if (causal) right = 0;
+  fa3_mask m;
+  m.causal = left < 0 && right == 0;
+  m.local = (left >= 0 || right >= 0) && !m.causal;
+  if (left < 0 && right >= 0) left = c.max_seq_len - 1;
+  if (left >= 0 && right < 0) right = c.max_query_len - 1;
+  m.window_left = left, m.window_right = right;
+  return m;
+}
+
+fa3_tile fa3_tile_size(int64_t d, bool causal, bool local, bool paged_kv_non_tma, bool one_mma_wg) {
+  if (d <= 64) {
+    if (one_mma_wg) return {64, 192};
+    return {192, causal ? 128 : (local || paged_kv_non_tma) ? 160 : 192};
+  }
+  if (d <= 96) return {192, (local || paged_kv_non_tma) ? 128 : 144};
+  if (d <= 128) {
+    const bool narrow = causal || local || paged_kv_non_tma;
+    return one_mma_wg ? fa3_tile{64, narrow ? 128 : 176} : fa3_tile{128, narrow ? 128 : 160};
+  }
+  if (d <= 192) return {128, 96};  // head size v = head size > 128: 96 either way
+  return {128, local ? 64 : 80};
+}
+
+int64_t fa3_heuristic_splits(const fa3_call& c) {
+  const fa3_mask mk = fa3_mask_of(c);
+  const int64_t d = rounded_head_size(c.head_size);
+  const int64_t group = std::max<int64_t>(1, c.q_heads / std::max<int64_t>(c.kv_heads, 1));
+  const int64_t q_packed = checked_mul(std::max<int64_t>(c.max_query_len, 1), group, "fa3 packed query");
+  const bool one_wg = (c.head_size == 128 || c.head_size == 64) && !mk.local && q_packed <= 64;
+  const fa3_tile tma = fa3_tile_size(d, mk.causal, mk.local, false, one_wg);
+  const bool paged_tma = !mk.local && c.page_size % tma.n == 0 && q_packed > tma.m;
+  const fa3_tile t = fa3_tile_size(d, mk.causal, mk.local, !paged_tma, one_wg);
+  const int64_t loaded =
+      !mk.local ? c.max_seq_len
+                : std::max<int64_t>(0, std::min(c.max_seq_len, mk.window_right + mk.window_left + 1 + t.m));
+  const int64_t n_blocks = ceil_div(loaded, t.n), m_blocks = ceil_div(q_packed, t.m);
+  const int64_t total = checked_mul(c.kv_heads, m_blocks, "fa3 m-blocks");  // the batch counts as 1
+  const int64_t kv_head_bytes = checked_product("fa3 kv head bytes", c.max_seq_len, 2 * c.head_size, 2);
+  return splits_heuristic(total, fa3_num_sms, n_blocks, m_blocks, kv_head_bytes, mk.causal || mk.local,
+                          fa3_max_splits);
+}
+
+bool fa3_head_swizzle(int64_t max_query_len, int64_t max_seq_len, int64_t head_size, int64_t window) {
+  fa3_call c;
+  c.max_query_len = max_query_len, c.max_seq_len = max_seq_len, c.head_size = head_size, c.window = window;
+  const fa3_mask m = fa3_mask_of(c);
+  return m.causal || m.local;
+}
+
+}  // namespace headroom

@@ -1,0 +1,116 @@
+// The mirror's plan in the schema (headroom plan): per rank and backend, each attention group's
+// builder as the engine would make it, with vLLM's and FlashInfer's names for what it allocates.
+#include <algorithm>
+
+#include "core/check/classes/classes.hpp"
+#include "core/check/plan_file.hpp"
+#include "core/check/plans.hpp"
+#include "core/util/checked.hpp"
+
+namespace headroom {
+namespace {
+
+// vLLM's FlashInfer float workspace (PR #48428): max(394 MiB, max_num_batched_tokens * H_b * D * 16).
+inline constexpr int64_t fi_workspace_floor = int64_t{394} << 20;
+
+dumped_buffer fp32_buffer(const char* name, std::vector<int64_t> shape) {
+  int64_t bytes = 4;
+  for (int64_t d : shape) bytes = checked_mul(bytes, d, name);
+  return {name, "float32", std::move(shape), bytes};
+}
+
+dumped_buffer int32_buffer(const char* name, int64_t entries) {
+  return {name, "int32", {entries}, checked_mul(entries, 4, name)};
+}
+
+// The model runner's persistent block table of the group's KV-cache group, [max_num_seqs, width].
+dumped_buffer block_table(const check_case& c) {
+  const int64_t rows = c.engine.max_num_seqs, width = block_table_width(c.engine, c.block_size);
+  return {"block_table", "int32", {rows, width}, checked_product("block_table", rows, width, 4)};
+}
+
+builder_dump mirror_dump(const check_case& c, const engine& e, const attention_group& ag, int64_t heads) {
+  builder_dump d;
+  d.be = ag.be;
+  d.index = ag.index;
+  d.kv_group = ag.kv_group;
+  d.layers = ag.layers;
+  const int64_t kv = builder_kv_heads(c, e.rg, ag);
+  const int64_t hd = builder_head_size(c, e.rg, ag);
+  if (ag.be == backend::triton) {
+    const triton_plan p = plan_triton(heads, kv, hd, c.triton, c.engine);
+    d.parameters = {{"num_heads_q", heads},
+                    {"num_heads_kv", kv},
+                    {"headdim", hd},
+                    {"headdim_padded", p.head_size_padded},
+                    {"seq_threshold_3D", p.thr},
+                    {"num_par_softmax_segments", triton_segments}};
+    d.buffers = {fp32_buffer("softmax_segm_output", {p.thr, heads, triton_segments, p.head_size_padded}),
+                 fp32_buffer("softmax_segm_max", {p.thr, heads, triton_segments}),
+                 fp32_buffer("softmax_segm_expsum", {p.thr, heads, triton_segments}), block_table(c)};
+    return d;
+  }
+  if (ag.be == backend::fa3) {  // vLLM's FlashAttention builder (FA3): persistent metadata only
+    d.parameters = {{"num_heads_q", heads},
+                    {"num_heads_kv", kv},
+                    {"headdim", hd},
+                    {"max_num_splits", has_full_graphs(c.engine.cg_mode) ? fa3_graph_max_splits : 0}};
+    if (const int64_t cap = fa3_metadata_capacity(c.engine, fa3_mutants_of(c)); cap > 0)
+      d.buffers.push_back(int32_buffer("scheduler_metadata", cap));
+    d.buffers.push_back(int32_buffer("query_start_loc", c.engine.max_num_seqs + 1));
+    d.buffers.push_back(int32_buffer("seq_lens", c.engine.max_num_seqs));
+    d.buffers.push_back(block_table(c));
+    return d;
+  }
+  d.parameters = {{"num_qo_heads", heads},
+                  {"num_kv_heads", kv},
+                  {"head_dim", hd},
+                  {"page_size", c.flashinfer.page_size},
+                  {"use_cuda_graph", c.flashinfer.cuda_graph ? 1 : 0}};
+  const int64_t ws = std::max(
+      fi_workspace_floor, checked_product("float workspace", c.engine.max_num_batched_tokens, heads, hd, 16));
+  const int64_t rows = request_meta_rows(c.engine, request_mutants_of(c));
+  d.buffers = {{"float_workspace_buffer", "uint8", {ws}, ws},
+               int32_buffer("paged_kv_indptr", rows + 1),
+               int32_buffer("paged_kv_last_page_len", rows)};
+  return d;
+}
+
+}  // namespace
+
+plan_file mirror_plan(const model_geometry& m, const check_options& o) {
+  for (int64_t tp : o.tps) to_rank(m, tp);  // every bad tp before any work
+  plan_file p;
+  p.model = m;
+  p.engine = o.engine;
+  p.engine.max_num_seqs = o.max_num_seqs;
+  p.block_size = o.block_size;
+  p.hybrid = o.hybrid;
+  p.flashinfer = o.flashinfer;
+  for (int64_t tp : o.tps) {
+    plan_rank r;
+    r.tp = tp;
+    for (backend be : o.backends) {
+      check_case c = make_case(m, tp, be, o.pol, o.grp, o.hybrid, o.block_size, o.seed);
+      c.engine = p.engine;
+      c.mutants = o.mutants;
+      c.triton = o.triton;
+      c.flashinfer = o.flashinfer;
+      const engine e = make_engine(c);
+      for (const auto& ag : e.groups) {
+        const head_resolution hr =
+            resolve_heads(e.reg, ag.builder_layers, effective_policy(c), e.rg.model_wide_heads);
+        if (hr.disagreement) {
+          p.notes.push_back(std::string(to_string(be)) + " tp " + std::to_string(tp) + " group " +
+                            std::to_string(ag.index) + ": no builder (" + hr.message + ")");
+          continue;
+        }
+        r.groups.push_back(mirror_dump(c, e, ag, hr.builder_heads));
+      }
+    }
+    p.ranks.push_back(std::move(r));
+  }
+  return p;
+}
+
+}  // namespace headroom

@@ -1,0 +1,133 @@
+// Plan files (docs/plan-schema.md): the mirror's plan pinned against hand-computed sizes, JSON
+// round trips, verify on an edited plan, replay of its cases, and the malformed-plan errors.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "core/check/plan_file.hpp"
+#include "core/util/error.hpp"
+#include "tests/support/laguna.hpp"
+
+namespace headroom {
+namespace {
+
+using nlohmann::json;
+
+plan_file laguna_plan(std::vector<int64_t> tps, policy pol = policy::per_layer) {
+  check_options o;
+  o.tps = std::move(tps);
+  o.pol = pol;
+  return mirror_plan(testing::laguna_xs2(), o);
+}
+
+const builder_dump& group_of(const plan_file& p, std::size_t rank, backend be, int index) {
+  for (const auto& g : p.ranks.at(rank).groups)
+    if (g.be == be && g.index == index) return g;
+  throw std::runtime_error("no such group");
+}
+
+std::optional<int64_t> first_failure(const report& r, backend be, int index) {
+  for (const auto& t : r.thresholds)
+    if (t.be == be && t.group == index && t.variable.empty()) return t.min_failing_decode_batch;
+  return std::nullopt;
+}
+
+TEST(Plan, MirrorSizesMatchTheHandComputation) {
+  const plan_file p = laguna_plan({1, 8}, policy::model_wide);
+  // Model-wide heads: 48 // tp for every group; seq_threshold_3D = 128 // (8 // tp).
+  const builder_dump& tp1 = group_of(p, 0, backend::triton, 1);
+  EXPECT_EQ(tp1.parameters.at("num_heads_q"), 48);
+  EXPECT_EQ(tp1.parameters.at("seq_threshold_3D"), 16);
+  EXPECT_EQ(tp1.buffers.at(0).name, "softmax_segm_output");
+  EXPECT_EQ(tp1.buffers.at(0).shape, (std::vector<int64_t>{16, 48, 16, 128}));
+  EXPECT_EQ(tp1.buffers.at(0).bytes, 16 * 48 * 16 * 128 * 4);  // 6,291,456 (docs/engines.md §5)
+  const builder_dump& tp8 = group_of(p, 1, backend::triton, 3);
+  EXPECT_EQ(tp8.buffers.at(1).shape, (std::vector<int64_t>{128, 6, 16}));
+  const builder_dump& fi = group_of(p, 0, backend::flashinfer, 0);
+  EXPECT_EQ(fi.parameters.at("num_qo_heads"), 48);
+  EXPECT_EQ(fi.buffers.at(0).bytes, int64_t{8192} * 48 * 128 * 16);  // above the 394 MiB floor
+}
+
+TEST(Plan, JsonRoundTripsAndVerifiesLikeTheMirror) {
+  const plan_file p = laguna_plan({1, 2});
+  const plan_file back = plan_from_json(json::parse(to_json(p).dump()), "p.json");
+  ASSERT_EQ(back.ranks.size(), 2u);
+  EXPECT_EQ(back.ranks[1].groups, p.ranks[1].groups);
+  model_executor model;
+  EXPECT_TRUE(run_verify(back, model).ok);
+  // The model-wide dump fails where check --policy model-wide does: batch 13 at TP 1.
+  const report bad = run_verify(laguna_plan({1}, policy::model_wide), model);
+  EXPECT_EQ(first_failure(bad, backend::triton, 1), 13);
+  EXPECT_EQ(first_failure(bad, backend::triton, 0), std::nullopt);
+}
+
+TEST(Plan, OneRowShortFailsAtTheThresholdAndReplays) {
+  plan_file p = laguna_plan({1});
+  for (auto& g : p.ranks[0].groups)
+    if (g.be == backend::triton && g.index == 2)
+      g.buffers[1] = {"softmax_segm_max", "float32", {15, 64, 16}, 15 * 64 * 16 * 4};
+  model_executor model;
+  const report r = run_verify(p, model);
+  ASSERT_FALSE(r.ok);
+  for (const auto& v : r.violations) EXPECT_EQ(v.buffer, "softmax_segm_max");  // decode sweep, dummy runs
+  const violation& v = r.violations.at(0);
+  EXPECT_EQ(v.buffer, "softmax_segm_max");
+  EXPECT_EQ(v.capacity_bytes, 15 * 64 * 16 * 4);
+  EXPECT_EQ(v.required_bytes, 16 * 64 * 16 * 4);  // 16 requests x 64 heads x 16 segments
+  EXPECT_EQ(first_failure(r, backend::triton, 2), 16);
+  // The violation's case carries the dumps: as JSON and back, it fails again.
+  const check_case again = case_from_json(json::parse(to_json(case_of(v)).dump()), "case.json");
+  EXPECT_EQ(again.builders, case_of(v).builders);
+  EXPECT_FALSE(again.builders.empty());
+  const report replayed = run_case(again, model);
+  ASSERT_FALSE(replayed.ok);
+  EXPECT_EQ(replayed.violations.at(0).buffer, "softmax_segm_max");
+  EXPECT_EQ(replayed.violations.at(0).detail.rfind("softmax_segm_max holds ", 0), 0u);
+}
+
+// The message of reading `j` after `edit`, or "" when it reads.
+template <class Edit>
+std::string error_of(Edit edit) {
+  json j = to_json(laguna_plan({1}));
+  edit(j);
+  try {
+    plan_from_json(j, "p.json");
+  } catch (const input_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Plan, MalformedPlansNameTheField) {
+  auto g0 = [](json& j) -> json& { return j["ranks"][0]["groups"][0]; };
+  EXPECT_EQ(error_of([](json&) {}), "");
+  EXPECT_NE(error_of([](json& j) { j["headroom_plan"] = 2; }).find("'headroom_plan' = 2"), std::string::npos);
+  EXPECT_NE(error_of([&](json& j) {
+              g0(j)["buffers"][0]["bytes"] = 7;
+            }).find("'ranks[0].groups[0].buffers[0].bytes' = 7: disagrees"),
+            std::string::npos);
+  EXPECT_NE(error_of([&](json& j) { g0(j)["buffers"][2]["shape"][1] = -3; }).find("shape[1]' = -3"),
+            std::string::npos);
+  EXPECT_NE(error_of([&](json& j) { g0(j)["buffers"][0]["dtype"] = "float8"; }).find("dtype' = \"float8\""),
+            std::string::npos);
+  EXPECT_NE(error_of([&](json& j) {
+              g0(j)["layers"][0] = "model.layers.40.self_attn.attn";
+            }).find("no attention layer"),
+            std::string::npos);
+  EXPECT_NE(error_of([&](json& j) {
+              g0(j)["parameters"]["num_par_softmax_segments"] = 8;
+            }).find("num_par_softmax_segments' = 8"),
+            std::string::npos);
+  EXPECT_NE(error_of([&](json& j) { j["ranks"][0]["groups"][1]["group"] = 0; }).find("given twice"),
+            std::string::npos);
+  EXPECT_NE(error_of([](json& j) {
+              j["ranks"][0]["layers"][0]["num_kv_heads"] = 4;
+            }).find("the model gives 8 at tp 1"),
+            std::string::npos);
+  EXPECT_NE(error_of([](json& j) { j["ranks"][0]["tp"] = 3; }).find("tp 3"), std::string::npos);
+  EXPECT_NE(error_of([](json& j) { j["engine"]["max_num_seqs"] = 5000; }).find("max_num_seqs' = 5000"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace headroom
