@@ -54,7 +54,8 @@ uint4* sink_word() {
 // lines: docs/bench.md compares the two; scripts/bench_sdpa.py takes the same variable).
 __global__ void read_flush_kernel(const uint4* p, int64_t n, uint4* sink) {
   uint4 acc{0, 0, 0, 0};
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x)
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += int64_t{gridDim.x} * blockDim.x)
     fold(acc, p[i]);
   keep(acc, sink);
 }
@@ -69,7 +70,7 @@ void flush_l2(int i) {
     return;
   }
   read_flush_kernel<<<1024, 256, 0, dev->stream>>>(static_cast<const uint4*>(dev->flush),
-                                                    static_cast<int64_t>(dev->flush_bytes / 16), sink_word());
+                                                   static_cast<int64_t>(dev->flush_bytes / 16), sink_word());
   HEADROOM_CUDA_TRY(cudaGetLastError());
 }
 
@@ -105,7 +106,9 @@ double measure_copy(std::size_t bytes) {
   HEADROOM_CUDA_TRY(cudaMalloc(&src, bytes));
   HEADROOM_CUDA_TRY(cudaMalloc(&dst, bytes));
   HEADROOM_CUDA_TRY(cudaMemset(src, 1, bytes));
-  const auto copy = [&] { HEADROOM_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, dev->stream)); };
+  const auto copy = [&] {
+    HEADROOM_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, dev->stream));
+  };
   time_median_ms(3, copy);
   const double ms = time_median_ms(21, copy);
   cudaFree(src), cudaFree(dst);
@@ -142,7 +145,8 @@ std::string check_output(decode_case& c, variant v, bool guarded) {
   for (int64_t r : reqs) {
     sub.seq_lens.push_back(h.seq_lens[static_cast<std::size_t>(r)]);
     sub.query_start.push_back(sub.query_start.back() + 1);
-    sub.block_table.insert(sub.block_table.end(), h.block_table.begin() + r * mbs, h.block_table.begin() + (r + 1) * mbs);
+    sub.block_table.insert(sub.block_table.end(), h.block_table.begin() + r * mbs,
+                           h.block_table.begin() + (r + 1) * mbs);
     sub.q.insert(sub.q.end(), h.q.begin() + r * row, h.q.begin() + (r + 1) * row);
     got.insert(got.end(), out.begin() + r * row, out.begin() + (r + 1) * row);
   }
@@ -185,8 +189,8 @@ void BM_decode(benchmark::State& state, variant v, int64_t batch, int64_t len, b
   std::vector<gpu::guard_report> reports;
   // Checked once per benchmark (Google Benchmark calls this function several times).
   static std::map<std::string, std::string> verdicts;
-  const std::string key = std::string(v == variant::triton ? "triton " : "fi ") + c.shape() +
-                          (guarded ? " guarded" : "");
+  const std::string key =
+      std::string(v == variant::triton ? "triton " : "fi ") + c.shape() + (guarded ? " guarded" : "");
   if (!verdicts.count(key)) {
     run.poison(guarded, dev->stream);
     run.run(guarded, dev->stream);
@@ -194,13 +198,15 @@ void BM_decode(benchmark::State& state, variant v, int64_t batch, int64_t len, b
     HEADROOM_CUDA_TRY(cudaStreamSynchronize(dev->stream));
     const std::string bad = check_output(c, v, guarded);
     verdicts[key] = !bad.empty() ? bad : reports.empty() ? "" : "guard band corrupted";
-    std::fprintf(stderr, "checked %s: %s\n", key.c_str(), verdicts[key].empty() ? "ok" : verdicts[key].c_str());
+    std::fprintf(stderr, "checked %s: %s\n", key.c_str(),
+                 verdicts[key].empty() ? "ok" : verdicts[key].c_str());
   }
   if (!verdicts[key].empty()) {
     state.SkipWithError(verdicts[key].c_str());
     return;
   }
-  timed_loop(state, c.bytes(), [&] { run.run(guarded, dev->stream); }, [&] { m.finish_guards(reports); });
+  timed_loop(
+      state, c.bytes(), [&] { run.run(guarded, dev->stream); }, [&] { m.finish_guards(reports); });
 }
 
 // The read ceilings (bench_gpu_read_ceiling.cuh): every K and V byte of the case once, no arithmetic.
@@ -211,10 +217,14 @@ void BM_read(benchmark::State& state, read_order order, int64_t batch, int64_t l
   const auto& ptrs = run.memory(false, dev->stream).pointers();
   const auto at = [&](const char* name) { return ptrs[static_cast<std::size_t>(run.id_of(name))]; };
   const double kv_bytes = 2.0 * batch * len * n_kv * head_dim * sizeof(bf16);
-  timed_loop(state, kv_bytes, [&] {
-    launch_read<head_dim>(order, at("k_cache"), at("v_cache"), static_cast<const int32_t*>(at("block_table")), batch,
-                          len, c.host.max_blocks_per_seq, n_kv, page, sink, dev->stream);
-  }, [] {});
+  timed_loop(
+      state, kv_bytes,
+      [&] {
+        launch_read<head_dim>(order, at("k_cache"), at("v_cache"),
+                              static_cast<const int32_t*>(at("block_table")), batch, len,
+                              c.host.max_blocks_per_seq, n_kv, page, sink, dev->stream);
+      },
+      [] {});
 }
 
 void BM_copy(benchmark::State& state) {
@@ -245,7 +255,7 @@ int main(int argc, char** argv) {
   HEADROOM_CUDA_TRY(cudaMemset(st.flush, 0, st.flush_bytes));
   st.copy_bps = measure_copy(std::size_t{1} << 30);
   std::fprintf(stderr, "device %s, %d SMs, L2 %d MiB, copy %.3f TB/s (read + write)\n", prop.name,
-              prop.multiProcessorCount, prop.l2CacheSize >> 20, st.copy_bps * 1e-12);
+               prop.multiProcessorCount, prop.l2CacheSize >> 20, st.copy_bps * 1e-12);
   benchmark::AddCustomContext("device", prop.name);
   benchmark::AddCustomContext("copy_TBps", std::to_string(st.copy_bps * 1e-12));
   benchmark::RegisterBenchmark("copy/1GiB", BM_copy)->UseManualTime()->Iterations(1);
@@ -254,18 +264,25 @@ int main(int argc, char** argv) {
   for (const bool guarded : {false, true})
     for (auto [b, l] : shapes)
       for (auto [name, v] : {std::pair{"triton", variant::triton}, std::pair{"fi", variant::fi}}) {
-        const std::string id = std::string(name) + (guarded ? "_guarded" : "") + "/" +
-                               std::to_string(b) + "x" + std::to_string(l);
+        const std::string id = std::string(name) + (guarded ? "_guarded" : "") + "/" + std::to_string(b) +
+                               "x" + std::to_string(l);
         benchmark::RegisterBenchmark(id.c_str(), BM_decode, v, b, l, guarded)
-            ->UseManualTime()->Unit(benchmark::kMicrosecond)->MinTime(0.05)->Repetitions(3)
+            ->UseManualTime()
+            ->Unit(benchmark::kMicrosecond)
+            ->MinTime(0.05)
+            ->Repetitions(3)
             ->ReportAggregatesOnly(true);
       }
   for (auto [b, l] : shapes)
-    for (auto [name, o] : {std::pair{"read_per_head", read_order::per_head},
-                           std::pair{"read_by_page", read_order::by_page}}) {
+    for (auto [name, o] :
+         {std::pair{"read_per_head", read_order::per_head}, std::pair{"read_by_page", read_order::by_page}}) {
       const std::string id = std::string(name) + "/" + std::to_string(b) + "x" + std::to_string(l);
       benchmark::RegisterBenchmark(id.c_str(), BM_read, o, b, l)
-          ->UseManualTime()->Unit(benchmark::kMicrosecond)->MinTime(0.05)->Repetitions(3)->ReportAggregatesOnly(true);
+          ->UseManualTime()
+          ->Unit(benchmark::kMicrosecond)
+          ->MinTime(0.05)
+          ->Repetitions(3)
+          ->ReportAggregatesOnly(true);
     }
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();

@@ -34,7 +34,8 @@ inline constexpr int64_t n_heads = 64, n_kv = 8, head_dim = 128, page = 16;
 
 // splitmix64 finaliser of (seed, i): the device's input generator.
 __global__ void fill_values_kernel(bf16* p, int64_t n, uint64_t seed) {
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += int64_t{gridDim.x} * blockDim.x) {
     uint64_t z = seed + static_cast<uint64_t>(i + 1) * 0x9E3779B97F4A7C15ull;
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
@@ -85,7 +86,11 @@ struct variant_run {
       HEADROOM_CUDA_TRY(cudaStreamSynchronize(s));
       auto& p = patched[guarded ? 1 : 0];
       p = params;
-      std::visit([&](auto& x) { patch_refs(x, [&](const auto& r) { return m->pointers()[static_cast<std::size_t>(r.id)]; }); }, p);
+      std::visit(
+          [&](auto& x) {
+            patch_refs(x, [&](const auto& r) { return m->pointers()[static_cast<std::size_t>(r.id)]; });
+          },
+          p);
     }
     return *m;
   }
@@ -100,8 +105,9 @@ struct variant_run {
     gpu::device_memory& m = memory(guarded, s);
     for (std::size_t i = 0; i < rq.buffers.size(); ++i)
       if (rq.buffers[i].scratch)
-        HEADROOM_CUDA_TRY(cudaMemsetAsync(m.pointers()[i], 0xFF,
-                                          static_cast<std::size_t>(rq.buffers[i].extent * rq.buffers[i].elem_bytes), s));
+        HEADROOM_CUDA_TRY(
+            cudaMemsetAsync(m.pointers()[i], 0xFF,
+                            static_cast<std::size_t>(rq.buffers[i].extent * rq.buffers[i].elem_bytes), s));
   }
 };
 

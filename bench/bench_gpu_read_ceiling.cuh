@@ -31,12 +31,12 @@ __device__ inline void keep(const uint4& acc, uint4* sink) {
 // grid (requests * chunks, kv heads), 256 threads: warp w reads keys chunk * 256 + 32w .. + 31,
 // coalesced: each load covers whole rows (D 128: 16 lanes per 256-byte row, two rows per load).
 template <int D>
-__global__ void __launch_bounds__(read_chunk_keys) read_per_head(const uint4* k, const uint4* v, const int32_t* bt,
-                                                                 int64_t chunks, int64_t len, int64_t mbs, int64_t kv,
-                                                                 int64_t page, uint4* sink) {
-  constexpr int W = D * 2 / 16;       // 16-byte words per row
-  constexpr int R = 32 / W;           // rows per warp-wide load
-  constexpr int N = 32 / R;           // loads per thread for the warp's 32 keys
+__global__ void __launch_bounds__(read_chunk_keys)
+    read_per_head(const uint4* k, const uint4* v, const int32_t* bt, int64_t chunks, int64_t len, int64_t mbs,
+                  int64_t kv, int64_t page, uint4* sink) {
+  constexpr int W = D * 2 / 16;  // 16-byte words per row
+  constexpr int R = 32 / W;      // rows per warp-wide load
+  constexpr int N = 32 / R;      // loads per thread for the warp's 32 keys
   static_assert(W <= 32 && 32 % W == 0, "whole rows per warp-wide load");
   const int lane = static_cast<int>(threadIdx.x % 32), warp = static_cast<int>(threadIdx.x / 32);
   const int64_t seq = blockIdx.x / chunks, first = blockIdx.x % chunks * read_chunk_keys + 32 * warp;
@@ -44,7 +44,8 @@ __global__ void __launch_bounds__(read_chunk_keys) read_per_head(const uint4* k,
 #pragma unroll
   for (int i = 0; i < N; ++i) {
     const int64_t key = first + i * R + lane / W;
-    const int64_t row = key < len ? ((bt[seq * mbs + key / page] * page + key % page) * kv + blockIdx.y) * W : -1;
+    const int64_t row =
+        key < len ? ((bt[seq * mbs + key / page] * page + key % page) * kv + blockIdx.y) * W : -1;
     x[i] = row >= 0 ? k[row + lane % W] : uint4{0, 0, 0, 0};
     x[N + i] = row >= 0 ? v[row + lane % W] : uint4{0, 0, 0, 0};
   }
@@ -55,9 +56,9 @@ __global__ void __launch_bounds__(read_chunk_keys) read_per_head(const uint4* k,
 
 // grid (requests * chunks), 256 threads: the chunk's 16 pages, each read whole (K then V).
 template <int D>
-__global__ void __launch_bounds__(read_chunk_keys) read_by_page(const uint4* k, const uint4* v, const int32_t* bt,
-                                                                int64_t chunks, int64_t len, int64_t mbs, int64_t kv,
-                                                                int64_t page, uint4* sink) {
+__global__ void __launch_bounds__(read_chunk_keys)
+    read_by_page(const uint4* k, const uint4* v, const int32_t* bt, int64_t chunks, int64_t len, int64_t mbs,
+                 int64_t kv, int64_t page, uint4* sink) {
   const int64_t seq = blockIdx.x / chunks, first = blockIdx.x % chunks * read_chunk_keys;
   const int64_t words = page * kv * D * 2 / 16;  // 16-byte words per page
   uint4 acc{0, 0, 0, 0};
@@ -83,17 +84,18 @@ enum class read_order { per_head, by_page };
 
 // One read of every K and V byte of the case, in `order`, on stream s.
 template <int D>
-void launch_read(read_order order, const void* k, const void* v, const int32_t* bt, int64_t batch, int64_t len,
-                 int64_t mbs, int64_t kv, int64_t page, uint4* sink, cudaStream_t s) {
+void launch_read(read_order order, const void* k, const void* v, const int32_t* bt, int64_t batch,
+                 int64_t len, int64_t mbs, int64_t kv, int64_t page, uint4* sink, cudaStream_t s) {
   const int64_t chunks = (len + read_chunk_keys - 1) / read_chunk_keys;
   const auto* kw = static_cast<const uint4*>(k);
   const auto* vw = static_cast<const uint4*>(v);
   if (order == read_order::per_head)
-    read_per_head<D><<<dim3(static_cast<unsigned>(batch * chunks), static_cast<unsigned>(kv)), read_chunk_keys, 0, s>>>(
-        kw, vw, bt, chunks, len, mbs, kv, page, sink);
+    read_per_head<D>
+        <<<dim3(static_cast<unsigned>(batch * chunks), static_cast<unsigned>(kv)), read_chunk_keys, 0, s>>>(
+            kw, vw, bt, chunks, len, mbs, kv, page, sink);
   else
-    read_by_page<D><<<static_cast<unsigned>(batch * chunks), read_chunk_keys, 0, s>>>(kw, vw, bt, chunks, len, mbs, kv,
-                                                                                      page, sink);
+    read_by_page<D><<<static_cast<unsigned>(batch * chunks), read_chunk_keys, 0, s>>>(kw, vw, bt, chunks, len,
+                                                                                      mbs, kv, page, sink);
   HEADROOM_CUDA_TRY(cudaGetLastError());
 }
 

@@ -1,8 +1,8 @@
 // Simulator benchmarks: cases per second on a small property-style mix through the sim
 // executor (inputs, checked kernels, fp32 reference, comparison), checked accesses per second, and
 // the overhead of checked execution against the same bodies run natively with checks compiled out
-// (goal <= 3x), timed in thread CPU time. The mix: kv heads 1-2, GQA groups 1-8, head sizes 64 / 80 / 128, 1-4 decode
-// requests of 1-64 tokens, bf16, per-layer plans (in bounds), Triton 3D and FlashInfer split-KV.
+// (goal <= 3x), timed in thread CPU time. The mix: kv heads 1-2, GQA groups 1-8, head sizes 64 / 80 / 128,
+// 1-4 decode requests of 1-64 tokens, bf16, per-layer plans (in bounds), Triton 3D and FlashInfer split-KV.
 #include <benchmark/benchmark.h>
 
 #include <ctime>

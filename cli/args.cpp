@@ -92,8 +92,7 @@ double to_double(const std::string& flag, const std::string& v, double lo, doubl
   return x;
 }
 
-std::vector<int64_t> to_int_list(const std::string& flag, const std::string& v, int64_t lo,
-                                 int64_t hi) {
+std::vector<int64_t> to_int_list(const std::string& flag, const std::string& v, int64_t lo, int64_t hi) {
   std::vector<int64_t> out;
   std::stringstream ss(v);
   std::string item;
@@ -108,10 +107,20 @@ double to_seconds(const std::string& flag, const std::string& v) {
   double scale = 1;
   std::string num = v;
   switch (v.back()) {
-    case 's': scale = 1; num.pop_back(); break;
-    case 'm': scale = 60; num.pop_back(); break;
-    case 'h': scale = 3600; num.pop_back(); break;
-    default: break;
+    case 's':
+      scale = 1;
+      num.pop_back();
+      break;
+    case 'm':
+      scale = 60;
+      num.pop_back();
+      break;
+    case 'h':
+      scale = 3600;
+      num.pop_back();
+      break;
+    default:
+      break;
   }
   return to_double(flag, num, 0, 1e7) * scale;
 }

@@ -12,7 +12,7 @@ namespace headroom::cli {
 
 struct parsed_args {
   std::vector<std::string> positional;
-  std::map<std::string, std::string> flags;  // "--tp" -> "1,2"; boolean flags map to ""
+  std::map<std::string, std::string> flags;               // "--tp" -> "1,2"; boolean flags map to ""
   std::map<std::string, std::vector<std::string>> lists;  // repeatable flags, every value in order
   bool has(const std::string& f) const { return flags.count(f) != 0; }
   std::optional<std::string> get(const std::string& f) const;
@@ -28,8 +28,7 @@ parsed_args parse(int argc, char** argv, int first, const std::vector<std::strin
 int64_t to_int(const std::string& flag, const std::string& v, int64_t lo, int64_t hi);
 uint64_t to_seed(const std::string& flag, const std::string& v);
 double to_double(const std::string& flag, const std::string& v, double lo, double hi);
-std::vector<int64_t> to_int_list(const std::string& flag, const std::string& v, int64_t lo,
-                                 int64_t hi);
+std::vector<int64_t> to_int_list(const std::string& flag, const std::string& v, int64_t lo, int64_t hi);
 // "60s", "5m", "2h" or plain seconds.
 double to_seconds(const std::string& flag, const std::string& v);
 

@@ -15,13 +15,14 @@ check_options options_of(const parsed_args& a) {
   check_options o;
   if (auto v = a.get("--tp")) o.tps = to_int_list("--tp", *v, 1, max_tp);
   if (auto v = a.get("--backend")) {
-    if (*v == "all") o.backends = {backend::triton, backend::flashinfer, backend::fa3};
-    else o.backends = {parse_backend(*v, cmdline, "--backend")};
+    if (*v == "all")
+      o.backends = {backend::triton, backend::flashinfer, backend::fa3};
+    else
+      o.backends = {parse_backend(*v, cmdline, "--backend")};
   }
   if (auto v = a.get("--policy")) o.pol = parse_policy(*v, cmdline, "--policy");
   if (auto v = a.get("--grouping")) o.grp = parse_grouping(*v, cmdline, "--grouping");
-  if (auto v = a.get("--max-num-seqs"))
-    o.max_num_seqs = to_int("--max-num-seqs", *v, 1, max_check_num_seqs);
+  if (auto v = a.get("--max-num-seqs")) o.max_num_seqs = to_int("--max-num-seqs", *v, 1, max_check_num_seqs);
   o.hybrid = !a.has("--no-hybrid");
   o.flashinfer.cuda_graph = a.has("--cuda-graph");
   o.mutants = mutants_of(a);
@@ -30,8 +31,8 @@ check_options options_of(const parsed_args& a) {
 }
 
 int check_main(int argc, char** argv) {
-  std::vector<std::string> value_flags = {"--tp", "--backend", "--policy", "--grouping", "--max-num-seqs",
-                                          "--target", "--tight", "--json", "--seed"};
+  std::vector<std::string> value_flags = {"--tp",     "--backend", "--policy", "--grouping", "--max-num-seqs",
+                                          "--target", "--tight",   "--json",   "--seed"};
   value_flags.insert(value_flags.end(), engine_flags.begin(), engine_flags.end());
   auto a = parse(argc, argv, 2, value_flags, {"--no-hybrid", "--cuda-graph"}, {"--mutant"});
   if (a.positional.size() != 1)
@@ -50,8 +51,8 @@ int check_main(int argc, char** argv) {
   if (json_out) write_durably(*json_out, to_json(r).dump(2) + "\n");  // before anything is printed
   std::string mutants;
   for (const auto& m : o.mutants) mutants += (mutants.empty() ? ", mutants " : " ") + m;
-  print_report(r, "headroom check " + a.positional[0] + " (policy " + to_string(o.pol) +
-                      ", grouping " + to_string(o.grp) + mutants + ", target " + target + ")");
+  print_report(r, "headroom check " + a.positional[0] + " (policy " + to_string(o.pol) + ", grouping " +
+                      to_string(o.grp) + mutants + ", target " + target + ")");
   return r.ok ? 0 : 1;
 }
 

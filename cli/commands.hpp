@@ -24,8 +24,8 @@ mutant_set mutants_of(const parsed_args& a);
 // The engine settings flags shared by check and fuzz (--max-model-len, --spec-tokens,
 // --cudagraph-mode, --head-tile, --mamba-block-size, --extra-group-block-size) applied to `s`.
 void read_engine_flags(const parsed_args& a, engine_settings& s);
-inline const std::vector<std::string> engine_flags = {"--max-model-len", "--spec-tokens",
-                                                      "--cudagraph-mode", "--head-tile",
+inline const std::vector<std::string> engine_flags = {"--max-model-len",    "--spec-tokens",
+                                                      "--cudagraph-mode",   "--head-tile",
                                                       "--mamba-block-size", "--extra-group-block-size"};
 
 // The options check and plan share: --tp, --backend, --policy, --grouping, --max-num-seqs,

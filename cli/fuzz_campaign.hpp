@@ -18,14 +18,14 @@ namespace headroom::cli {
 
 struct fuzz_options {
   uint64_t seed = 0;
-  std::optional<int64_t> cases;    // stop after this many cases ...
-  std::optional<double> seconds;   // ... or after this long
+  std::optional<int64_t> cases;       // stop after this many cases ...
+  std::optional<double> seconds;      // ... or after this long
   std::optional<int64_t> stop_after;  // ... or after this many distinct counterexamples
   std::string target = "sim";
   generators::case_profile profile;
   std::optional<std::string> out;  // folder for counterexample files
   int jobs = 1;
-  std::string profile_flags;       // the flags that shape the cases, for repro lines
+  std::string profile_flags;  // the flags that shape the cases, for repro lines
 };
 
 // Busy time of one oracle, summed over job threads (and ranks).
@@ -36,10 +36,10 @@ struct oracle_time {
 
 struct fuzz_counterexample {
   generators::counterexample f;
-  uint64_t index = 0;             // case index it was sampled at
-  double seconds = 0;             // since the start, when written
-  std::string file;               // empty without --out
-  bool known = false;             // the file was already in --out (an earlier campaign's)
+  uint64_t index = 0;  // case index it was sampled at
+  double seconds = 0;  // since the start, when written
+  std::string file;    // empty without --out
+  bool known = false;  // the file was already in --out (an earlier campaign's)
 };
 
 struct fuzz_summary {
@@ -49,10 +49,10 @@ struct fuzz_summary {
   std::optional<uint64_t> first_failing_index;  // smallest index of a failing case
   double first_failing_seconds = 0;             // when the first failing case was seen
   std::vector<fuzz_counterexample> found;       // in the order they were written
-  oracle_time case_time;    // the target on sampled cases
-  oracle_time shrink_time;  // the target while shrinking failures
-  int ranks = 1;            // MPI processes
-  std::string stopped_by;   // a signal or a lost rank ended it early; empty otherwise
+  oracle_time case_time;                        // the target on sampled cases
+  oracle_time shrink_time;                      // the target while shrinking failures
+  int ranks = 1;                                // MPI processes
+  std::string stopped_by;                       // a signal or a lost rank ended it early; empty otherwise
 };
 
 // The fuzz command line (input_error on anything bad); a fresh seed when --seed is not given.

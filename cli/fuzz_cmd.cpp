@@ -36,8 +36,8 @@ void prepare_fuzz_out(const std::string& dir) {
     throw input_error(cmdline, "--out", "\"" + dir + "\"", "cannot be created: " + ec.message());
   probe_folder("--out", dir);
   if (const int n = remove_stale_temporaries(dir))
-    std::fprintf(stderr, "fuzz: removed %d temporary file%s left in %s by a campaign that was killed\n",
-                 n, n == 1 ? "" : "s", dir.c_str());
+    std::fprintf(stderr, "fuzz: removed %d temporary file%s left in %s by a campaign that was killed\n", n,
+                 n == 1 ? "" : "s", dir.c_str());
 }
 
 namespace {
@@ -46,8 +46,7 @@ void read_profile(const parsed_args& a, fuzz_options& o) {
   auto& p = o.profile;
   if (auto v = a.get("--policy")) p.policies = {parse_policy(*v, cmdline, "--policy")};
   if (auto v = a.get("--grouping")) p.groupings = {parse_grouping(*v, cmdline, "--grouping")};
-  if (auto v = a.get("--backend"); v && *v != "all")
-    p.backends = {parse_backend(*v, cmdline, "--backend")};
+  if (auto v = a.get("--backend"); v && *v != "all") p.backends = {parse_backend(*v, cmdline, "--backend")};
   p.mutants = mutants_of(a);
   o.profile_flags = std::string("--policy ") + to_string(p.policies.front()) + " --grouping " +
                     to_string(p.groupings.front()) + " --backend " +
@@ -59,8 +58,8 @@ void read_profile(const parsed_args& a, fuzz_options& o) {
 
 fuzz_options read_fuzz_options(int argc, char** argv) {
   auto a = parse(argc, argv, 2,
-                 {"--seed", "--cases", "--time", "--target", "--policy", "--grouping",
-                  "--backend", "--out", "--jobs", "--stop-after"},
+                 {"--seed", "--cases", "--time", "--target", "--policy", "--grouping", "--backend", "--out",
+                  "--jobs", "--stop-after"},
                  {}, {"--mutant"});
   if (!a.positional.empty())
     throw input_error(cmdline, a.positional.front(), "(argument)", "fuzz takes no positional arguments");

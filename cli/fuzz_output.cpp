@@ -22,8 +22,8 @@ std::string size_text(const check_case& c) {
   int64_t attention = 0;
   for (const auto& l : c.model.layers) attention += l.kind != attn_kind::none;
   return std::to_string(c.model.layers.size()) + " layers (" + std::to_string(attention) +
-         " with attention), tp " + std::to_string(c.tp) + ", " +
-         std::to_string(c.b.num_seqs()) + (c.b.is_decode() ? " decode" : "") + " requests";
+         " with attention), tp " + std::to_string(c.tp) + ", " + std::to_string(c.b.num_seqs()) +
+         (c.b.is_decode() ? " decode" : "") + " requests";
 }
 
 // True when the file at path is a counterexample that `name` names: it loads (every check of a case
@@ -69,8 +69,8 @@ std::string write_counterexample(const fuzz_options& o, fuzz_counterexample& ce,
   model_executor model;
   e.expect["model"] = generators::invariants_of(generators::run_guarded(e.c, model));
   e.expect[o.target] = generators::invariants_of(ce.f.shrunk_report);
-  e.note = "headroom fuzz --seed " + std::to_string(o.seed) + " (case " +
-           std::to_string(ce.index) + "): " + ce.f.signature;
+  e.note = "headroom fuzz --seed " + std::to_string(o.seed) + " (case " + std::to_string(ce.index) +
+           "): " + ce.f.signature;
   write_durably(path, generators::to_corpus_json(e).dump(2) + "\n");
   return path;
 }
@@ -90,9 +90,8 @@ void print_fuzz_summary(const fuzz_options& o, const fuzz_summary& s) {
               to_string(o.profile.policies.front()), to_string(o.profile.groupings.front()),
               s.ranks > 1 ? (std::to_string(s.ranks) + " ranks x ").c_str() : "", o.jobs,
               o.jobs == 1 ? "" : "s");
-  std::printf("  %lld cases in %.2f s (%.0f cases/s); %lld failing\n",
-              static_cast<long long>(s.cases), s.seconds,
-              s.seconds > 0 ? static_cast<double>(s.cases) / s.seconds : 0.0,
+  std::printf("  %lld cases in %.2f s (%.0f cases/s); %lld failing\n", static_cast<long long>(s.cases),
+              s.seconds, s.seconds > 0 ? static_cast<double>(s.cases) / s.seconds : 0.0,
               static_cast<long long>(s.failing));
   if (!s.stopped_by.empty()) std::printf("  stopped early: %s\n", s.stopped_by.c_str());
   print_oracle(o.target + " (cases)", s.case_time, s.seconds, "cases");
@@ -100,25 +99,23 @@ void print_fuzz_summary(const fuzz_options& o, const fuzz_summary& s) {
   if (s.first_failing_index)
     std::printf("  first failing case: index %llu (%llu cases), after %.3f s\n",
                 static_cast<unsigned long long>(*s.first_failing_index),
-                static_cast<unsigned long long>(*s.first_failing_index + 1),
-                s.first_failing_seconds);
-  if (!s.found.empty())
-    std::printf("  first counterexample written after %.3f s\n", s.found.front().seconds);
+                static_cast<unsigned long long>(*s.first_failing_index + 1), s.first_failing_seconds);
+  if (!s.found.empty()) std::printf("  first counterexample written after %.3f s\n", s.found.front().seconds);
   std::printf("  %zu distinct counterexample%s\n", s.found.size(), s.found.size() == 1 ? "" : "s");
   for (std::size_t k = 0; k < s.found.size(); ++k) {
     const auto& ce = s.found[k];
-    std::printf("  [%zu] %s\n      shrunk to %s (case %llu, %d steps, %d runs, written after "
-                "%.3f s)\n", k + 1, ce.f.signature.c_str(), size_text(ce.f.shrunk).c_str(),
-                static_cast<unsigned long long>(ce.index), ce.f.shrink_steps, ce.f.shrink_evals,
-                ce.seconds);
+    std::printf(
+        "  [%zu] %s\n      shrunk to %s (case %llu, %d steps, %d runs, written after "
+        "%.3f s)\n",
+        k + 1, ce.f.signature.c_str(), size_text(ce.f.shrunk).c_str(),
+        static_cast<unsigned long long>(ce.index), ce.f.shrink_steps, ce.f.shrink_evals, ce.seconds);
     if (!ce.file.empty())
-      std::printf("      repro: headroom replay %s --target %s%s\n", ce.file.c_str(),
-                  o.target.c_str(), ce.known ? "   (file from an earlier campaign)" : "");
+      std::printf("      repro: headroom replay %s --target %s%s\n", ce.file.c_str(), o.target.c_str(),
+                  ce.known ? "   (file from an earlier campaign)" : "");
     else
       std::printf("      repro: headroom fuzz --seed %llu --cases %llu --target %s %s\n",
-                  static_cast<unsigned long long>(o.seed),
-                  static_cast<unsigned long long>(ce.index + 1), o.target.c_str(),
-                  o.profile_flags.c_str());
+                  static_cast<unsigned long long>(o.seed), static_cast<unsigned long long>(ce.index + 1),
+                  o.target.c_str(), o.profile_flags.c_str());
   }
   std::printf("verdict: %s\n", s.found.empty() ? "clean" : "FAIL (counterexamples found)");
   std::fflush(stdout);

@@ -10,10 +10,13 @@
 
 namespace headroom::cli {
 
-mutant_set mutants_of(const parsed_args& a) { return make_mutant_set(a.all("--mutant"), cmdline, "--mutant"); }
+mutant_set mutants_of(const parsed_args& a) {
+  return make_mutant_set(a.all("--mutant"), cmdline, "--mutant");
+}
 
 void read_engine_flags(const parsed_args& a, engine_settings& s) {
-  if (auto v = a.get("--max-model-len")) s.max_model_len = to_int("--max-model-len", *v, 1, max_settings_model_len);
+  if (auto v = a.get("--max-model-len"))
+    s.max_model_len = to_int("--max-model-len", *v, 1, max_settings_model_len);
   if (auto v = a.get("--spec-tokens"))
     s.num_speculative_tokens = to_int("--spec-tokens", *v, 0, max_settings_spec_tokens);
   if (auto v = a.get("--cudagraph-mode")) s.cg_mode = parse_cudagraph_mode(*v, cmdline, "--cudagraph-mode");
@@ -30,9 +33,13 @@ int mutants_main(int argc, char** argv) {
     throw input_error(cmdline, a.positional.front(), "(argument)", "mutants takes no positional arguments");
   nlohmann::json list = nlohmann::json::array();
   for (const auto& m : all_mutants())
-    list.push_back({{"name", m.name}, {"class", to_string(m.cls)}, {"class_title", class_title(m.cls)},
-                    {"sources", m.sources}, {"caught_by", to_string(m.caught_by)},
-                    {"wrong", m.wrong}, {"right", m.right}});
+    list.push_back({{"name", m.name},
+                    {"class", to_string(m.cls)},
+                    {"class_title", class_title(m.cls)},
+                    {"sources", m.sources},
+                    {"caught_by", to_string(m.caught_by)},
+                    {"wrong", m.wrong},
+                    {"right", m.right}});
   const auto json_out = a.get("--json");
   if (json_out && *json_out == "-") {
     std::printf("%s\n", list.dump(2).c_str());

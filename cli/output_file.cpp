@@ -67,7 +67,8 @@ bool write_all(int fd, const std::string& text) {
 }
 
 bool same_file(const std::string& a, const std::string& b) {
-  struct stat sa {}, sb {};
+  struct stat sa {
+  }, sb{};
   if (::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0)
     return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
   std::error_code ea, eb;
@@ -75,9 +76,7 @@ bool same_file(const std::string& a, const std::string& b) {
   return !ea && !eb && ca == cb;
 }
 
-bool process_runs(long pid) {
-  return pid > 0 && (::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM);
-}
+bool process_runs(long pid) { return pid > 0 && (::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM); }
 
 // The pid in NAME.tmp.PID or NAME.tmp.PID.XXXXXX, 0 when the name is not of that form.
 long temporary_pid(const std::string& name) {
@@ -88,16 +87,14 @@ long temporary_pid(const std::string& name) {
     if (rest.size() - dot - 1 != 6) return 0;
     rest.resize(dot);
   }
-  if (rest.empty() || rest.size() > 10 || rest.find_first_not_of("0123456789") != std::string::npos)
-    return 0;
+  if (rest.empty() || rest.size() > 10 || rest.find_first_not_of("0123456789") != std::string::npos) return 0;
   const long long pid = std::stoll(rest);
   return pid <= std::numeric_limits<pid_t>::max() ? static_cast<long>(pid) : 0;
 }
 
 }  // namespace
 
-void check_output(const std::string& flag, const std::string& path,
-                  const std::vector<std::string>& inputs) {
+void check_output(const std::string& flag, const std::string& path, const std::vector<std::string>& inputs) {
   auto bad = [&](const std::string& why) { throw input_error(cmdline, flag, quoted(path), why); };
   if (path.empty()) bad("is empty; give a file name");
   if (!fs::path(path).has_filename()) bad("names a folder, not a file");

@@ -16,8 +16,7 @@
 namespace headroom::cli {
 
 // The checks above, naming `flag` (e.g. "--json") and the path.
-void check_output(const std::string& flag, const std::string& path,
-                  const std::vector<std::string>& inputs);
+void check_output(const std::string& flag, const std::string& path, const std::vector<std::string>& inputs);
 
 // Creates and removes an exclusive temporary in `dir` (a folder nothing can be written to fails
 // here, before any work), naming `flag`.

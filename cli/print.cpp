@@ -14,8 +14,8 @@ std::string shown(const std::string& s) { return one_line(s, 4096); }
 
 void print_thresholds(const report& r) {
   bool any_class = false;
-  std::printf("%-10s %4s %5s %13s %11s %24s\n", "backend", "tp", "group", "builder_heads",
-              "layer_heads", "min_failing_decode_batch");
+  std::printf("%-10s %4s %5s %13s %11s %24s\n", "backend", "tp", "group", "builder_heads", "layer_heads",
+              "min_failing_decode_batch");
   for (const auto& t : r.thresholds) {
     if (!t.variable.empty()) {
       any_class = true;
@@ -46,8 +46,8 @@ void print_report(const report& r, const std::string& title) {
     std::printf(": %s tp %lld group %d (%zu layers)", to_string(v.be), (long long)v.tp, v.group,
                 v.layers.size());
     if (!v.buffer.empty() && (v.capacity_bytes > 0 || v.required_bytes > 0))
-      std::printf(" %s: capacity %lld B, required %lld B", v.buffer.c_str(),
-                  (long long)v.capacity_bytes, (long long)v.required_bytes);
+      std::printf(" %s: capacity %lld B, required %lld B", v.buffer.c_str(), (long long)v.capacity_bytes,
+                  (long long)v.required_bytes);
     std::printf("\n    %s\n", shown(v.detail).c_str());
   }
   for (const auto& n : r.notes) std::printf("note: %s\n", shown(n).c_str());

@@ -48,11 +48,10 @@ rc::Gen<options_draw> option_draws(const case_profile& p) {
       rc::gen::set(&o::page, weighted<int64_t>({{6, 16}, {1, 8}, {1, 32}})),
       rc::gen::set(&o::cuda_graph, weighted<bool>({{4, false}, {1, true}})),
       // vLLM's --max-num-seqs caps Triton's threshold: small values keep decode batches short.
-      rc::gen::set(&o::max_num_seqs, weighted<int64_t>({{2, 2}, {3, 4}, {2, 6}, {3, 8}, {3, 16},
-                                                        {1, 32}, {1, 64}, {2, 256}})),
+      rc::gen::set(&o::max_num_seqs,
+                   weighted<int64_t>({{2, 2}, {3, 4}, {2, 6}, {3, 8}, {3, 16}, {1, 32}, {1, 64}, {2, 256}})),
       rc::gen::set(&o::snap, weighted<bool>({{5, true}, {1, false}})),
-      rc::gen::set(&o::classes, class_draws()),
-      rc::gen::set(&o::seed, rc::gen::arbitrary<uint64_t>()));
+      rc::gen::set(&o::classes, class_draws()), rc::gen::set(&o::seed, rc::gen::arbitrary<uint64_t>()));
 }
 
 check_case assemble(const options_draw& d, const sized_geometry& g, const mutant_set& mutants) {
@@ -145,14 +144,16 @@ rc::Gen<check_case> raw_cases(const case_profile& p) {
         return c;
       });
     };
-    return rc::gen::weightedOneOf<check_case>({{9, raw_cases(kernels)}, {1, with_mutants(large_offset_cases())}});
+    return rc::gen::weightedOneOf<check_case>(
+        {{9, raw_cases(kernels)}, {1, with_mutants(large_offset_cases())}});
   }
   auto with_geometry = rc::gen::mapcat(option_draws(p), [p](options_draw d) {
     geometry_limits lim;
     lim.max_layers = p.max_layers;
     lim.max_head_size = p.max_head_size;
     lim.flashinfer_groups = d.be == backend::flashinfer;
-    return rc::gen::map(geometries(lim), [d, p](const sized_geometry& g) { return assemble(d, g, p.mutants); });
+    return rc::gen::map(geometries(lim),
+                        [d, p](const sized_geometry& g) { return assemble(d, g, p.mutants); });
   });
   // Full size from the first case: RapidCheck's size ramp would spend most of a short budget on
   // one-layer, one-request cases; the shrinker makes failures small afterwards anyway.
@@ -176,18 +177,17 @@ rc::Gen<check_case> large_cases(const std::vector<policy>& policies) {
   // Long sequences (up to 2^31 - 1 tokens) and up to 16 requests: the formulas only.
   auto long_len = rc::gen::element<int64_t>(1, 256, 4096, 1 << 20, (1LL << 31) - 1);
   return rc::gen::mapcat(g, [long_len](check_case c) {
-    return rc::gen::map(
-        rc::gen::mapcat(rc::gen::inRange<int64_t>(1, 17),
-                        [long_len](int64_t n) {
-                          return rc::gen::container<std::vector<int64_t>>(
-                              static_cast<std::size_t>(n), long_len);
-                        }),
-        [c](std::vector<int64_t> seqs) {
-          check_case out = c;
-          out.b.query_lens.assign(seqs.size(), 1);
-          out.b.seq_lens = std::move(seqs);
-          return out;
-        });
+    return rc::gen::map(rc::gen::mapcat(rc::gen::inRange<int64_t>(1, 17),
+                                        [long_len](int64_t n) {
+                                          return rc::gen::container<std::vector<int64_t>>(
+                                              static_cast<std::size_t>(n), long_len);
+                                        }),
+                        [c](std::vector<int64_t> seqs) {
+                          check_case out = c;
+                          out.b.query_lens.assign(seqs.size(), 1);
+                          out.b.seq_lens = std::move(seqs);
+                          return out;
+                        });
   });
 }
 

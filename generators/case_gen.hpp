@@ -19,14 +19,14 @@ struct case_profile {
   std::vector<grouping> groupings = {grouping::heads};
   std::vector<backend> backends = {backend::triton, backend::flashinfer, backend::fa3};
   int max_layers = 6;
-  int64_t max_work = 1 << 21;    // batch_limits::max_work: bounds the simulator's time per case
+  int64_t max_work = 1 << 21;  // batch_limits::max_work: bounds the simulator's time per case
   int64_t max_head_size = 64;
-  bool vary_options = true;      // hybrid manager, CUDA graphs, page size, Triton thr options
-  bool engine_steps = true;      // engine settings (engine_gen.hpp) and the case's step (with vary_options)
+  bool vary_options = true;  // hybrid manager, CUDA graphs, page size, Triton thr options
+  bool engine_steps = true;  // engine settings (engine_gen.hpp) and the case's step (with vary_options)
   // The formulas only (the model target): one case in ten from a regime no kernel can run here,
   // token offsets near 2^31 elements (large_offset_cases).
   bool formulas_only = false;
-  mutant_set mutants;            // historical wrong formulas every case switches on
+  mutant_set mutants;  // historical wrong formulas every case switches on
 };
 
 // Cases without shrinking (the fuzzer samples these, then shrinks with shrink_greedy).

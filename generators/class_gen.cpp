@@ -13,8 +13,8 @@ rc::Gen<class_draw> class_draws() {
   using ratio = std::pair<int64_t, int64_t>;
   return rc::gen::build<d>(
       rc::gen::set(&d::head_tile, weighted<int64_t>({{2, 0}, {3, 16}, {1, 8}, {1, 32}})),
-      rc::gen::set(&d::hidden_ratio, weighted<ratio>({{2, {0, 1}}, {2, {1, 1}}, {2, {1, 2}},
-                                                      {1, {1, 4}}, {1, {2, 1}}})),
+      rc::gen::set(&d::hidden_ratio,
+                   weighted<ratio>({{2, {0, 1}}, {2, {1, 1}}, {2, {1, 2}}, {1, {1, 4}}, {1, {2, 1}}})),
       rc::gen::set(&d::hybrid, weighted<bool>({{2, false}, {1, true}})),
       rc::gen::set(&d::mamba_block_size, rc::gen::element<int64_t>(0, 64, 128, 256, 512)),
       rc::gen::set(&d::extra_group_block_size, rc::gen::element<int64_t>(0, 4, 8)),

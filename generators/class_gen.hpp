@@ -15,11 +15,11 @@
 namespace headroom::generators {
 
 struct class_draw {
-  int64_t head_tile = 0;        // engine head_tile (0: no padding kernel)
+  int64_t head_tile = 0;  // engine head_tile (0: no padding kernel)
   // hidden_size = heads * head_size * first / second; 0 (unknown) when first is 0
   std::pair<int64_t, int64_t> hidden_ratio = {0, 1};
-  bool hybrid = false;          // Mamba state layers (the no-attention layers, or one appended)
-  int64_t mamba_block_size = 0; // engine settings of the Mamba group and a smaller group
+  bool hybrid = false;           // Mamba state layers (the no-attention layers, or one appended)
+  int64_t mamba_block_size = 0;  // engine settings of the Mamba group and a smaller group
   int64_t extra_group_block_size = 0;
   int64_t max_model_len = 4096;
 };

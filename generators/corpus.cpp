@@ -39,8 +39,7 @@ corpus_entry corpus_from_json(const json& j, const std::string& file) {
     auto& invs = e.expect[target];  // an empty list is an expectation too: the replay is clean
     for (const auto& inv : list) {
       if (!inv.is_string())
-        throw input_error(file, "expect." + target, json_read::shown(inv),
-                          "expected invariant names");
+        throw input_error(file, "expect." + target, json_read::shown(inv), "expected invariant names");
       invs.push_back(inv.get<std::string>());
     }
   }

@@ -69,7 +69,8 @@ rc::Gen<step_spec> steps_for(const check_case& c, int64_t max_work) {
   std::vector<step_spec> dummies;
   for (const step_spec& s : dummy_steps_of(e))
     if (batch_work(realise_step(e, s, {}, {}).b, token_cost_of(c)) <= max_work) dummies.push_back(s);
-  for (const step_spec& s : dummies) choices.push_back({s == dummies.back() ? 3 : 1, s});  // the largest graph most
+  for (const step_spec& s : dummies)
+    choices.push_back({s == dummies.back() ? 3 : 1, s});  // the largest graph most
   for (int64_t pass = 1; pass <= e.num_speculative_tokens; ++pass)
     choices.push_back({3, {step_kind::draft, 0, false, pass}});
   return weighted<step_spec>(choices);

@@ -21,8 +21,8 @@ rc::Gen<int64_t> head_sizes(int64_t max_d) {
 // 24 and 32 take Triton's BLOCK_M = next_pow2(G) > 16 branch.
 rc::Gen<int64_t> group_sizes(bool flashinfer) {
   if (flashinfer) return weighted<int64_t>({{5, 1}, {5, 2}, {2, 3}, {4, 4}, {2, 6}, {2, 8}});
-  return weighted<int64_t>({{5, 1}, {5, 2}, {2, 3}, {4, 4}, {1, 5}, {2, 6}, {1, 7}, {2, 8},
-                            {1, 12}, {1, 16}, {1, 24}, {1, 32}});
+  return weighted<int64_t>(
+      {{5, 1}, {5, 2}, {2, 3}, {4, 4}, {1, 5}, {2, 6}, {1, 7}, {2, 8}, {1, 12}, {1, 16}, {1, 24}, {1, 32}});
 }
 
 rc::Gen<int64_t> tps(const std::vector<int64_t>& allowed) {
@@ -33,8 +33,8 @@ rc::Gen<int64_t> tps(const std::vector<int64_t>& allowed) {
 
 // Total kv heads for a TP size: split (kv_rank * tp) or replicated (a proper divisor of tp).
 rc::Gen<int64_t> kv_totals(int64_t tp) {
-  auto split = rc::gen::map(weighted<int64_t>({{4, 1}, {3, 2}, {2, 4}, {1, 8}}),
-                            [tp](int64_t r) { return r * tp; });
+  auto split =
+      rc::gen::map(weighted<int64_t>({{4, 1}, {3, 2}, {2, 4}, {1, 8}}), [tp](int64_t r) { return r * tp; });
   if (tp == 1) return split;
   std::vector<int64_t> divisors;
   for (int64_t d = 1; d < tp; ++d)
@@ -57,8 +57,7 @@ rc::Gen<geometry_draw> base_draws(const geometry_limits& lim) {
                                                     {2, kinds_pattern::mixed}})),
       rc::gen::set(&d::period, rc::gen::inRange<int64_t>(2, 5)),
       rc::gen::set(&d::window, rc::gen::element<int64_t>(8, 16, 32, 64, 128, 256, 512)),
-      rc::gen::set(&d::kv_dtype, weighted<dtype>({{6, dtype::bf16}, {2, dtype::fp16},
-                                                  {1, dtype::fp32}})));
+      rc::gen::set(&d::kv_dtype, weighted<dtype>({{6, dtype::bf16}, {2, dtype::fp16}, {1, dtype::fp32}})));
 }
 
 // tp, then kv heads that fit it (dependent sizes: gen::mapcat): the base spec's and, for layers of
@@ -66,14 +65,15 @@ rc::Gen<geometry_draw> base_draws(const geometry_limits& lim) {
 rc::Gen<geometry_draw> with_tp(rc::Gen<geometry_draw> g, const geometry_limits& lim) {
   return rc::gen::mapcat(g, [lim](geometry_draw d) {
     return rc::gen::mapcat(tps(lim.tps), [d](int64_t tp) {
-      return rc::gen::map(rc::gen::tuple(kv_totals(tp), kv_totals(tp), weighted<bool>({{2, true}, {1, false}})),
-                          [d, tp](const std::tuple<int64_t, int64_t, bool>& t) {
-                            geometry_draw out = d;
-                            out.tp = tp;
-                            out.kv_total = std::get<0>(t);
-                            out.alt_kv_total = std::get<2>(t) ? out.kv_total : std::get<1>(t);
-                            return out;
-                          });
+      return rc::gen::map(
+          rc::gen::tuple(kv_totals(tp), kv_totals(tp), weighted<bool>({{2, true}, {1, false}})),
+          [d, tp](const std::tuple<int64_t, int64_t, bool>& t) {
+            geometry_draw out = d;
+            out.tp = tp;
+            out.kv_total = std::get<0>(t);
+            out.alt_kv_total = std::get<2>(t) ? out.kv_total : std::get<1>(t);
+            return out;
+          });
     });
   });
 }
@@ -83,13 +83,12 @@ rc::Gen<geometry_draw> with_layers(rc::Gen<geometry_draw> g, const geometry_limi
   return rc::gen::mapcat(g, [lim](geometry_draw d) {
     return rc::gen::mapcat(rc::gen::inRange(1, lim.max_layers + 1), [d](int n) {
       const auto count = static_cast<std::size_t>(n);
-      auto kinds = weighted<attn_kind>({{5, attn_kind::full}, {3, attn_kind::sliding},
-                                        {1, attn_kind::none}});
+      auto kinds = weighted<attn_kind>({{5, attn_kind::full}, {3, attn_kind::sliding}, {1, attn_kind::none}});
       return rc::gen::map(
-          rc::gen::tuple(rc::gen::container<std::vector<int>>(count, rc::gen::inRange(0, 3)),
-                         rc::gen::container<std::vector<attn_kind>>(count, kinds),
-                         rc::gen::container<std::vector<bool>>(
-                             count, weighted<bool>({{3, false}, {1, true}}))),
+          rc::gen::tuple(
+              rc::gen::container<std::vector<int>>(count, rc::gen::inRange(0, 3)),
+              rc::gen::container<std::vector<attn_kind>>(count, kinds),
+              rc::gen::container<std::vector<bool>>(count, weighted<bool>({{3, false}, {1, true}}))),
           [d](const std::tuple<std::vector<int>, std::vector<attn_kind>, std::vector<bool>>& t) {
             geometry_draw out = d;
             std::tie(out.slots, out.kinds, out.alt_spec) = t;
@@ -116,9 +115,7 @@ rc::Gen<geometry_draw> with_model_wide(rc::Gen<geometry_draw> g, const geometry_
 
 }  // namespace
 
-std::string layer_name(std::size_t i) {
-  return "model.layers." + std::to_string(i) + ".self_attn.attn";
-}
+std::string layer_name(std::size_t i) { return "model.layers." + std::to_string(i) + ".self_attn.attn"; }
 
 sized_geometry realise(const geometry_draw& d) {
   auto heads_for = [&](int64_t group, int64_t kv_total) { return group * kv_rank_of(kv_total, d.tp) * d.tp; };
@@ -136,10 +133,10 @@ sized_geometry realise(const geometry_draw& d) {
     const int slot = d.hp == heads_pattern::uniform    ? 0
                      : d.hp == heads_pattern::periodic ? (idx % d.period == 0 ? 0 : 1)
                                                        : d.slots[i];
-    const attn_kind kind = d.kp == kinds_pattern::all_full  ? attn_kind::full
-                           : d.kp == kinds_pattern::aligned ? (slot == 0 ? attn_kind::full
-                                                                         : attn_kind::sliding)
-                                                            : d.kinds[i];
+    const attn_kind kind = d.kp == kinds_pattern::all_full ? attn_kind::full
+                           : d.kp == kinds_pattern::aligned
+                               ? (slot == 0 ? attn_kind::full : attn_kind::sliding)
+                               : d.kinds[i];
     layer_geometry l{layer_name(i), kind, 0, 0, 0, 0, 0};
     if (kind != attn_kind::none) {
       l.num_kv_heads = d.alt_spec[i] ? d.alt_kv_total : d.kv_total;
@@ -172,21 +169,20 @@ rc::Gen<sized_geometry> large_geometries() {
   geometry_limits lim;
   lim.max_layers = 3;
   auto draws = rc::gen::mapcat(geometry_draws(lim), [](geometry_draw d) {
-    return rc::gen::map(
-        rc::gen::tuple(rc::gen::element<int64_t>(1, 8, 64, 1024),
-                       rc::gen::container<std::vector<int64_t>>(
-                           4, rc::gen::element<int64_t>(1, 4, 64, 512, 1000, 100000)),
-                       rc::gen::element<int64_t>(128, 4096, 65536)),
-        [d](const std::tuple<int64_t, std::vector<int64_t>, int64_t>& t) {
-          geometry_draw out = d;
-          const auto& [kv_rank, groups, head_size] = t;
-          out.kv_total = out.alt_kv_total = kv_rank * out.tp;
-          const int64_t cap = max_heads / out.kv_total;  // heads = group * kv_total <= 1e6
-          for (std::size_t i = 0; i < 3; ++i) out.groups[i] = std::min(groups[i], cap);
-          out.model_wide_group = std::min(groups[3], cap);
-          out.head_size = out.alt_head_size = head_size;
-          return out;
-        });
+    return rc::gen::map(rc::gen::tuple(rc::gen::element<int64_t>(1, 8, 64, 1024),
+                                       rc::gen::container<std::vector<int64_t>>(
+                                           4, rc::gen::element<int64_t>(1, 4, 64, 512, 1000, 100000)),
+                                       rc::gen::element<int64_t>(128, 4096, 65536)),
+                        [d](const std::tuple<int64_t, std::vector<int64_t>, int64_t>& t) {
+                          geometry_draw out = d;
+                          const auto& [kv_rank, groups, head_size] = t;
+                          out.kv_total = out.alt_kv_total = kv_rank * out.tp;
+                          const int64_t cap = max_heads / out.kv_total;  // heads = group * kv_total <= 1e6
+                          for (std::size_t i = 0; i < 3; ++i) out.groups[i] = std::min(groups[i], cap);
+                          out.model_wide_group = std::min(groups[3], cap);
+                          out.head_size = out.alt_head_size = head_size;
+                          return out;
+                        });
   });
   return rc::gen::map(draws, &realise);
 }

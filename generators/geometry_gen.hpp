@@ -37,19 +37,19 @@ enum class kinds_pattern { all_full, aligned, mixed };
 // the per-layer vectors (n_layers), which gen::mapcat makes dependent.
 struct geometry_draw {
   int64_t tp = 1;
-  int64_t kv_total = 1;           // model-wide and base kv heads (total); kv_rank = max(1, kv/tp)
-  int64_t alt_kv_total = 1;       // kv heads of layers drawn with the alternative spec
+  int64_t kv_total = 1;      // model-wide and base kv heads (total); kv_rank = max(1, kv/tp)
+  int64_t alt_kv_total = 1;  // kv heads of layers drawn with the alternative spec
   int64_t head_size = 8;
-  int64_t alt_head_size = 8;      // for layers drawn with the alternative spec (Gemma-4 style)
-  std::vector<int64_t> groups;    // GQA group size per slot (3 slots)
-  int64_t model_wide_group = 1;   // model-wide heads = group * kv_rank * tp
+  int64_t alt_head_size = 8;     // for layers drawn with the alternative spec (Gemma-4 style)
+  std::vector<int64_t> groups;   // GQA group size per slot (3 slots)
+  int64_t model_wide_group = 1;  // model-wide heads = group * kv_rank * tp
   heads_pattern hp = heads_pattern::uniform;
   kinds_pattern kp = kinds_pattern::all_full;
   int64_t period = 2;
   int64_t window = 64;
-  std::vector<int> slots;         // per layer, index into groups
-  std::vector<attn_kind> kinds;   // per layer, used when kp == mixed
-  std::vector<bool> alt_spec;     // per layer, alternative head size
+  std::vector<int> slots;        // per layer, index into groups
+  std::vector<attn_kind> kinds;  // per layer, used when kp == mixed
+  std::vector<bool> alt_spec;    // per layer, alternative head size
   dtype kv_dtype = dtype::bf16;
 };
 

@@ -8,10 +8,9 @@
 namespace headroom::generators {
 
 rc::Gen<check_case> large_offset_cases() {
-  const auto shape = rc::gen::tuple(rc::gen::element<int64_t>(1, 2, 8, 32, 64, 128),
-                                    rc::gen::element<int64_t>(64, 128, 256),
-                                    rc::gen::element<int64_t>(-2, -1, 0, 1, 2, 1000),
-                                    rc::gen::arbitrary<bool>());
+  const auto shape =
+      rc::gen::tuple(rc::gen::element<int64_t>(1, 2, 8, 32, 64, 128), rc::gen::element<int64_t>(64, 128, 256),
+                     rc::gen::element<int64_t>(-2, -1, 0, 1, 2, 1000), rc::gen::arbitrary<bool>());
   return rc::gen::map(shape, [](const std::tuple<int64_t, int64_t, int64_t, bool>& t) {
     const auto& [heads, head_size, delta, int32] = t;
     model_geometry m;
@@ -19,7 +18,8 @@ rc::Gen<check_case> large_offset_cases() {
     m.num_attention_heads = heads;
     m.num_kv_heads = 1;
     m.head_size = head_size;
-    m.layers.push_back({"model.layers.0.self_attn.attn", attn_kind::full, heads, 1, head_size, head_size, 0, 0});
+    m.layers.push_back(
+        {"model.layers.0.self_attn.attn", attn_kind::full, heads, 1, head_size, head_size, 0, 0});
     const int64_t tokens =
         std::clamp<int64_t>((int64_t{1} << 31) / (heads * head_size) + delta, 1, max_settings_tokens);
     check_case c = make_case(m, 1, backend::triton, policy::per_layer, grouping::heads, true, 16, 0);

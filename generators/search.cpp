@@ -51,9 +51,8 @@ std::optional<failure_kind> primary_failure(const report& r) {
 }
 
 bool has_failure(const report& r, const failure_kind& k) {
-  return std::any_of(r.violations.begin(), r.violations.end(), [&](const violation& v) {
-    return v.inv == k.inv && v.buffer == k.buffer;
-  });
+  return std::any_of(r.violations.begin(), r.violations.end(),
+                     [&](const violation& v) { return v.inv == k.inv && v.buffer == k.buffer; });
 }
 
 std::string signature(const check_case& c, const report& r) {

@@ -84,8 +84,8 @@ int64_t non_default_options(const check_case& c) {
          (c.flashinfer.cuda_graph != d.flashinfer.cuda_graph) +
          (c.flashinfer.page_size != d.flashinfer.page_size) +
          (c.triton.snap_to_capture != d.triton.snap_to_capture) +
-         (c.triton.cap_max_num_seqs != d.triton.cap_max_num_seqs) +
-         (c.engine.cg_mode != d.engine.cg_mode) + (c.engine.max_capture_size != d.engine.max_capture_size) +
+         (c.triton.cap_max_num_seqs != d.triton.cap_max_num_seqs) + (c.engine.cg_mode != d.engine.cg_mode) +
+         (c.engine.max_capture_size != d.engine.max_capture_size) +
          (c.engine.capture_sizes != d.engine.capture_sizes) +
          (c.engine.num_speculative_tokens != d.engine.num_speculative_tokens) +
          (c.model.kv_dtype != dtype::bf16) + (c.seed != 0) + class_options(c);
@@ -123,8 +123,7 @@ void option_candidates(const check_case& c, std::vector<check_case>& out) {
   if (c.flashinfer.cuda_graph) push([](check_case& o) { o.flashinfer.cuda_graph = false; });
   if (c.block_size != 16 || c.flashinfer.page_size != 16)
     push([](check_case& o) { o.block_size = o.flashinfer.page_size = 16; });
-  if (c.be == backend::triton && c.triton != d.triton)
-    push([&](check_case& o) { o.triton = d.triton; });
+  if (c.be == backend::triton && c.triton != d.triton) push([&](check_case& o) { o.triton = d.triton; });
   if (c.model.kv_dtype != dtype::bf16) push([](check_case& o) { o.model.kv_dtype = dtype::bf16; });
   if (c.seed != 0) push([](check_case& o) { o.seed = 0; });
   if (c.engine.head_tile != 0) push([](check_case& o) { o.engine.head_tile = 0; });
@@ -148,10 +147,12 @@ std::vector<int64_t> shrink_key(const check_case& c) {
   }
   for (int64_t s : c.b.seq_lens) seq += s;
   for (int64_t x : c.b.query_lens) q += x;
-  const int64_t triton_size = c.engine.max_num_seqs + (c.be != backend::triton && !(c.triton == check_case{}.triton));
-  return {attention, static_cast<int64_t>(c.model.layers.size()), c.tp, c.b.num_seqs(), q, seq,
-          heads, static_cast<int64_t>(distinct.size()), kv, sizes, sliding, triton_size,
-          step_size(c), non_default_options(c) + non_default_engine(c)};
+  const int64_t triton_size =
+      c.engine.max_num_seqs + (c.be != backend::triton && !(c.triton == check_case{}.triton));
+  return {
+      attention,    static_cast<int64_t>(c.model.layers.size()),   c.tp, c.b.num_seqs(), q,       seq,
+      heads,        static_cast<int64_t>(distinct.size()),         kv,   sizes,          sliding, triton_size,
+      step_size(c), non_default_options(c) + non_default_engine(c)};
 }
 
 bool is_valid(const check_case& c) {
@@ -180,14 +181,11 @@ std::vector<check_case> shrink_candidates(const check_case& c) {
   return out;
 }
 
-rc::Seq<check_case> shrink_seq(const check_case& c) {
-  return rc::seq::fromContainer(shrink_candidates(c));
-}
+rc::Seq<check_case> shrink_seq(const check_case& c) { return rc::seq::fromContainer(shrink_candidates(c)); }
 
 // After an accepted candidate the scan resumes at the same position of the new list (wrapping
 // around) instead of from the top: the families before it rarely succeed twice in a row.
-shrink_result shrink_greedy(const check_case& c,
-                            const std::function<bool(const check_case&)>& still_fails,
+shrink_result shrink_greedy(const check_case& c, const std::function<bool(const check_case&)>& still_fails,
                             int max_evals) {
   shrink_result r{c, 0, 0};
   std::size_t start = 0;

@@ -30,13 +30,15 @@ void step_candidates(const check_case& c, std::vector<check_case>& out) {
     });
   if (e.cg_mode != d.cg_mode) push([&](check_case& o) { o.engine.cg_mode = d.cg_mode; });
   if (!e.capture_sizes.empty()) push([](check_case& o) { o.engine.capture_sizes.clear(); });
-  if (e.max_model_len != d.max_model_len) push([&](check_case& o) { o.engine.max_model_len = d.max_model_len; });
+  if (e.max_model_len != d.max_model_len)
+    push([&](check_case& o) { o.engine.max_model_len = d.max_model_len; });
   for (std::size_t i = 0; i < c.model.layers.size(); ++i)
-    if (c.model.layers[i].compress_ratio > 0) push([i](check_case& o) { o.model.layers[i].compress_ratio = 0; });
+    if (c.model.layers[i].compress_ratio > 0)
+      push([i](check_case& o) { o.model.layers[i].compress_ratio = 0; });
 }
 
 int64_t step_size(const check_case& c) {
-  const int64_t step = c.step.kind == step_kind::dummy ? 1 + c.step.tokens
+  const int64_t step = c.step.kind == step_kind::dummy   ? 1 + c.step.tokens
                        : c.step.kind == step_kind::draft ? 1 + c.step.pass
                                                          : 0;
   return step + c.engine.num_speculative_tokens;

@@ -50,11 +50,9 @@ HEADROOM_HOST_DEVICE uint32_t mma_begin(Ctx& ctx, const paged_attention_inputs<T
       if (!ri.valid) r.vlo[i] = r.vhi[i] = lo;
     }
     HEADROOM_UNROLL
-    for (int j = 0; j < Dp / 32; ++j)
-      HEADROOM_UNROLL
-      for (int u = 0; u < 2; ++u)
-        HEADROOM_UNROLL
-        for (int c = 0; c < 4; ++c) r.o[j][u][c] = 0.0f;
+    for (int j = 0; j < Dp / 32; ++j) HEADROOM_UNROLL
+    for (int u = 0; u < 2; ++u) HEADROOM_UNROLL
+    for (int c = 0; c < 4; ++c) r.o[j][u][c] = 0.0f;
   });
   uint32_t mask = 0;
   for (int m = 0; m < attn_rows; ++m)
@@ -100,11 +98,9 @@ HEADROOM_HOST_DEVICE void mma_softmax(Ctx& ctx, const paged_attention_inputs<T>&
       r.m[i] = mn[i];
     }
     HEADROOM_UNROLL
-    for (int j = 0; j < Dp / 32; ++j)
-      HEADROOM_UNROLL
-      for (int u = 0; u < 2; ++u)
-        HEADROOM_UNROLL
-        for (int c = 0; c < 4; ++c) r.o[j][u][c] *= alpha[c % 2];
+    for (int j = 0; j < Dp / 32; ++j) HEADROOM_UNROLL
+    for (int u = 0; u < 2; ++u) HEADROOM_UNROLL
+    for (int c = 0; c < 4; ++c) r.o[j][u][c] *= alpha[c % 2];
     r.pt[0] = pack2(from_float<T>(pr[0]), from_float<T>(pr[1]));  // P^T[key g][rows 2q, 2q + 1]
     r.pt[1] = pack2(from_float<T>(pr[2]), from_float<T>(pr[3]));  // key g + 8
   });
@@ -205,7 +201,8 @@ HEADROOM_HOST_DEVICE void mma_steps(Ctx& ctx, const paged_attention_inputs<T>& p
 template <int Dp, class Ctx, class Sh, class Regs>
 HEADROOM_HOST_DEVICE void mma_publish(Ctx& ctx, Sh& s, Regs& rg) {
   const int64_t W = ctx.block_dim().y;
-  const auto os = ctx.template shared<1>(s.o, W * attn_rows * Dp, "warp_out");  // lanes g, g ^ 1 share 8-float chunks
+  const auto os =
+      ctx.template shared<1>(s.o, W * attn_rows * Dp, "warp_out");  // lanes g, g ^ 1 share 8-float chunks
   const auto mls = ctx.template shared<1>(s.ml, W * attn_rows * 2, "warp_ml");
   ctx.sync();
   ctx.threads([&](const thread_idx& t) { rg.red[t] = {{rg.st[t].l[0], rg.st[t].l[1]}}; });
@@ -217,13 +214,12 @@ HEADROOM_HOST_DEVICE void mma_publish(Ctx& ctx, Sh& s, Regs& rg) {
     for (int i = 0; i < 2; ++i) {
       const int64_t row = (static_cast<int64_t>(t.y) * attn_rows + 2 * q + i) * Dp;
       HEADROOM_UNROLL
-      for (int j = 0; j < Dp / 32; ++j)
-        HEADROOM_UNROLL
-        for (int u = 0; u < 2; ++u) {
-          const int64_t d = 32 * j + 8 * (g / 2) + 4 * u + g % 2;  // pair u: tiles f = 2u, 2u + 1
-          os.store(row + d, r.o[j][u][i]);
-          os.store(row + d + 2, r.o[j][u][i + 2]);
-        }
+      for (int j = 0; j < Dp / 32; ++j) HEADROOM_UNROLL
+      for (int u = 0; u < 2; ++u) {
+        const int64_t d = 32 * j + 8 * (g / 2) + 4 * u + g % 2;  // pair u: tiles f = 2u, 2u + 1
+        os.store(row + d, r.o[j][u][i]);
+        os.store(row + d + 2, r.o[j][u][i + 2]);
+      }
       if (g == 0) {
         mls.store((t.y * attn_rows + 2 * q + i) * 2, r.m[i]);
         mls.store((t.y * attn_rows + 2 * q + i) * 2 + 1, rg.red[t][i]);

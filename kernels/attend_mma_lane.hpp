@@ -56,7 +56,8 @@ HEADROOM_HOST_DEVICE bool mma_rows_aligned(const paged_attention_inputs<T>& p) {
 
 // The 16-byte chunk of dims d0 .. of the row at element offset `off`, zeros past D or for off -1.
 template <class T, class View>
-HEADROOM_HOST_DEVICE vec<T, attn_chunk> mma_chunk_or_zeros(const View& v, int64_t off, int64_t d0, int64_t D) {
+HEADROOM_HOST_DEVICE vec<T, attn_chunk> mma_chunk_or_zeros(const View& v, int64_t off, int64_t d0,
+                                                           int64_t D) {
   if (off >= 0 && d0 < D) return load_chunk<attn_chunk>(v, off + d0, D - d0, D - d0 >= attn_chunk);
   vec<T, attn_chunk> x;
   for (int e = 0; e < attn_chunk; ++e) x[e] = from_float<T>(0.0f);
@@ -65,7 +66,8 @@ HEADROOM_HOST_DEVICE vec<T, attn_chunk> mma_chunk_or_zeros(const View& v, int64_
 
 // The pass's q row at `off` (-1: zeros) as the B fragments of the scores: dims 32j + 8q ...
 template <class T, int Dp, class View>
-HEADROOM_HOST_DEVICE void mma_load_q(const View& v, int64_t off, int64_t D, int q, uint32_t (&w)[Dp / 32][4]) {
+HEADROOM_HOST_DEVICE void mma_load_q(const View& v, int64_t off, int64_t D, int q,
+                                     uint32_t (&w)[Dp / 32][4]) {
   HEADROOM_UNROLL
   for (int j = 0; j < Dp / 32; ++j) pack8(mma_chunk_or_zeros<T>(v, off, 32 * j + 8 * q, D), w[j]);
 }
@@ -81,7 +83,8 @@ HEADROOM_HOST_DEVICE inline int64_t mma_step_base(int64_t lo, int64_t W, int64_t
 template <int Dp, int S>
 HEADROOM_HOST_DEVICE inline int64_t mma_chunk_at(const thread_idx& t, int64_t step, int kv, int h, int j) {
   const int64_t slot = static_cast<int64_t>(t.y) * S + step % S;
-  return (((slot * 2 + kv) * 2 + h) * (Dp / 32) + j) * 32 * attn_chunk + static_cast<int64_t>(t.x) * attn_chunk;
+  return (((slot * 2 + kv) * 2 + h) * (Dp / 32) + j) * 32 * attn_chunk +
+         static_cast<int64_t>(t.x) * attn_chunk;
 }
 
 // One 16-byte chunk of a K or V row (element offset `off`, -1: zeros) into the stage at `at`.
@@ -110,7 +113,8 @@ HEADROOM_HOST_DEVICE void mma_rows(Ctx& ctx, const paged_attention_inputs<T>& p,
       int64_t key = base + 8 * h + t.x / 4, off = -1;
       if (Aligned && key >= hi) key = hi - 1;
       if (key < hi)
-        off = ((bt.load(seq * p.max_blocks_per_seq + key / bs) * bs + key % bs) * p.num_kv_heads + kvh) * p.head_size;
+        off = ((bt.load(seq * p.max_blocks_per_seq + key / bs) * bs + key % bs) * p.num_kv_heads + kvh) *
+              p.head_size;
       rg.st[t].off[h] = off;
     }
   });

@@ -33,10 +33,10 @@ namespace headroom {
 
 inline constexpr int attn_rows = 8;  // query rows per pass (GQA group 8 = one pass)
 inline constexpr int attn_pair_keys = HEADROOM_ATTN_PAIR_KEYS;  // keys per lane pair (scores phase)
-inline constexpr int attn_tile = 16 * attn_pair_keys;            // keys per warp per round
+inline constexpr int attn_tile = 16 * attn_pair_keys;           // keys per warp per round
 static_assert(attn_pair_keys == 2 || attn_pair_keys == 4, "tiles of 32 or 64 keys (whole value batches)");
-inline constexpr int attn_chunk = 8;      // elements of a K chunk (16 bytes of bf16)
-inline constexpr int attn_kstride = attn_rows + 4;  // floats per key in the score / probability tiles
+inline constexpr int attn_chunk = 8;                      // elements of a K chunk (16 bytes of bf16)
+inline constexpr int attn_kstride = attn_rows + 4;        // floats per key in the score / probability tiles
 inline constexpr int attn_vbatch = HEADROOM_ATTN_VBATCH;  // values phase: keys per batch of V loads
 
 // Warps per block at most: the combine buffer holds W x rows x Dp floats (32 KiB for Dp <= 128).
@@ -57,19 +57,19 @@ inline constexpr int attn_out_granule = attn_lane_dims<Dp> < attn_chunk ? attn_l
 
 // Which pass runs: tensor cores for bf16 / fp16 up to Dp 256, CUDA cores otherwise.
 template <class T, int Dp>
-inline constexpr bool attn_on_tensor_cores = (std::is_same_v<T, bf16> || std::is_same_v<T, fp16>) && Dp <= 256;
+inline constexpr bool attn_on_tensor_cores = (std::is_same_v<T, bf16> || std::is_same_v<T, fp16>)&&Dp <= 256;
 
 // The CUDA-core pass's shared storage (attend_simt.hpp).
 template <int Dp>
 struct attn_shared_simt {
   static constexpr int W = attn_max_warps<Dp>;
-  float q[attn_rows * Dp];                   // the pass's rows, scaled, [row][d]
-  float s[W * attn_tile * attn_kstride];     // per warp [key][row] scores
-  float p[W * attn_tile * attn_kstride];     // per warp [key][row] probabilities
-  float alpha[W * attn_rows];                // per warp rescale factor of the tile
-  int64_t koff[2 * W * attn_tile];           // per round parity and warp: element offset of each key's row
-  float o[W * attn_rows * Dp];               // per warp accumulators, [row][d]
-  float ml[W * attn_rows * 2];               // per warp (m, l) of each row
+  float q[attn_rows * Dp];                // the pass's rows, scaled, [row][d]
+  float s[W * attn_tile * attn_kstride];  // per warp [key][row] scores
+  float p[W * attn_tile * attn_kstride];  // per warp [key][row] probabilities
+  float alpha[W * attn_rows];             // per warp rescale factor of the tile
+  int64_t koff[2 * W * attn_tile];        // per round parity and warp: element offset of each key's row
+  float o[W * attn_rows * Dp];            // per warp accumulators, [row][d]
+  float ml[W * attn_rows * 2];            // per warp (m, l) of each row
 };
 
 // The tensor-core pass's (attend_mma.hpp): per warp, Stages slots of one 16-key step's K and V
@@ -81,7 +81,7 @@ template <class T, int Dp, int Stages>
 struct attn_shared_mma {
   static constexpr int W = attn_max_warps<Dp>, stages = Stages;
   static constexpr int64_t slot_elems = 2 * 2 * (Dp / 32) * 32 * attn_chunk;  // K|V x 2 rows x chunks x lanes
-  static constexpr int64_t warp_stage = Stages * slot_elems;                    // elements of T per warp
+  static constexpr int64_t warp_stage = Stages * slot_elems;                  // elements of T per warp
   float ml[W * attn_rows * 2];
   union {
     alignas(16) T stage[W * warp_stage];
@@ -93,8 +93,8 @@ struct attn_shared_mma {
 };
 
 template <class T, int Dp, int Stages>
-using attn_shared = std::conditional_t<attn_on_tensor_cores<T, Dp>, attn_shared_mma<T, Dp, Stages>,
-                                       attn_shared_simt<Dp>>;
+using attn_shared =
+    std::conditional_t<attn_on_tensor_cores<T, Dp>, attn_shared_mma<T, Dp, Stages>, attn_shared_simt<Dp>>;
 
 // Shared memory a block of `warps` warps allocates (the CUDA-core pass: all of it).
 template <class T, int Dp, int Stages>
@@ -120,8 +120,8 @@ inline launch_dim attn_block(int64_t max_keys, int64_t warp_keys) {
 
 // Row m's combined state for dims [d0, d0 + attn_chunk): acc relative to the maximum M, sum L.
 template <int Dp, class Ctx, class Sh>
-HEADROOM_HOST_DEVICE void attn_combined(Ctx& ctx, Sh& s, int64_t m, int64_t d0,
-                                        float (&acc)[attn_chunk], float& M, float& L) {
+HEADROOM_HOST_DEVICE void attn_combined(Ctx& ctx, Sh& s, int64_t m, int64_t d0, float (&acc)[attn_chunk],
+                                        float& M, float& L) {
   const int64_t W = ctx.block_dim().y;
   const auto os = ctx.template shared<attn_out_granule<Dp>>(s.o, W * attn_rows * Dp, "warp_out");
   const auto mls = ctx.template shared<1>(s.ml, W * attn_rows * 2, "warp_ml");
@@ -143,8 +143,7 @@ HEADROOM_HOST_DEVICE void attn_combined(Ctx& ctx, Sh& s, int64_t m, int64_t d0,
 // Every (valid row, attn_chunk-element chunk below head_size D) of a pass, spread over the block's
 // threads, with the warps' combined state: f(row, d0, acc, M, L). The bodies' stores.
 template <int Dp, class Ctx, class Sh, class RowOf, class F>
-HEADROOM_HOST_DEVICE void for_combined_chunks(Ctx& ctx, Sh& s, const RowOf& row_of, int64_t D,
-                                              F&& f) {
+HEADROOM_HOST_DEVICE void for_combined_chunks(Ctx& ctx, Sh& s, const RowOf& row_of, int64_t D, F&& f) {
   constexpr int chunks = Dp / attn_chunk;
   const int64_t n = ctx.block_dim().count();
   ctx.threads([&](const thread_idx& t) {

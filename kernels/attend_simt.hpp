@@ -53,13 +53,12 @@ HEADROOM_HOST_DEVICE uint32_t attn_load_q(Ctx& ctx, const paged_attention_inputs
   return mask;
 }
 
-
 // The pass: q rows into shared memory, the rounds of tiles, then every warp's (m, l) next to its
 // accumulators for attn_combined(). Ends on a barrier; returns the mask of valid rows.
 template <class T, int Dp, class Ctx, class RowOf, class Regs>
-HEADROOM_HOST_DEVICE uint32_t attend_range_simt(Ctx& ctx, const paged_attention_inputs<T>& p, attn_shared_simt<Dp>& s,
-                                           const RowOf& row_of, int64_t seq, int64_t kvh, int64_t lo,
-                                           int64_t hi, Regs& rg) {
+HEADROOM_HOST_DEVICE uint32_t attend_range_simt(Ctx& ctx, const paged_attention_inputs<T>& p,
+                                                attn_shared_simt<Dp>& s, const RowOf& row_of, int64_t seq,
+                                                int64_t kvh, int64_t lo, int64_t hi, Regs& rg) {
   constexpr int LD = attn_lane_dims<Dp>;
   const int64_t W = ctx.block_dim().y, win = p.sliding_window;
   const uint32_t rmask = attn_load_q<T, Dp>(ctx, p, s, row_of);

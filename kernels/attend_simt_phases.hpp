@@ -51,7 +51,8 @@ HEADROOM_HOST_DEVICE void attn_scores(Ctx& ctx, const paged_attention_inputs<T>&
       const int64_t key = base + pair * PK + j;
       off[j] = -1;
       if (key < hi)
-        off[j] = ((bt.load(seq * p.max_blocks_per_seq + key / bs) * bs + key % bs) * p.num_kv_heads + kvh) * D;
+        off[j] =
+            ((bt.load(seq * p.max_blocks_per_seq + key / bs) * bs + key % bs) * p.num_kv_heads + kvh) * D;
       if (half == 0) ko.store((par * W + t.y) * attn_tile + pair * PK + j, off[j]);
     }
     vec<T, attn_chunk> kr[2][PK];
@@ -70,17 +71,15 @@ HEADROOM_HOST_DEVICE void attn_scores(Ctx& ctx, const paged_attention_inputs<T>&
       if (d0 >= D) return;
       float kf[PK][attn_chunk];
       HEADROOM_UNROLL
-      for (int j = 0; j < PK; ++j)
-        HEADROOM_UNROLL
-        for (int e = 0; e < attn_chunk; ++e) kf[j][e] = to_float(src[j][e]);
+      for (int j = 0; j < PK; ++j) HEADROOM_UNROLL
+      for (int e = 0; e < attn_chunk; ++e) kf[j][e] = to_float(src[j][e]);
       HEADROOM_UNROLL
       for (int m = 0; m < attn_rows; ++m) {
         if (!(rmask >> m & 1u)) continue;
         const auto qv = qs.template load_vec<attn_chunk>(m * Dp + d0);
         HEADROOM_UNROLL
-        for (int j = 0; j < PK; ++j)
-          HEADROOM_UNROLL
-          for (int e = 0; e < attn_chunk; ++e) acc[m * PK + j] += qv[e] * kf[j][e];
+        for (int j = 0; j < PK; ++j) HEADROOM_UNROLL
+        for (int e = 0; e < attn_chunk; ++e) acc[m * PK + j] += qv[e] * kf[j][e];
       }
     };
     static_assert(chunks % 2 == 0, "chunks go in pairs");
@@ -161,7 +160,8 @@ HEADROOM_HOST_DEVICE void attn_values(Ctx& ctx, const paged_attention_inputs<T>&
   ctx.threads([&](const thread_idx& t) {
     const int64_t base = lo + (round * W + t.y) * attn_tile;
     if (base >= hi) return;
-    const auto a0 = as.template load_vec<4>(t.y * attn_rows), a1 = as.template load_vec<4>(t.y * attn_rows + 4);
+    const auto a0 = as.template load_vec<4>(t.y * attn_rows),
+               a1 = as.template load_vec<4>(t.y * attn_rows + 4);
     const float a[attn_rows] = {a0[0], a0[1], a0[2], a0[3], a1[0], a1[1], a1[2], a1[3]};
     float acc[attn_rows][LD];
     HEADROOM_UNROLL

@@ -87,8 +87,8 @@ HEADROOM_HOST_DEVICE inline bool key_visible(const row_desc& r, int64_t key, int
 
 // Triton's find_seq_idx: the request owning q-block `target` (q_block_mode) or token `target`.
 template <class View>
-HEADROOM_HOST_DEVICE int64_t find_seq_idx(const View& qs, int64_t target, int64_t num_seqs,
-                                          int64_t block_q, bool q_block_mode) {
+HEADROOM_HOST_DEVICE int64_t find_seq_idx(const View& qs, int64_t target, int64_t num_seqs, int64_t block_q,
+                                          bool q_block_mode) {
   int64_t left = 0, right = num_seqs;
   while (left < right) {
     const int64_t mid = (left + right) / 2;

@@ -17,11 +17,11 @@
 namespace headroom {
 
 struct fa3_scheduler_params {
-  buffer_ref<int32_t> metadata;            // scheduler_metadata (the plan's capacity)
-  buffer_ref<const int32_t> query_start;   // query_start_loc: max_num_seqs + 1 entries
-  buffer_ref<const int32_t> seq_lens;      // seq_lens: max_num_seqs entries
+  buffer_ref<int32_t> metadata;           // scheduler_metadata (the plan's capacity)
+  buffer_ref<const int32_t> query_start;  // query_start_loc: max_num_seqs + 1 entries
+  buffer_ref<const int32_t> seq_lens;     // seq_lens: max_num_seqs entries
   int64_t batch = 0, rounded = 0, nvec = 1;
-  int64_t num_splits = 1;                  // the resolved split count
+  int64_t num_splits = 1;  // the resolved split count
   bool dynamic_split = false, head_swizzle = false;
 };
 

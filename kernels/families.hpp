@@ -48,10 +48,14 @@ inline int64_t layout_dp(int64_t head_size) {
 template <class F>
 void with_head_layout(int64_t head_size, F&& f) {
   switch (layout_dp(head_size)) {
-    case 64: return f.template operator()<64>();
-    case 128: return f.template operator()<128>();
-    case 256: return f.template operator()<256>();
-    default: return f.template operator()<512>();
+    case 64:
+      return f.template operator()<64>();
+    case 128:
+      return f.template operator()<128>();
+    case 256:
+      return f.template operator()<256>();
+    default:
+      return f.template operator()<512>();
   }
 }
 
@@ -96,9 +100,11 @@ struct single_body_family {
   static constexpr kernel_family id = F;
 };
 template <>
-struct family_traits<fa3_scheduler_params> : single_body_family<fa3_scheduler, kernel_family::fa3_scheduler> {};
+struct family_traits<fa3_scheduler_params> : single_body_family<fa3_scheduler, kernel_family::fa3_scheduler> {
+};
 template <>
-struct family_traits<request_meta_params> : single_body_family<request_meta_fill, kernel_family::request_meta> {};
+struct family_traits<request_meta_params>
+    : single_body_family<request_meta_fill, kernel_family::request_meta> {};
 template <>
 struct family_traits<mqa_metadata_params> : single_body_family<mqa_metadata, kernel_family::mqa_metadata> {};
 template <>
@@ -133,8 +139,8 @@ void for_each_ref(triton_params<T>& p, F&& f) {
 
 template <class T, class F>
 void for_each_ref(fi_decode_params<T>& p, F&& f) {
-  static_assert(sizeof(fi_decode_params<T>) ==
-                    sizeof(paged_attention_inputs<T>) + 6 * sizeof(buffer_ref<float>) + 3 * sizeof(int64_t) + 8,
+  static_assert(sizeof(fi_decode_params<T>) == sizeof(paged_attention_inputs<T>) +
+                                                   6 * sizeof(buffer_ref<float>) + 3 * sizeof(int64_t) + 8,
                 "fi_decode_params changed: update for_each_ref");
   for_each_input_ref(p.in, f);
   f(p.request_indices), f(p.kv_tile_indices), f(p.o_indptr), f(p.output), f(p.tmp_v), f(p.tmp_s);

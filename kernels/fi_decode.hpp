@@ -21,9 +21,9 @@ struct fi_decode_params {
   buffer_ref<T> output;                       // [tokens][heads][head_size]
   buffer_ref<T> tmp_v;                        // plan buffer (split)
   buffer_ref<float> tmp_s;                    // plan buffer (split)
-  int64_t padded = 0;        // P: grid x
-  int64_t num_work = 0;      // NB: valid work items
-  int64_t chunk_tokens = 0;  // kv chunk = chunk_pages * page_size
+  int64_t padded = 0;                         // P: grid x
+  int64_t num_work = 0;                       // NB: valid work items
+  int64_t chunk_tokens = 0;                   // kv chunk = chunk_pages * page_size
   bool split = false;
 };
 
@@ -86,17 +86,18 @@ struct fi_batch_decode {
     const auto ts = ctx.global(p.tmp_s);
     const auto out = ctx.global(p.output);
     const int64_t D = p.in.head_size, H = p.in.num_heads;
-    for_combined_chunks<Dp>(ctx, s, row_of, D, [&](const row_desc& row, int64_t d0, const float(&acc)[attn_chunk],
-                                                   float M, float L) {
-      const float inv = L > 0.0f ? 1.0f / L : 0.0f;
-      const bool whole = D - d0 >= attn_chunk;
-      if (!p.split) {
-        store_chunk<attn_chunk>(out, (row.token * H + row.head) * D + d0, D - d0, whole, acc, inv);
-        return;
-      }
-      store_chunk<attn_chunk>(tv, (w * H + row.head) * D + d0, D - d0, whole, acc, inv);
-      if (d0 == 0) ts.store(w * H + row.head, L > 0.0f ? M + log_f(L) : neg_inf());
-    });
+    for_combined_chunks<Dp>(
+        ctx, s, row_of, D,
+        [&](const row_desc& row, int64_t d0, const float(&acc)[attn_chunk], float M, float L) {
+          const float inv = L > 0.0f ? 1.0f / L : 0.0f;
+          const bool whole = D - d0 >= attn_chunk;
+          if (!p.split) {
+            store_chunk<attn_chunk>(out, (row.token * H + row.head) * D + d0, D - d0, whole, acc, inv);
+            return;
+          }
+          store_chunk<attn_chunk>(tv, (w * H + row.head) * D + d0, D - d0, whole, acc, inv);
+          if (d0 == 0) ts.store(w * H + row.head, L > 0.0f ? M + log_f(L) : neg_inf());
+        });
   }
 };
 
@@ -106,7 +107,8 @@ struct fi_batch_decode {
 // fi_merge_max_groups): one round when they fit. The request's work items and token come from the
 // plan and the inputs, read while the attention launch still ends.
 template <int Dp>
-inline constexpr int64_t fi_merge_max_groups = 512 / head_layout<Dp>::lanes < 32 ? 512 / head_layout<Dp>::lanes : 32;
+inline constexpr int64_t fi_merge_max_groups =
+    512 / head_layout<Dp>::lanes < 32 ? 512 / head_layout<Dp>::lanes : 32;
 
 template <class T, int Dp>
 struct fi_merge_states {

@@ -69,7 +69,8 @@ std::vector<int32_t> shuffled_blocks(splitmix64& rng, int64_t blocks, int32_t fi
 
 // q for `rows` tokens and a cache of `blocks` blocks, random values.
 template <class T>
-void fill_values(attention_inputs<T>& in, splitmix64& rng, const rank_layer& l, int64_t rows, int64_t blocks) {
+void fill_values(attention_inputs<T>& in, splitmix64& rng, const rank_layer& l, int64_t rows,
+                 int64_t blocks) {
   const int64_t kv_elems = checked_product("kv cache", blocks, in.block_size, l.num_kv_heads, l.head_size);
   const int64_t q_elems = checked_product("q", rows, l.num_heads, l.head_size);
   for (auto [what, n] : {std::pair{" KV elements", kv_elems}, {" q elements", q_elems}})
@@ -99,7 +100,8 @@ attention_inputs<T> make_attention_inputs(const rank_layer& l, const batch& b, i
     in.max_blocks_per_seq = std::max(in.max_blocks_per_seq, nb);
     blocks = checked_add(blocks, nb, "kv blocks");
     in.seq_lens.push_back(static_cast<int32_t>(len));
-    in.query_start.push_back(static_cast<int32_t>(in.query_start.back() + b.query_lens[static_cast<std::size_t>(i)]));
+    in.query_start.push_back(
+        static_cast<int32_t>(in.query_start.back() + b.query_lens[static_cast<std::size_t>(i)]));
   }
   const auto perm = shuffled_blocks(rng, blocks, 0);
   in.block_table.assign(static_cast<std::size_t>(b.num_seqs() * in.max_blocks_per_seq), -1);
@@ -136,15 +138,16 @@ attention_inputs<T> make_step_inputs(const rank_layer& l, const engine_step& st,
   const auto perm = shuffled_blocks(rng, blocks, 1);  // block 0 is the null block
   std::size_t next = 0;
   for (int64_t i = 0; i < rows && i < st.b.num_seqs(); ++i)
-    for (int64_t j = 0; j < std::min(ceil_div(in.seq_lens[static_cast<std::size_t>(i)], block_size), width); ++j)
+    for (int64_t j = 0; j < std::min(ceil_div(in.seq_lens[static_cast<std::size_t>(i)], block_size), width);
+         ++j)
       in.block_table[static_cast<std::size_t>(i * width + j)] = perm[next++];
   fill_values(in, rng, l, st.q_rows, blocks + 1);
   return in;
 }
 
-#define HEADROOM_INPUT_INSTANCES(T)                                                                  \
+#define HEADROOM_INPUT_INSTANCES(T)                                                                          \
   template attention_inputs<T> make_attention_inputs<T>(const rank_layer&, const batch&, int64_t, uint64_t); \
-  template attention_inputs<T> make_step_inputs<T>(const rank_layer&, const engine_step&, int64_t, int64_t, \
+  template attention_inputs<T> make_step_inputs<T>(const rank_layer&, const engine_step&, int64_t, int64_t,  \
                                                    int64_t, uint64_t);
 HEADROOM_INPUT_INSTANCES(float)
 HEADROOM_INPUT_INSTANCES(bf16)

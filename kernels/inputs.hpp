@@ -21,16 +21,16 @@ struct attention_inputs {
   int64_t num_heads = 0, num_kv_heads = 0, head_size = 0;
   int64_t block_size = 16, sliding_window = 0, max_blocks_per_seq = 0, max_query_len = 0;
   std::vector<int32_t> seq_lens, query_start, block_table;  // block_table: -1 past a request's blocks
-  std::vector<T> q;                 // [tokens][heads][head_size]
-  std::vector<T> k_cache, v_cache;  // [blocks][block_size][kv_heads][head_size]
+  std::vector<T> q;                                         // [tokens][heads][head_size]
+  std::vector<T> k_cache, v_cache;                          // [blocks][block_size][kv_heads][head_size]
   // The engine's shape: the requests the kernels iterate and q's rows (-1: the vectors' own sizes);
   // `consistent`: the metadata stays inside its buffers, so the fp32 reference is defined.
   int64_t metadata_rows = -1, q_rows = -1;
   bool consistent = true;
-  int64_t num_seqs() const { return metadata_rows >= 0 ? metadata_rows : static_cast<int64_t>(seq_lens.size()); }
-  int64_t num_tokens() const {
-    return q_rows >= 0 ? q_rows : query_start.empty() ? 0 : query_start.back();
+  int64_t num_seqs() const {
+    return metadata_rows >= 0 ? metadata_rows : static_cast<int64_t>(seq_lens.size());
   }
+  int64_t num_tokens() const { return q_rows >= 0 ? q_rows : query_start.empty() ? 0 : query_start.back(); }
 };
 
 // Largest KV cache (elements of K) and q the simulator builds for one run (2 x 256 MiB of fp32).

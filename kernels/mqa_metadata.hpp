@@ -64,8 +64,10 @@ struct mqa_metadata {
         int64_t lo = 0, hi = p.batch;
         while (lo < hi) {
           const int64_t mid = (lo + hi) / 2;
-          if (ps.load(mid) <= seg_start) lo = mid + 1;
-          else hi = mid;
+          if (ps.load(mid) <= seg_start)
+            lo = mid + 1;
+          else
+            hi = mid;
         }
         const int64_t q_idx = lo;  // B when every length is 0
         const int64_t before = q_idx == 0 ? 0 : ps.load(q_idx - 1);

@@ -49,14 +49,16 @@ HEADROOM_HOST_DEVICE inline float to_float(fp16 x) {
     return sign ? -v : v;
   }
   if (e == 31) return bits_float(sign | 0x7F800000u | (m << 13));  // inf / nan
-  return bits_float(sign | ((e + 112u) << 23) | (m << 13));       // rebias 15 -> 127
+  return bits_float(sign | ((e + 112u) << 23) | (m << 13));        // rebias 15 -> 127
 }
 
 template <class T>
 HEADROOM_HOST_DEVICE T from_float(float f);
 
 template <>
-HEADROOM_HOST_DEVICE inline float from_float<float>(float f) { return f; }
+HEADROOM_HOST_DEVICE inline float from_float<float>(float f) {
+  return f;
+}
 
 template <>
 HEADROOM_HOST_DEVICE inline bf16 from_float<bf16>(float f) {

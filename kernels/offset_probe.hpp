@@ -18,8 +18,8 @@ namespace headroom {
 
 // token * row_stride + rest, in 32 bits (wrapping, counted) or 64.
 template <class Ctx>
-HEADROOM_HOST_DEVICE int64_t token_offset_strided(Ctx& ctx, bool int32, int64_t token,
-                                                  int64_t row_stride, int64_t rest) {
+HEADROOM_HOST_DEVICE int64_t token_offset_strided(Ctx& ctx, bool int32, int64_t token, int64_t row_stride,
+                                                  int64_t rest) {
   return int32 ? ctx.offset32(token, row_stride, rest) : token * row_stride + rest;
 }
 
@@ -32,7 +32,7 @@ HEADROOM_HOST_DEVICE int64_t token_offset(Ctx& ctx, bool int32, int64_t token, i
 struct offset_probe_params {
   buffer_ref<int64_t> out;  // probe_offset: the offset as the kernel computed it
   int64_t token = 0, heads = 0, head_size = 0;
-  int64_t row_stride = 0;   // the view's token stride (fused-qkv q); 0: heads * head_size
+  int64_t row_stride = 0;  // the view's token stride (fused-qkv q); 0: heads * head_size
   bool int32_offsets = false;
 };
 

@@ -64,15 +64,15 @@ template std::vector<float> attention_reference<float>(const attention_inputs<fl
 template std::vector<float> attention_reference<bf16>(const attention_inputs<bf16>&);
 template std::vector<float> attention_reference<fp16>(const attention_inputs<fp16>&);
 
-output_comparison compare_output(const std::vector<float>& out, const std::vector<float>& ref,
-                                 dtype d, int64_t heads, int64_t head_size, int max_listed) {
+output_comparison compare_output(const std::vector<float>& out, const std::vector<float>& ref, dtype d,
+                                 int64_t heads, int64_t head_size, int max_listed) {
   output_comparison c;
   const tolerance tol = tolerance_for(d);
   std::ostringstream os;
   if (out.size() != ref.size()) {
     c.mismatch = true;
-    c.detail = "output has " + std::to_string(out.size()) + " elements, reference " +
-               std::to_string(ref.size());
+    c.detail =
+        "output has " + std::to_string(out.size()) + " elements, reference " + std::to_string(ref.size());
     return c;
   }
   for (std::size_t i = 0; i < out.size(); ++i) {

@@ -26,13 +26,13 @@ int64_t covered_output(const attention_inputs<T>& in) {
 
 struct output_comparison {
   bool mismatch = false;
-  int64_t bad = 0;          // elements outside tolerance (NaN counts)
-  double max_abs_err = 0;   // over finite elements
-  std::string detail;       // the first few mismatches with [t][h][d] indices
+  int64_t bad = 0;         // elements outside tolerance (NaN counts)
+  double max_abs_err = 0;  // over finite elements
+  std::string detail;      // the first few mismatches with [t][h][d] indices
 };
 
 // `out` holds the kernel's output converted to float.
-output_comparison compare_output(const std::vector<float>& out, const std::vector<float>& ref,
-                                 dtype d, int64_t heads, int64_t head_size, int max_listed = 5);
+output_comparison compare_output(const std::vector<float>& out, const std::vector<float>& ref, dtype d,
+                                 int64_t heads, int64_t head_size, int max_listed = 5);
 
 }  // namespace headroom

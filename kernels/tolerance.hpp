@@ -17,9 +17,12 @@ struct tolerance {
 
 constexpr tolerance tolerance_for(dtype d) {
   switch (d) {
-    case dtype::bf16: return {8.0e-3, 8.0e-3};  // 2 x 2^-8
-    case dtype::fp16: return {1.0e-3, 1.0e-3};  // 2 x 2^-11
-    case dtype::fp32: return {1.0e-5, 1.0e-5};  // summation order only
+    case dtype::bf16:
+      return {8.0e-3, 8.0e-3};  // 2 x 2^-8
+    case dtype::fp16:
+      return {1.0e-3, 1.0e-3};  // 2 x 2^-11
+    case dtype::fp32:
+      return {1.0e-5, 1.0e-5};  // summation order only
   }
   return {0, 0};
 }

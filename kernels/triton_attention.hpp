@@ -2,7 +2,8 @@
 //   triton_attention<T, Dp, true>   the 3D segmented decode kernel: grid (T/BLOCK_Q + num_seqs, KV,
 //                                   16); each active segment writes its unnormalised partial output,
 //                                   max and exp-sum with the LAYER's strides:
-//                                   segm_output[((t*H + h)*16 + s)*Dp_l + d], segm_max/expsum[(t*H + h)*16 + s]
+//                                   segm_output[((t*H + h)*16 + s)*Dp_l + d], segm_max/expsum[(t*H + h)*16 +
+//                                   s]
 //   triton_segment_reduce           grid (T, H): combines the active segments into the output
 //   triton_attention<T, Dp, false>  the 2D kernel: grid (T/BLOCK_Q + num_seqs, KV), whole sequence,
 //                                   writes the output directly and touches no buffer.
@@ -18,20 +19,21 @@ inline constexpr int64_t triton_num_segments = 16;  // NUM_SEGMENTS (= triton_se
 template <class T>
 struct triton_params {
   paged_attention_inputs<T> in;
-  buffer_ref<T> output;             // [tokens][heads][head_size]: 2D path and reduce
-  buffer_ref<float> segm_output;    // plan buffer, 3D path
-  buffer_ref<float> segm_max;       // plan buffer, 3D path
-  buffer_ref<float> segm_expsum;    // plan buffer, 3D path
-  int64_t block_q = 16;             // BLOCK_M / G with BLOCK_M = 16 if G <= 16 else next_pow2(G)
-  int64_t head_size_padded = 0;     // the layer's Dp: the stride of segm_output rows
-  bool segmented = false;           // the 3D path (segm_* buffers, then the reduce)
+  buffer_ref<T> output;           // [tokens][heads][head_size]: 2D path and reduce
+  buffer_ref<float> segm_output;  // plan buffer, 3D path
+  buffer_ref<float> segm_max;     // plan buffer, 3D path
+  buffer_ref<float> segm_expsum;  // plan buffer, 3D path
+  int64_t block_q = 16;           // BLOCK_M / G with BLOCK_M = 16 if G <= 16 else next_pow2(G)
+  int64_t head_size_padded = 0;   // the layer's Dp: the stride of segm_output rows
+  bool segmented = false;         // the 3D path (segm_* buffers, then the reduce)
 };
 
 // Longest key range one block of the Triton kernels attends to (a segment, or a whole sequence).
 template <class T>
 inline int64_t triton_max_keys(const triton_params<T>& p, bool segmented) {
   const int64_t len = p.in.max_blocks_per_seq * p.in.block_size;
-  if (!segmented) return p.in.sliding_window > 0 && p.in.sliding_window < len ? p.in.sliding_window + p.block_q : len;
+  if (!segmented)
+    return p.in.sliding_window > 0 && p.in.sliding_window < len ? p.in.sliding_window + p.block_q : len;
   const int64_t span = triton_num_segments * kv_tile_keys;
   return (len + span - 1) / span * kv_tile_keys;
 }
@@ -52,7 +54,9 @@ struct triton_attention {
   // per warp (the 3D path's 256-key segments at 16x4096: 4-warp blocks, four to an SM).
   static constexpr int max_block_threads = attn_max_threads<Dp>, min_blocks_per_sm = attn_min_blocks;
   static constexpr int64_t warp_keys = HEADROOM_TRITON_WARP_KEYS;
-  static launch_dim block(const params& p) { return attn_block<Dp>(triton_max_keys(p, Segmented), warp_keys); }
+  static launch_dim block(const params& p) {
+    return attn_block<Dp>(triton_max_keys(p, Segmented), warp_keys);
+  }
   static std::size_t shared_bytes(const params& p) { return attn_shared_bytes<T, Dp, Stages>(block(p).y); }
 
   // The request of q-block b.x and its rows, read from the batch buffers (constructed again after
@@ -82,8 +86,8 @@ struct triton_attention {
     const int64_t seq_len = qb.ctx_len + qb.q_len;
     int64_t lo = 0, hi = seq_len;
     if (Segmented) {  // segment s covers tiles [s*tps, (s+1)*tps); inactive segments write nothing
-      const int64_t tps = (seq_len + triton_num_segments * kv_tile_keys - 1) /
-                          (triton_num_segments * kv_tile_keys);
+      const int64_t tps =
+          (seq_len + triton_num_segments * kv_tile_keys - 1) / (triton_num_segments * kv_tile_keys);
       lo = b.z * tps * kv_tile_keys;
       if (lo >= seq_len) return;
       hi = lo + tps * kv_tile_keys < seq_len ? lo + tps * kv_tile_keys : seq_len;
@@ -100,8 +104,8 @@ struct triton_attention {
       const int64_t klo = w > 0 && first_pos - w + 1 > lo ? first_pos - w + 1 : lo;
       const int64_t khi = qb.ctx_len + last_qi + 1 < hi ? qb.ctx_len + last_qi + 1 : hi;
       if (base > 0) ctx.sync();  // the previous pass's stores read what this pass overwrites
-      attend_range<T, Dp>(ctx, p.in, s, [&](int64_t mi) { return qb.row(p, base + mi); }, qb.seq, b.y,
-                          klo, khi, rg);
+      attend_range<T, Dp>(
+          ctx, p.in, s, [&](int64_t mi) { return qb.row(p, base + mi); }, qb.seq, b.y, klo, khi, rg);
       const q_block again(ctx, p, b);
       const auto row_of = [&](int64_t mi) { return again.row(p, base + mi); };
       if (Segmented)
@@ -119,15 +123,17 @@ struct triton_attention {
     const auto sm = ctx.global(p.segm_max);
     const auto se = ctx.global(p.segm_expsum);
     const int64_t D = p.in.head_size, Dpl = p.head_size_padded;
-    for_combined_chunks<Dp>(ctx, s, row_of, D, [&](const row_desc& row, int64_t d0, const float(&acc)[attn_chunk],
-                                                   float M, float L) {
-      const int64_t srow = (row.token * p.in.num_heads + row.head) * triton_num_segments + segment;
-      store_chunk<attn_chunk>(so, srow * Dpl + d0, D - d0, D - d0 >= attn_chunk && Dpl % attn_chunk == 0, acc, 1.0f);
-      if (d0 == 0) {
-        sm.store(srow, M);
-        se.store(srow, L);
-      }
-    });
+    for_combined_chunks<Dp>(
+        ctx, s, row_of, D,
+        [&](const row_desc& row, int64_t d0, const float(&acc)[attn_chunk], float M, float L) {
+          const int64_t srow = (row.token * p.in.num_heads + row.head) * triton_num_segments + segment;
+          store_chunk<attn_chunk>(so, srow * Dpl + d0, D - d0, D - d0 >= attn_chunk && Dpl % attn_chunk == 0,
+                                  acc, 1.0f);
+          if (d0 == 0) {
+            sm.store(srow, M);
+            se.store(srow, L);
+          }
+        });
   }
 
   template <class Ctx, class RowOf>
@@ -135,11 +141,13 @@ struct triton_attention {
                                                 const RowOf& row_of) {
     const auto out = ctx.global(p.output);
     const int64_t D = p.in.head_size;
-    for_combined_chunks<Dp>(ctx, s, row_of, D, [&](const row_desc& row, int64_t d0, const float(&acc)[attn_chunk],
-                                                   float, float L) {
-      const int64_t off = token_offset(ctx, p.in.int32_offsets, row.token, p.in.num_heads, D, row.head, d0);
-      store_chunk<attn_chunk>(out, off, D - d0, D - d0 >= attn_chunk, acc, L > 0.0f ? 1.0f / L : 0.0f);
-    });
+    for_combined_chunks<Dp>(
+        ctx, s, row_of, D,
+        [&](const row_desc& row, int64_t d0, const float(&acc)[attn_chunk], float, float L) {
+          const int64_t off =
+              token_offset(ctx, p.in.int32_offsets, row.token, p.in.num_heads, D, row.head, d0);
+          store_chunk<attn_chunk>(out, off, D - d0, D - d0 >= attn_chunk, acc, L > 0.0f ? 1.0f / L : 0.0f);
+        });
   }
 };
 
@@ -171,7 +179,7 @@ struct triton_segment_reduce {
     ctx.wait_prior_launch();  // the segments below are the attention launch's
     const int64_t span = (seq_len + triton_num_segments * kv_tile_keys - 1) /
                          (triton_num_segments * kv_tile_keys) * kv_tile_keys;  // keys per segment
-    const int64_t active = span > 0 ? (seq_len + span - 1) / span : 0;  // a poisoned length: none
+    const int64_t active = span > 0 ? (seq_len + span - 1) / span : 0;         // a poisoned length: none
     const int64_t row0 = (b.x * p.in.num_heads + b.y) * triton_num_segments;
     const int64_t D = p.in.head_size, Dpl = p.head_size_padded;
     const auto so = ctx.global(p.segm_output);

@@ -46,17 +46,21 @@ void names_the_field(const outcome& o, const generators::invalid_input& bad, con
 const props::budget budget{1000, 0, 100};
 
 TEST(BadInput, ConfigsRaiseInputErrorNamingTheField) {
-  props::check([] {
-    const auto bad = *generators::invalid_configs();
-    names_the_field(attempt([&] { parse_model(bad.json, "bad.json"); }), bad, "bad.json");
-  }, budget);
+  props::check(
+      [] {
+        const auto bad = *generators::invalid_configs();
+        names_the_field(attempt([&] { parse_model(bad.json, "bad.json"); }), bad, "bad.json");
+      },
+      budget);
 }
 
 TEST(BadInput, CaseFilesRaiseInputErrorNamingTheField) {
-  props::check([] {
-    const auto bad = *generators::invalid_cases();
-    names_the_field(attempt([&] { case_from_json(bad.json, "bad_case.json"); }), bad, "bad_case.json");
-  }, budget);
+  props::check(
+      [] {
+        const auto bad = *generators::invalid_cases();
+        names_the_field(attempt([&] { case_from_json(bad.json, "bad_case.json"); }), bad, "bad_case.json");
+      },
+      budget);
 }
 
 // The smallest prime that does not divide n (a TP size the model-wide heads reject).
@@ -67,17 +71,19 @@ int64_t non_divisor(int64_t n) {
 }
 
 TEST(BadInput, TpNotDividingTheHeadsIsAnInputError) {
-  props::check([] {
-    generators::geometry_limits lim;
-    auto g = *generators::geometries(lim);
-    g.model.source = "model.json";
-    const int64_t tp = non_divisor(g.model.num_attention_heads);
-    const outcome o = attempt([&] { to_rank(g.model, tp); });
-    RC_ASSERT(!o.accepted);
-    RC_ASSERT(o.other.empty());
-    RC_ASSERT(o.input->field() == std::string("num_attention_heads"));
-    RC_ASSERT(o.input->value() == std::to_string(g.model.num_attention_heads));
-  }, budget);
+  props::check(
+      [] {
+        generators::geometry_limits lim;
+        auto g = *generators::geometries(lim);
+        g.model.source = "model.json";
+        const int64_t tp = non_divisor(g.model.num_attention_heads);
+        const outcome o = attempt([&] { to_rank(g.model, tp); });
+        RC_ASSERT(!o.accepted);
+        RC_ASSERT(o.other.empty());
+        RC_ASSERT(o.input->field() == std::string("num_attention_heads"));
+        RC_ASSERT(o.input->value() == std::to_string(g.model.num_attention_heads));
+      },
+      budget);
 }
 
 }  // namespace

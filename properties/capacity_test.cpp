@@ -14,8 +14,7 @@ namespace headroom {
 namespace {
 
 std::vector<batch> batches_for(const check_case& c) {
-  return {c.b, decode_batch(generators::triton_thr_of(c), 257), decode_batch(1, 257),
-          decode_batch(8, 300)};
+  return {c.b, decode_batch(generators::triton_thr_of(c), 257), decode_batch(1, 257), decode_batch(8, 300)};
 }
 
 // Returns the first run whose need exceeds its buffer, as a sentence; empty when all fit.
@@ -30,12 +29,11 @@ std::string first_overflow(const check_case& c) {
           for (const auto& need : props::needs_of(p, *l, c.model.kv_dtype)) {
             const buffer_plan* cap = find_buffer(plan_buffers(p.plan), need.name);
             if (cap && need.elems > cap->capacity_elems())
-              return std::string(to_string(c.be)) + " " + need.name + ": " +
-                     std::to_string(need.bytes()) + " bytes needed by a " +
-                     std::to_string(l->num_heads) + "-head layer, " +
+              return std::string(to_string(c.be)) + " " + need.name + ": " + std::to_string(need.bytes()) +
+                     " bytes needed by a " + std::to_string(l->num_heads) + "-head layer, " +
                      std::to_string(cap->capacity_bytes) + " planned for " +
-                     std::to_string(hr.builder_heads) + " heads, " +
-                     std::to_string(b.num_seqs()) + " requests";
+                     std::to_string(hr.builder_heads) + " heads, " + std::to_string(b.num_seqs()) +
+                     " requests";
           }
   }
   return "";

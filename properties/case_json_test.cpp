@@ -44,13 +44,15 @@ TEST(CaseJson, RoundTripsLosslessly) {
 }
 
 TEST(CaseJson, DetectsALossySerialiser) {
-  const auto r = props::run([] {
-    round_trips(*any_case(), [](const check_case& c) {
-      nlohmann::json j = to_json(c);
-      j.erase("hybrid");  // forgets the hybrid manager: cases with it off come back on
-      return j;
-    });
-  }, budget);
+  const auto r = props::run(
+      [] {
+        round_trips(*any_case(), [](const check_case& c) {
+          nlohmann::json j = to_json(c);
+          j.erase("hybrid");  // forgets the hybrid manager: cases with it off come back on
+          return j;
+        });
+      },
+      budget);
   ASSERT_TRUE(props::is_failure(r)) << "a serialiser dropping 'hybrid' went unnoticed";
 }
 
@@ -65,8 +67,7 @@ TEST(CaseJson, CorpusErrorsDescribeDeepValues) {
     generators::corpus_from_json(j, "deep.json");
     FAIL() << "a list for 'expect' was accepted";
   } catch (const input_error& e) {
-    EXPECT_NE(std::string(e.what()).find("'expect' = an array of 1 element:"), std::string::npos)
-        << e.what();
+    EXPECT_NE(std::string(e.what()).find("'expect' = an array of 1 element:"), std::string::npos) << e.what();
   }
 }
 

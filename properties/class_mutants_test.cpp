@@ -47,8 +47,7 @@ void found_within(const std::string& mutant, bug_class cls, int budget) {
     EXPECT_LE(f.shrunk.model.layers.size(), 2u);
     return;
   }
-  FAIL() << mutant << ": no " << to_string(cls) << " finding in " << budget << " cases (seed "
-         << seed << ")";
+  FAIL() << mutant << ": no " << to_string(cls) << " finding in " << budget << " cases (seed " << seed << ")";
 }
 
 TEST(ClassMutants, HeadPadDivisorsOnlyIsFound) { found_within("head-pad-divisors-only", bug_class::c9, 200); }

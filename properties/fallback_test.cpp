@@ -55,8 +55,10 @@ void fallback_only_when_empty(const check_case& c, bool check_checker) {
   if (hr.disagreement) return;  // per-layer with several counts: the assertion (group agreement)
   const int64_t expected = c.pol == policy::max ? *found.rbegin() : *found.begin();
   if (hr.builder_heads != expected)
-    RC_FAIL("builder resolved " + std::to_string(hr.builder_heads) + " heads from registered layers "
-            "with " + std::to_string(expected) + " (model-wide " + std::to_string(mw) + ")");
+    RC_FAIL("builder resolved " + std::to_string(hr.builder_heads) +
+            " heads from registered layers "
+            "with " +
+            std::to_string(expected) + " (model-wide " + std::to_string(mw) + ")");
 }
 
 const props::budget budget{1000, 0, 100};

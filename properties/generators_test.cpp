@@ -14,30 +14,34 @@ namespace {
 const props::budget budget{1000, 0, 100};
 
 TEST(Generators, CasesAreValidAndWithinBudget) {
-  props::check([] {
-    const generators::case_profile p = props::everything();
-    const check_case c = *generators::raw_cases(p);
-    RC_ASSERT(generators::is_valid(c));
-    const int64_t work = generators::batch_work(c.b, generators::token_cost_of(c));
-    RC_CLASSIFY(work > p.max_work / 2, "over half the work budget");
-    // Within the budget, except that a request never shrinks below 1 token (decode) or a 2 x 2
-    // query-by-sequence block (prefill).
-    RC_ASSERT(work <= p.max_work + 4 * c.b.num_seqs() * generators::token_cost_of(c));
-    RC_TAG(c.b.is_decode() ? "decode" : "prefill or mixed", to_string(c.be));
-  }, budget);
+  props::check(
+      [] {
+        const generators::case_profile p = props::everything();
+        const check_case c = *generators::raw_cases(p);
+        RC_ASSERT(generators::is_valid(c));
+        const int64_t work = generators::batch_work(c.b, generators::token_cost_of(c));
+        RC_CLASSIFY(work > p.max_work / 2, "over half the work budget");
+        // Within the budget, except that a request never shrinks below 1 token (decode) or a 2 x 2
+        // query-by-sequence block (prefill).
+        RC_ASSERT(work <= p.max_work + 4 * c.b.num_seqs() * generators::token_cost_of(c));
+        RC_TAG(c.b.is_decode() ? "decode" : "prefill or mixed", to_string(c.be));
+      },
+      budget);
 }
 
 TEST(Generators, ShrinkCandidatesAreValidAndSmaller) {
-  props::check([] {
-    const check_case c = *generators::raw_cases(props::everything());
-    const auto key = generators::shrink_key(c);
-    const auto cands = generators::shrink_candidates(c);
-    RC_CLASSIFY(cands.empty(), "already minimal");
-    for (const auto& x : cands) {
-      RC_ASSERT(generators::is_valid(x));
-      RC_ASSERT(generators::shrink_key(x) < key);
-    }
-  }, {300, 0, 100});
+  props::check(
+      [] {
+        const check_case c = *generators::raw_cases(props::everything());
+        const auto key = generators::shrink_key(c);
+        const auto cands = generators::shrink_candidates(c);
+        RC_CLASSIFY(cands.empty(), "already minimal");
+        for (const auto& x : cands) {
+          RC_ASSERT(generators::is_valid(x));
+          RC_ASSERT(generators::shrink_key(x) < key);
+        }
+      },
+      {300, 0, 100});
 }
 
 // The size key measures a batch by its total query and sequence tokens (positions 4 and 5), not by

@@ -68,7 +68,8 @@ void no_wraparound(const check_case& c, executor& ex) {
   for (const auto& v : r.violations) {
     reported = reported || v.inv == invariant::index_overflow;
     if (v.capacity_bytes < 0 || v.required_bytes < 0)
-      RC_FAIL(std::string(to_string(v.inv)) + " " + v.buffer + " reports a negative size: wrapped arithmetic");
+      RC_FAIL(std::string(to_string(v.inv)) + " " + v.buffer +
+              " reports a negative size: wrapped arithmetic");
   }
   const bool expected = expect_overflow(c);
   RC_CLASSIFY(expected, "beyond 32-bit offsets");
@@ -82,10 +83,12 @@ const props::budget budget{2000, 0, 100};
 const std::vector<policy> policies = {policy::per_layer, policy::model_wide, policy::max};
 
 TEST(IndexOverflow, ReportedExactlyWhenBeyond32Bits) {
-  props::check([] {
-    model_executor model;
-    no_wraparound(*generators::large_cases(policies), model);
-  }, budget);
+  props::check(
+      [] {
+        model_executor model;
+        no_wraparound(*generators::large_cases(policies), model);
+      },
+      budget);
 }
 
 // An executor whose arithmetic wraps at 32 bits: the property must notice (it is not vacuous).
@@ -97,15 +100,18 @@ class wrapping_model final : public executor {
     for (auto& t : o.touched) t.elems = static_cast<int32_t>(static_cast<uint32_t>(t.elems));
     return o;
   }
+
  private:
   model_executor inner_;
 };
 
 TEST(IndexOverflow, DetectsWrappingArithmetic) {
-  const auto r = props::run([] {
-    wrapping_model model;
-    no_wraparound(*generators::large_cases(policies), model);
-  }, budget);
+  const auto r = props::run(
+      [] {
+        wrapping_model model;
+        no_wraparound(*generators::large_cases(policies), model);
+      },
+      budget);
   ASSERT_TRUE(props::is_failure(r)) << "32-bit wrapping went unnoticed";
 }
 
@@ -116,11 +122,13 @@ TEST(IndexOverflow, DetectsWrappingArithmetic) {
 void token_offsets_wrap_exactly(const check_case& c, executor& ex) {
   const report r = run_case(c, ex);
   bool reported = false;
-  for (const auto& v : r.violations) reported = reported || (v.cls == bug_class::c6 && v.inv == invariant::index_overflow);
+  for (const auto& v : r.violations)
+    reported = reported || (v.cls == bug_class::c6 && v.inv == invariant::index_overflow);
   const auto& l = c.model.layers.front();
   const i128 t = c.b.num_tokens(), dv = l.head_size_v > 0 ? l.head_size_v : l.head_size;
   const i128 row = i128(l.num_heads + l.num_kv_heads) * l.head_size + i128(l.num_kv_heads) * dv;
-  const i128 q_last = (t - 1) * row + i128(l.num_heads) * l.head_size - 1, out_last = t * l.num_heads * dv - 1;
+  const i128 q_last = (t - 1) * row + i128(l.num_heads) * l.head_size - 1,
+             out_last = t * l.num_heads * dv - 1;
   const bool expected = has_mutant(c.mutants, "int32-token-offsets") && std::max(q_last, out_last) > limit;
   RC_CLASSIFY(expected, "past 2^31");
   if (reported != expected)
@@ -130,10 +138,12 @@ void token_offsets_wrap_exactly(const check_case& c, executor& ex) {
 }
 
 TEST(IndexOverflow, TokenOffsetsWrapExactlyPast2To31) {
-  props::check([] {
-    model_executor model;
-    token_offsets_wrap_exactly(*generators::large_offset_cases(), model);
-  }, budget);
+  props::check(
+      [] {
+        model_executor model;
+        token_offsets_wrap_exactly(*generators::large_offset_cases(), model);
+      },
+      budget);
 }
 
 // An executor that loses the wrap count: the property must notice.
@@ -145,15 +155,18 @@ class uncounting_model final : public executor {
     o.index_overflows = 0;
     return o;
   }
+
  private:
   model_executor inner_;
 };
 
 TEST(IndexOverflow, DetectsLostTokenOffsetWraps) {
-  const auto r = props::run([] {
-    uncounting_model model;
-    token_offsets_wrap_exactly(*generators::large_offset_cases(), model);
-  }, budget);
+  const auto r = props::run(
+      [] {
+        uncounting_model model;
+        token_offsets_wrap_exactly(*generators::large_offset_cases(), model);
+      },
+      budget);
   ASSERT_TRUE(props::is_failure(r)) << "a lost wrap count went unnoticed";
 }
 

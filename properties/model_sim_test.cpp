@@ -23,8 +23,9 @@ std::set<verdict> predictable(const report& r) {
   std::set<verdict> out;
   for (const auto& v : r.violations) {
     const invariant i = v.inv == invariant::out_of_bounds ? invariant::buffer_capacity : v.inv;
-    if (i == invariant::buffer_capacity || i == invariant::group_agreement || i == invariant::plan_run_heads ||
-        i == invariant::fallback_when_empty || i == invariant::index_overflow)
+    if (i == invariant::buffer_capacity || i == invariant::group_agreement ||
+        i == invariant::plan_run_heads || i == invariant::fallback_when_empty ||
+        i == invariant::index_overflow)
       out.insert({v.group, to_string(i), v.buffer});
   }
   return out;
@@ -50,10 +51,12 @@ const props::budget budget{400, 0, 100};
 
 TEST(ModelSim, AgreeOnEveryVerdict) {
   const auto p = props::everything();
-  props::check([p] {
-    model_executor a, b;
-    model_and_sim_agree(*generators::cases(p), a, b);
-  }, budget);
+  props::check(
+      [p] {
+        model_executor a, b;
+        model_and_sim_agree(*generators::cases(p), a, b);
+      },
+      budget);
 }
 
 // A model whose formulas are one element short: the property must notice (it is not vacuous).
@@ -65,16 +68,19 @@ class off_by_one_model final : public executor {
     for (auto& t : o.touched) t.elems -= 1;
     return o;
   }
+
  private:
   model_executor inner_;
 };
 
 TEST(ModelSim, DetectsAPlantedModelBug) {
   const auto p = props::everything();
-  const auto r = props::run([p] {
-    off_by_one_model a, b;
-    model_and_sim_agree(*generators::cases(p), a, b);
-  }, budget);
+  const auto r = props::run(
+      [p] {
+        off_by_one_model a, b;
+        model_and_sim_agree(*generators::cases(p), a, b);
+      },
+      budget);
   ASSERT_TRUE(props::is_failure(r)) << "an off-by-one model went unnoticed";
 }
 

@@ -47,7 +47,8 @@ bool is_fault(const violation& v) { return v.inv == invariant::out_of_bounds && 
 // `explained`: groups whose faults the other side's out-of-bounds accesses account for (an
 // out-of-bounds read of an index, a block-table entry or a prefix sum, gives the simulator poison
 // it stops at and the GPU a stale index it follows to an illegal address); those faults are left out.
-std::set<verdict> verdicts(const report& r, const std::set<invariant>& kinds, const std::set<int>& explained = {}) {
+std::set<verdict> verdicts(const report& r, const std::set<invariant>& kinds,
+                           const std::set<int>& explained = {}) {
   std::set<verdict> out;
   for (const auto& v : r.violations)
     if (kinds.count(v.inv) && !(is_fault(v) && explained.count(v.group)))
@@ -75,11 +76,10 @@ void sim_and_gpu_agree(const check_case& c, executor& gpu) {
   RC_CLASSIFY(!groups_with(rs, invariant::out_of_bounds).empty(), "sim saw an overflow");
   RC_TAG(to_string(c.be), to_string(c.pol));
   if (!paired.disagreements().empty()) RC_FAIL("per run: " + paired.disagreements().front());
-  const std::set<invariant> kinds{invariant::out_of_bounds,  invariant::group_agreement,
-                                  invariant::plan_run_heads, invariant::fallback_when_empty,
-                                  invariant::index_overflow, invariant::plan_run_shape,
-                                  invariant::path_choice,    invariant::block_unit,
-                                  invariant::buffer_capacity};
+  const std::set<invariant> kinds{
+      invariant::out_of_bounds,       invariant::group_agreement, invariant::plan_run_heads,
+      invariant::fallback_when_empty, invariant::index_overflow,  invariant::plan_run_shape,
+      invariant::path_choice,         invariant::block_unit,      invariant::buffer_capacity};
   const auto over = groups_with(rs, invariant::out_of_bounds);
   const auto vs = verdicts(rs, kinds), vg = verdicts(rg, kinds, over);
   if (vs != vg) RC_FAIL("verdicts differ: sim" + props::describe(vs) + " vs gpu" + props::describe(vg));
@@ -89,7 +89,8 @@ void sim_and_gpu_agree(const check_case& c, executor& gpu) {
   if (!simulated_worker() && !std::includes(guards.begin(), guards.end(), written.begin(), written.end()))
     RC_FAIL("the simulator wrote past a buffer in a group whose guard bands are intact");
   for (int g : groups_with(rg, invariant::output_mismatch))
-    if (!over.count(g)) RC_FAIL("gpu output differs from the reference in in-bounds group " + std::to_string(g));
+    if (!over.count(g))
+      RC_FAIL("gpu output differs from the reference in in-bounds group " + std::to_string(g));
 }
 
 const props::budget budget{40, 0, 100};
@@ -110,13 +111,15 @@ TEST(SimGpu, AgreeOnTheRegressedPolicy) {
 // besides the attention buffers, so the metadata kernels' out-of-bounds clauses are exercised too.
 TEST(SimGpu, AgreeUnderEachCatalogueMutant) {
   const auto p = props::everything();
-  props::check([p] {
-    check_case c = *generators::cases(p);
-    const auto& m = *rc::gen::elementOf(all_mutants());
-    c.mutants = {std::string(m.name)};
-    RC_TAG(to_string(m.cls));
-    sim_and_gpu_agree(c, shared_gpu());
-  }, budget);
+  props::check(
+      [p] {
+        check_case c = *generators::cases(p);
+        const auto& m = *rc::gen::elementOf(all_mutants());
+        c.mutants = {std::string(m.name)};
+        RC_TAG(to_string(m.cls));
+        sim_and_gpu_agree(c, shared_gpu());
+      },
+      budget);
 }
 
 // A device-checked build that under-reports by one element: the property must notice.
@@ -132,10 +135,12 @@ class short_gpu final : public executor {
 
 TEST(SimGpu, DetectsAPlantedUnderReport) {
   const auto p = props::everything();
-  const auto r = props::run([p] {
-    short_gpu gpu;
-    sim_and_gpu_agree(*generators::cases(p), gpu);
-  }, budget);
+  const auto r = props::run(
+      [p] {
+        short_gpu gpu;
+        sim_and_gpu_agree(*generators::cases(p), gpu);
+      },
+      budget);
   ASSERT_TRUE(props::is_failure(r)) << "a device that under-reports went unnoticed";
 }
 

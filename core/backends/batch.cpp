@@ -32,8 +32,7 @@ void validate(const batch& b, const std::string& file, const std::string& field)
     throw input_error(file, field + ".seq_lens", "[]", "a batch needs at least one request");
   if (b.seq_lens.size() != b.query_lens.size())
     throw input_error(file, field + ".query_lens", std::to_string(b.query_lens.size()) + " entries",
-                      "must have as many entries as seq_lens (" +
-                          std::to_string(b.seq_lens.size()) + ")");
+                      "must have as many entries as seq_lens (" + std::to_string(b.seq_lens.size()) + ")");
   if (static_cast<int64_t>(b.seq_lens.size()) > max_batch_seqs)
     throw input_error(file, field + ".seq_lens", std::to_string(b.seq_lens.size()) + " entries",
                       "more than " + std::to_string(max_batch_seqs) + " requests");

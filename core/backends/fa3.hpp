@@ -17,8 +17,8 @@ inline constexpr int64_t fa3_varlen_max_batches = 992;  // PREPARE_VARLEN_MAX_BA
 // VLLM_FLASH_ATTN_MAX_NUM_SPLITS_FOR_CUDA_GRAPH), 32 by default (#20301 had 16); pinned in
 // Fa3.GraphSplitCountIsVllmsDefault.
 inline constexpr int64_t fa3_graph_max_splits = 32;
-inline constexpr int64_t fa3_num_sms = 132;             // H100 / H200 SXM: num_sm of the heuristic
-inline constexpr int64_t fa3_max_splits = 128;          // get_num_splits' cap on the split count
+inline constexpr int64_t fa3_num_sms = 132;     // H100 / H200 SXM: num_sm of the heuristic
+inline constexpr int64_t fa3_max_splits = 128;  // get_num_splits' cap on the split count
 
 // The historical wrong formulas (core/check/mutants.hpp).
 struct fa3_mutants {
@@ -77,9 +77,9 @@ bool fa3_head_swizzle(int64_t max_query_len, int64_t max_seq_len, int64_t head_s
 int64_t fa3_metadata_capacity(const engine_settings& s, const fa3_mutants& m);
 
 struct fa3_plan {
-  fa3_layout sched;            // what get_scheduler_metadata writes
-  int64_t run_size = 0;        // what mha_fwd recomputes from its own num_splits
-  int64_t sched_splits = 0, run_splits = 0;  // as passed (0: the heuristic)
+  fa3_layout sched;                            // what get_scheduler_metadata writes
+  int64_t run_size = 0;                        // what mha_fwd recomputes from its own num_splits
+  int64_t sched_splits = 0, run_splits = 0;    // as passed (0: the heuristic)
   std::vector<int32_t> query_start, seq_lens;  // the step's metadata rows, read per batch entry
   // scheduler_metadata (persistent, or exactly the layout's size), query_start_loc and seq_lens
   // (the model runner's persistent max_num_seqs + 1 / max_num_seqs int32 buffers).

@@ -58,8 +58,8 @@ bool supported_group(int64_t h, int64_t kv) {
 
 }  // namespace
 
-fi_decode_plan plan_fi_decode(int64_t builder_heads, int64_t kv_heads, int64_t head_size,
-                              dtype out, const batch& b, const flashinfer_options& o) {
+fi_decode_plan plan_fi_decode(int64_t builder_heads, int64_t kv_heads, int64_t head_size, dtype out,
+                              const batch& b, const flashinfer_options& o) {
   fi_decode_plan p;
   p.builder_heads = builder_heads;
   p.kv_heads = kv_heads;
@@ -75,8 +75,8 @@ fi_decode_plan plan_fi_decode(int64_t builder_heads, int64_t kv_heads, int64_t h
   p.chunk_pages = max_pages;
   if (checked_mul(nb, kv_heads) < p.max_grid) {
     const int64_t min_chunk = std::max<int64_t>(fi_min_chunk_tokens / o.page_size, 1);
-    const int64_t chunk = search_chunk(pages, kv_heads, p.max_grid, min_chunk,
-                                       std::max(min_chunk, max_pages));
+    const int64_t chunk =
+        search_chunk(pages, kv_heads, p.max_grid, min_chunk, std::max(min_chunk, max_pages));
     const int64_t new_batch = work_items(pages, chunk);
     p.split = !(new_batch == nb && !o.cuda_graph);
     if (p.split) p.chunk_pages = chunk;
@@ -108,8 +108,7 @@ fi_decode_plan plan_fi_decode(int64_t builder_heads, int64_t kv_heads, int64_t h
 std::vector<buffer_need> fi_decode_needs(const fi_decode_plan& p, const rank_layer& l, dtype out) {
   if (!p.split) return {};
   const int64_t rows = checked_mul(p.num_work, l.num_heads, "tmp rows");
-  return {{"tmp_v", dtype_bytes(out), checked_mul(rows, l.head_size, "tmp_v index")},
-          {"tmp_s", 4, rows}};
+  return {{"tmp_v", dtype_bytes(out), checked_mul(rows, l.head_size, "tmp_v index")}, {"tmp_s", 4, rows}};
 }
 
 }  // namespace headroom

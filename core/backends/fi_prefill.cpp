@@ -23,8 +23,8 @@ int64_t prefill_work(const std::vector<int64_t>& tiles, const batch& b, int64_t 
 
 }  // namespace
 
-fi_prefill_plan plan_fi_prefill(int64_t builder_heads, int64_t kv_heads, int64_t head_size,
-                                const batch& b, const flashinfer_options& o) {
+fi_prefill_plan plan_fi_prefill(int64_t builder_heads, int64_t kv_heads, int64_t head_size, const batch& b,
+                                const flashinfer_options& o) {
   fi_prefill_plan p;
   p.builder_heads = builder_heads;
   p.kv_heads = kv_heads;
@@ -45,7 +45,10 @@ fi_prefill_plan plan_fi_prefill(int64_t builder_heads, int64_t kv_heads, int64_t
   int64_t hi = std::max(lo, max_kv);
   while (lo < hi) {
     int64_t mid = lo + (hi - lo) / 2;
-    if (prefill_work(p.qo_tiles, b, mid) > budget) lo = mid + 1; else hi = mid;
+    if (prefill_work(p.qo_tiles, b, mid) > budget)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   p.kv_chunk_tokens = lo;
   p.split = lo < max_kv;
@@ -70,8 +73,8 @@ fi_prefill_run fi_prefill_needs(const fi_prefill_plan& p, const rank_layer& l, c
     const int64_t planned = checked_mul(p.qo_tiles[i], p.cta_tile_q, "planned rows");
     const int64_t packed = checked_mul(b.query_lens[i], group_l, "packed rows");
     if (packed > planned)
-      r.rows_never_computed = checked_add(r.rows_never_computed,
-                                          checked_mul(packed - planned, l.num_kv_heads));
+      r.rows_never_computed =
+          checked_add(r.rows_never_computed, checked_mul(packed - planned, l.num_kv_heads));
     const int64_t covered = std::min(b.query_lens[i], planned / group_l);
     if (covered > 0) row_end = std::max(row_end, row_base + covered * p.kv_chunks[i]);
     row_base = checked_add(row_base, checked_mul(b.query_lens[i], p.kv_chunks[i]));

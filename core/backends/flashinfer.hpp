@@ -37,34 +37,34 @@ struct fi_decode_plan {
   bool split = false;
   int64_t chunk_pages = 0;  // kv chunk size in pages
   int64_t max_grid = 0;
-  int64_t num_work = 0;     // NB
-  int64_t padded = 0;       // P
-  bool group_size_supported = true;         // GQA group in {1,2,3,4,6,8}
-  std::vector<int32_t> request_indices;     // P entries (padding repeats the last valid one)
-  std::vector<int32_t> kv_tile_indices;     // P entries
-  std::vector<int32_t> o_indptr;            // B + 1 entries
-  std::vector<buffer_plan> buffers;         // tmp_v, tmp_s (only when split)
+  int64_t num_work = 0;                  // NB
+  int64_t padded = 0;                    // P
+  bool group_size_supported = true;      // GQA group in {1,2,3,4,6,8}
+  std::vector<int32_t> request_indices;  // P entries (padding repeats the last valid one)
+  std::vector<int32_t> kv_tile_indices;  // P entries
+  std::vector<int32_t> o_indptr;         // B + 1 entries
+  std::vector<buffer_plan> buffers;      // tmp_v, tmp_s (only when split)
 };
 
-fi_decode_plan plan_fi_decode(int64_t builder_heads, int64_t kv_heads, int64_t head_size,
-                              dtype out, const batch& b, const flashinfer_options& o);
+fi_decode_plan plan_fi_decode(int64_t builder_heads, int64_t kv_heads, int64_t head_size, dtype out,
+                              const batch& b, const flashinfer_options& o);
 
 // Largest element index + 1 written per buffer by a run with the layer's heads (split only).
 std::vector<buffer_need> fi_decode_needs(const fi_decode_plan& p, const rank_layer& l, dtype out);
 
 struct fi_prefill_plan {
   int64_t builder_heads = 0, kv_heads = 0, head_size = 0;
-  int64_t cta_tile_q = 16;                 // T_q: 16 / 64 / 128
+  int64_t cta_tile_q = 16;  // T_q: 16 / 64 / 128
   bool split = false;
   int64_t kv_chunk_tokens = 0;
-  int64_t num_work = 0, padded = 0;        // work items (qo tiles x kv chunks), padded count
-  std::vector<int64_t> qo_tiles;           // per request: ceil(qo_len * G_b / T_q)
-  std::vector<int64_t> kv_chunks;          // per request
-  std::vector<buffer_plan> buffers;        // tmp_v, tmp_s (only when split)
+  int64_t num_work = 0, padded = 0;  // work items (qo tiles x kv chunks), padded count
+  std::vector<int64_t> qo_tiles;     // per request: ceil(qo_len * G_b / T_q)
+  std::vector<int64_t> kv_chunks;    // per request
+  std::vector<buffer_plan> buffers;  // tmp_v, tmp_s (only when split)
 };
 
-fi_prefill_plan plan_fi_prefill(int64_t builder_heads, int64_t kv_heads, int64_t head_size,
-                                const batch& b, const flashinfer_options& o);
+fi_prefill_plan plan_fi_prefill(int64_t builder_heads, int64_t kv_heads, int64_t head_size, const batch& b,
+                                const flashinfer_options& o);
 
 struct fi_prefill_run {
   std::vector<buffer_need> needs;

@@ -19,9 +19,9 @@
 namespace headroom {
 
 struct offset_probe_plan {
-  int64_t q_rows = 0;          // the step's tokens: the probe evaluates token q_rows - 1
-  bool int32_offsets = false;  // the kernels' offsets are 32-bit (the mutant)
-  bool fused_qkv = false;      // q is a view of the fused qkv projection (vLLM); else contiguous
+  int64_t q_rows = 0;                // the step's tokens: the probe evaluates token q_rows - 1
+  bool int32_offsets = false;        // the kernels' offsets are 32-bit (the mutant)
+  bool fused_qkv = false;            // q is a view of the fused qkv projection (vLLM); else contiguous
   std::vector<buffer_plan> buffers;  // probe_offset: the computed offset (one int64)
 };
 

@@ -29,7 +29,8 @@ int64_t sglang_eager_ceiling(const engine_settings& s) {
 
 int64_t request_meta_rows(const engine_settings& s, const request_meta_mutants& m) {
   switch (s.flavour) {
-    case engine_flavour::vllm: return s.max_num_seqs;
+    case engine_flavour::vllm:
+      return s.max_num_seqs;
     case engine_flavour::sglang:
       if (m.from_pool) return request_pool_of(s);
       if (m.graph_ceiling) return sglang_graph_ceiling(s);
@@ -50,11 +51,16 @@ std::vector<int64_t> request_meta_batches(const engine_settings& s, const engine
   }
   if (st.graph_size > 0) {
     switch (s.flavour) {
-      case engine_flavour::vllm: out.push_back(st.num_reqs_padded); break;
-      case engine_flavour::sglang:
-        out.push_back(round_up(std::max(graph_requests(s, st.graph_size), st.num_reqs_padded), sglang_graph_multiple(s)));
+      case engine_flavour::vllm:
+        out.push_back(st.num_reqs_padded);
         break;
-      case engine_flavour::vllm_ascend: out.push_back(std::max(st.graph_size, st.num_reqs_padded) + 1); break;
+      case engine_flavour::sglang:
+        out.push_back(round_up(std::max(graph_requests(s, st.graph_size), st.num_reqs_padded),
+                               sglang_graph_multiple(s)));
+        break;
+      case engine_flavour::vllm_ascend:
+        out.push_back(std::max(st.graph_size, st.num_reqs_padded) + 1);
+        break;
     }
   }
   std::sort(out.begin(), out.end());

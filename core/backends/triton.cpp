@@ -71,12 +71,12 @@ std::vector<buffer_need> triton_needs(const triton_plan& p, const rank_layer& l,
       if (triton_segment_active(s, b.seq_lens[static_cast<std::size_t>(t)])) s_max = s;
     if (s_max < 0) continue;
     // Highest (h, s) row of this token: ((t*H_l + H_l-1)*16 + s_max).
-    const int64_t row = checked_add(
-        checked_mul(checked_add(checked_mul(t, l.num_heads), l.num_heads - 1), triton_segments),
-        s_max, "segm row");
+    const int64_t row =
+        checked_add(checked_mul(checked_add(checked_mul(t, l.num_heads), l.num_heads - 1), triton_segments),
+                    s_max, "segm row");
     stat_end = std::max(stat_end, row + 1);
-    out_end = std::max(out_end, checked_add(checked_mul(row, dp, "segm_output index"),
-                                            l.head_size, "segm_output index"));
+    out_end = std::max(
+        out_end, checked_add(checked_mul(row, dp, "segm_output index"), l.head_size, "segm_output index"));
   }
   return {{"segm_output", 4, out_end}, {"segm_max", 4, stat_end}, {"segm_expsum", 4, stat_end}};
 }

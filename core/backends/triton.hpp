@@ -12,8 +12,8 @@
 
 namespace headroom {
 
-inline constexpr int64_t triton_segments = 16;  // softmax segments per sequence (NUM_SEGMENTS)
-inline constexpr int64_t triton_tile = 16;      // TILE_SIZE for 16-bit KV in 3D decode
+inline constexpr int64_t triton_segments = 16;        // softmax segments per sequence (NUM_SEGMENTS)
+inline constexpr int64_t triton_tile = 16;            // TILE_SIZE for 16-bit KV in 3D decode
 inline constexpr int64_t triton_thr_numerator = 128;  // thr = 128 // KV
 
 struct triton_options {
@@ -28,10 +28,10 @@ int64_t triton_threshold(int64_t kv_heads_b, const triton_options& o, const engi
 
 struct triton_plan {
   int64_t thr = 0;
-  int64_t builder_heads = 0;     // H_b
-  int64_t builder_kv_heads = 0;  // KV_b used for thr
-  int64_t head_size_padded = 0;  // Dp_b
-  bool int32_offsets = false;    // q / output offsets in 32 bits (the int32-token-offsets mutant)
+  int64_t builder_heads = 0;         // H_b
+  int64_t builder_kv_heads = 0;      // KV_b used for thr
+  int64_t head_size_padded = 0;      // Dp_b
+  bool int32_offsets = false;        // q / output offsets in 32 bits (the int32-token-offsets mutant)
   std::vector<buffer_plan> buffers;  // segm_output, segm_max, segm_expsum (fp32)
 };
 

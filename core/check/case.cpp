@@ -20,13 +20,13 @@ namespace {
 
 // The Triton switches. Older case files also carried max_num_seqs and max_capture_size here (now
 // engine settings) and kv_from_group_spec (false is now the triton-model-kv-heads mutant).
-triton_options triton_from(const json& j, const std::string& file, const std::string& path,
-                           check_case& c) {
+triton_options triton_from(const json& j, const std::string& file, const std::string& path, check_case& c) {
   triton_options t;
   const std::string p = path + "triton.";
   t.cap_max_num_seqs = jr::get_bool_or(j, "cap_max_num_seqs", t.cap_max_num_seqs, file, p);
   t.snap_to_capture = jr::get_bool_or(j, "snap_to_capture", t.snap_to_capture, file, p);
-  c.engine.max_num_seqs = jr::get_int_or(j, "max_num_seqs", c.engine.max_num_seqs, file, p, 1, max_settings_seqs);
+  c.engine.max_num_seqs =
+      jr::get_int_or(j, "max_num_seqs", c.engine.max_num_seqs, file, p, 1, max_settings_seqs);
   c.engine.max_capture_size =
       jr::get_int_or(j, "max_capture_size", c.engine.max_capture_size, file, p, 0, max_settings_tokens);
   if (!jr::get_bool_or(j, "kv_from_group_spec", true, file, p))
@@ -55,9 +55,12 @@ json to_json(const triton_options& t) {
 json to_json(const flashinfer_options& f) {
   json occ = json::object();
   for (auto [g, b] : f.device.blocks_per_sm) occ[std::to_string(g)] = b;
-  return {{"cuda_graph", f.cuda_graph}, {"page_size", f.page_size},
-          {"device", {{"num_sms", f.device.num_sms}, {"blocks_per_sm", occ},
-                      {"default_blocks_per_sm", f.device.default_blocks_per_sm}}}};
+  return {{"cuda_graph", f.cuda_graph},
+          {"page_size", f.page_size},
+          {"device",
+           {{"num_sms", f.device.num_sms},
+            {"blocks_per_sm", occ},
+            {"default_blocks_per_sm", f.device.default_blocks_per_sm}}}};
 }
 
 namespace {
@@ -72,8 +75,7 @@ int64_t group_size_key(const std::string& k) {
 
 }  // namespace
 
-flashinfer_options flashinfer_from_json(const json& j, const std::string& file,
-                                        const std::string& path) {
+flashinfer_options flashinfer_from_json(const json& j, const std::string& file, const std::string& path) {
   flashinfer_options f;
   const std::string p = path + "flashinfer.";
   f.cuda_graph = jr::get_bool_or(j, "cuda_graph", f.cuda_graph, file, p);
@@ -88,16 +90,15 @@ flashinfer_options flashinfer_from_json(const json& j, const std::string& file,
     for (auto& [k, v] : occ.items()) {
       const int64_t g = group_size_key(k);
       if (g < 1)
-        throw input_error(file, dp + "blocks_per_sm", "\"" + k + "\"",
-                          "keys are group sizes: integers >= 1");
+        throw input_error(file, dp + "blocks_per_sm", "\"" + k + "\"", "keys are group sizes: integers >= 1");
       f.device.blocks_per_sm[g] = jr::as_int(v, file, dp + "blocks_per_sm." + k, 1, 1024);
     }
   }
   return f;
 }
 
-check_case make_case(const model_geometry& m, int64_t tp, backend be, policy pol, grouping grp,
-                     bool hybrid, int64_t block_size, uint64_t seed) {
+check_case make_case(const model_geometry& m, int64_t tp, backend be, policy pol, grouping grp, bool hybrid,
+                     int64_t block_size, uint64_t seed) {
   check_case c;
   c.model = m;
   c.tp = tp;
@@ -112,21 +113,21 @@ check_case make_case(const model_geometry& m, int64_t tp, backend be, policy pol
 
 json to_json(const check_case& c) {
   json j = {{"headroom_case", 1},
-          {"model", to_json(c.model)},
-          {"tp", c.tp},
-          {"backend", to_string(c.be)},
-          {"policy", to_string(c.pol)},
-          {"grouping", to_string(c.grp)},
-          {"hybrid", c.hybrid},
-          {"block_size", c.block_size},
-          {"batch", {{"seq_lens", c.b.seq_lens}, {"query_lens", c.b.query_lens}}},
-          {"seed", c.seed},
-          {"engine", to_json(c.engine)},
-          {"step", to_json(c.step)},
-          {"mutants", c.mutants},
-          {"triton", to_json(c.triton)},
-          {"flashinfer", to_json(c.flashinfer)},
-          {"builder_names", c.builder_names}};
+            {"model", to_json(c.model)},
+            {"tp", c.tp},
+            {"backend", to_string(c.be)},
+            {"policy", to_string(c.pol)},
+            {"grouping", to_string(c.grp)},
+            {"hybrid", c.hybrid},
+            {"block_size", c.block_size},
+            {"batch", {{"seq_lens", c.b.seq_lens}, {"query_lens", c.b.query_lens}}},
+            {"seed", c.seed},
+            {"engine", to_json(c.engine)},
+            {"step", to_json(c.step)},
+            {"mutants", c.mutants},
+            {"triton", to_json(c.triton)},
+            {"flashinfer", to_json(c.flashinfer)},
+            {"builder_names", c.builder_names}};
   if (!c.builders.empty()) {
     j["builders"] = json::array();
     for (const auto& d : c.builders) j["builders"].push_back(to_json(d));
@@ -134,8 +135,8 @@ json to_json(const check_case& c) {
   return j;
 }
 
-check_case case_from_json(const json& j, const std::string& file,
-                          const std::vector<model_geometry>* models, const std::string& path) {
+check_case case_from_json(const json& j, const std::string& file, const std::vector<model_geometry>* models,
+                          const std::string& path) {
   if (!j.is_object()) throw input_error(file, path + "<case>", jr::shown(j), "a case is a JSON object");
   check_case c;
   if (models && j.contains("model_ref"))
@@ -159,8 +160,7 @@ check_case case_from_json(const json& j, const std::string& file,
   c.seed = seed.get<uint64_t>();
   if (j.contains("engine")) c.engine = settings_from_json(j.at("engine"), file, path + "engine.");
   if (j.contains("step")) c.step = step_from_json(j.at("step"), file, path + "step.");
-  if (j.contains("triton"))
-    c.triton = triton_from(jr::get_object(j, "triton", file, path), file, path, c);
+  if (j.contains("triton")) c.triton = triton_from(jr::get_object(j, "triton", file, path), file, path, c);
   if (j.contains("mutants")) {
     mutant_set named = mutants_from_json(j.at("mutants"), file, path + "mutants");
     named.insert(named.end(), c.mutants.begin(), c.mutants.end());
@@ -199,7 +199,8 @@ void validate_step(const check_case& c, const std::string& file, const std::stri
                           std::to_string(c.engine.max_num_seqs));
   for (std::size_t i = 0; i < c.b.seq_lens.size(); ++i)
     if (c.b.seq_lens[i] > c.engine.max_model_len)
-      throw input_error(file, path + "batch.seq_lens[" + std::to_string(i) + "]", std::to_string(c.b.seq_lens[i]),
+      throw input_error(file, path + "batch.seq_lens[" + std::to_string(i) + "]",
+                        std::to_string(c.b.seq_lens[i]),
                         "a verify pass's request is at most engine.max_model_len " +
                             std::to_string(c.engine.max_model_len) + " long");
 }

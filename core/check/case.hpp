@@ -25,13 +25,13 @@ struct check_case {
   backend be = backend::triton;
   policy pol = policy::per_layer;
   grouping grp = grouping::heads;
-  bool hybrid = true;         // hybrid KV-cache manager
-  int64_t block_size = 16;    // KV-cache block size (tokens)
+  bool hybrid = true;       // hybrid KV-cache manager
+  int64_t block_size = 16;  // KV-cache block size (tokens)
   batch b;
   uint64_t seed = 0;
-  engine_settings engine;     // max_num_seqs, max_model_len, CUDA graphs, speculative tokens
-  step_spec step;             // which forward of the engine the batch is
-  mutant_set mutants;         // historical wrong formulas switched on (core/check/mutants.hpp)
+  engine_settings engine;  // max_num_seqs, max_model_len, CUDA graphs, speculative tokens
+  step_spec step;          // which forward of the engine the batch is
+  mutant_set mutants;      // historical wrong formulas switched on (core/check/mutants.hpp)
   triton_options triton;
   flashinfer_options flashinfer;
   // When non-empty, every builder resolves its heads from these layer names (the spec-decode
@@ -45,16 +45,15 @@ struct check_case {
 
 // The engine part of a case, which the whole-model check and the case generators both choose:
 // batch, backend options and builder_names stay at their defaults for the caller to fill.
-check_case make_case(const model_geometry& m, int64_t tp, backend be, policy pol, grouping grp,
-                     bool hybrid, int64_t block_size, uint64_t seed);
+check_case make_case(const model_geometry& m, int64_t tp, backend be, policy pol, grouping grp, bool hybrid,
+                     int64_t block_size, uint64_t seed);
 
 nlohmann::json to_json(const check_case& c);
 // Throws input_error naming file and field on anything missing, mistyped or out of range. Within a
 // report (check.hpp) a case names its model by index ("model_ref") into the report's `models`; its
 // fields are then reported under `path` (e.g. "violations[3].case.").
 check_case case_from_json(const nlohmann::json& j, const std::string& file,
-                          const std::vector<model_geometry>* models = nullptr,
-                          const std::string& path = "");
+                          const std::vector<model_geometry>* models = nullptr, const std::string& path = "");
 check_case load_case(const std::string& path);
 
 // A case's step against its engine settings and batch (validate(step_spec, ...), and a draft

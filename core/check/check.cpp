@@ -51,8 +51,7 @@ std::vector<batch> extra_batches(int64_t seq_len, bool exhaustive) {
 
 // Every attention group of the case's (tp, backend) on the given batches.
 void check_backend(const check_case& base, executor& ex, std::optional<double> tight,
-                   const decode_sweep& sweep, const std::vector<batch>& extra, bool whole_model,
-                   report& r) {
+                   const decode_sweep& sweep, const std::vector<batch>& extra, bool whole_model, report& r) {
   const engine e = make_engine(base);
   check_case shell = base;
   shell.model = {};
@@ -89,8 +88,8 @@ report run_check(const model_geometry& m, const check_options& o, executor& ex) 
   return run_sweep(bases, o.decode_seq_len, o.tight, ex);
 }
 
-report run_sweep(const std::vector<check_case>& bases, int64_t decode_seq_len,
-                 std::optional<double> tight, executor& ex) {
+report run_sweep(const std::vector<check_case>& bases, int64_t decode_seq_len, std::optional<double> tight,
+                 executor& ex) {
   report r;
   const auto extra = extra_batches(decode_seq_len, ex.exhaustive());
   for (const auto& base : bases) {

@@ -42,7 +42,7 @@ struct threshold {
   int64_t tp = 1;
   int group = 0;
   int64_t builder_heads = 0;
-  int64_t layer_heads = 0;  // the largest head count the group's layers run with
+  int64_t layer_heads = 0;                          // the largest head count the group's layers run with
   std::optional<int64_t> min_failing_decode_batch;  // null: none up to max_num_seqs fails
   bug_class cls = bug_class::none;  // a class threshold: its class, variable and smallest value
   std::string variable;
@@ -69,9 +69,9 @@ struct check_options {
   bool hybrid = true;
   int64_t block_size = 16;
   int64_t max_num_seqs = 256;
-  int64_t decode_seq_len = 256;       // activates all 16 Triton segments and splits FlashInfer KV
-  std::optional<double> tight;        // report tight_bound when a buffer exceeds K x the largest need
-  engine_settings engine;             // its max_num_seqs is set to max_num_seqs
+  int64_t decode_seq_len = 256;  // activates all 16 Triton segments and splits FlashInfer KV
+  std::optional<double> tight;   // report tight_bound when a buffer exceeds K x the largest need
+  engine_settings engine;        // its max_num_seqs is set to max_num_seqs
   mutant_set mutants;
   triton_options triton;
   flashinfer_options flashinfer;
@@ -85,8 +85,8 @@ report run_check(const model_geometry& m, const check_options& o, executor& ex);
 // The sweep of a whole-model check on prepared cases, one per (tp, backend), each swept over decode
 // batches 1..engine.max_num_seqs of decode_seq_len tokens plus the prefill and mixed batches:
 // run_check's loop, shared by verify (plan_file.hpp).
-report run_sweep(const std::vector<check_case>& bases, int64_t decode_seq_len,
-                 std::optional<double> tight, executor& ex);
+report run_sweep(const std::vector<check_case>& bases, int64_t decode_seq_len, std::optional<double> tight,
+                 executor& ex);
 
 // One case (headroom replay, fuzz): the case's backend, tp, policy, grouping and batch only. The
 // case has passed validation (case_from_json and the generators make only valid cases).

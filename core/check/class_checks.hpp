@@ -16,17 +16,17 @@
 namespace headroom {
 
 struct class_finding {
-  finding f;              // f.cls is set
-  batch where;            // the batch of the replayable case
-  step_spec step;         // the step of the replayable case
-  std::string variable;   // "capture_size", "max_model_len", "tokens", ... ("" for none)
-  int64_t value = 0;      // the variable's value where it failed
+  finding f;             // f.cls is set
+  batch where;           // the batch of the replayable case
+  step_spec step;        // the step of the replayable case
+  std::string variable;  // "capture_size", "max_model_len", "tokens", ... ("" for none)
+  int64_t value = 0;     // the variable's value where it failed
 };
 
 struct class_scope {
   const group_context& ctx;
   int64_t builder_heads = 0;
-  bool sweep = false;     // true: every step the settings allow; false: the case's step only
+  bool sweep = false;  // true: every step the settings allow; false: the case's step only
 };
 
 using class_check = void (*)(const class_scope&, std::vector<class_finding>&);

@@ -25,7 +25,7 @@ struct run_request {
   int64_t block_size = 16;       // KV-cache block (page) size in tokens
   const any_plan* plan = nullptr;
   const batch* b = nullptr;
-  uint64_t seed = 0;             // input data
+  uint64_t seed = 0;  // input data
   // A dummy run or a draft pass (core/engine/steps.hpp): the attention kernels then read the
   // engine's persistent inputs (block table [max_num_seqs][width], seq_lens, query_start) and a q
   // of the step's rows. Null: compact inputs made for the batch alone.
@@ -44,19 +44,19 @@ struct access_record {
 };
 
 struct observation {
-  std::vector<buffer_need> touched;       // per buffer: largest index accessed + 1 (may exceed extent)
-  std::vector<access_record> oob;         // first few out-of-bounds accesses
-  int64_t oob_count = 0;                  // all of them
-  int64_t uninitialized_reads = 0;       // reads of never-written scratch or shared memory
-  int64_t races = 0;                     // shared-memory hazards across a missing barrier
-  int64_t index_overflows = 0;           // 32-bit offset arithmetic that wrapped (ctx.offset32)
-  bool output_checked = false;            // the executor compared the output with a reference
+  std::vector<buffer_need> touched;  // per buffer: largest index accessed + 1 (may exceed extent)
+  std::vector<access_record> oob;    // first few out-of-bounds accesses
+  int64_t oob_count = 0;             // all of them
+  int64_t uninitialized_reads = 0;   // reads of never-written scratch or shared memory
+  int64_t races = 0;                 // shared-memory hazards across a missing barrier
+  int64_t index_overflows = 0;       // 32-bit offset arithmetic that wrapped (ctx.offset32)
+  bool output_checked = false;       // the executor compared the output with a reference
   bool output_mismatch = false;
-  std::string mismatch_detail;            // first few mismatches with indices
-  int64_t rows_never_computed = 0;        // prefill: (token, head) pairs no tile covers
-  bool guard_corrupted = false;           // gpu: canary bytes changed
+  std::string mismatch_detail;      // first few mismatches with indices
+  int64_t rows_never_computed = 0;  // prefill: (token, head) pairs no tile covers
+  bool guard_corrupted = false;     // gpu: canary bytes changed
   std::string guard_detail;
-  bool faulted = false;                   // gpu: the launch faulted (illegal address, ...)
+  bool faulted = false;  // gpu: the launch faulted (illegal address, ...)
   std::string fault_detail;
 };
 
@@ -72,8 +72,7 @@ class executor {
 
 // What the sizing formulas say one run of `layer` on `plan` over `b` touches, and for prefill the
 // rows no tile covers: the model executor's answer, and what the properties hold plans to.
-observation model_observation(const any_plan& plan, const rank_layer& layer, const batch& b,
-                              dtype kv_dtype);
+observation model_observation(const any_plan& plan, const rank_layer& layer, const batch& b, dtype kv_dtype);
 
 // The formulas as an executor: touched = what the sizing model says the run needs.
 class model_executor final : public executor {

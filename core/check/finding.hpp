@@ -44,10 +44,10 @@ bool is_capacity_failure(invariant i);
 
 struct finding {
   invariant inv = invariant::buffer_capacity;
-  std::string buffer;          // empty when not about one buffer
-  int64_t capacity_bytes = 0;  // what the plan holds
-  int64_t required_bytes = 0;  // what the run needs or touched
-  std::string detail;          // one readable sentence
+  std::string buffer;               // empty when not about one buffer
+  int64_t capacity_bytes = 0;       // what the plan holds
+  int64_t required_bytes = 0;       // what the run needs or touched
+  std::string detail;               // one readable sentence
   bug_class cls = bug_class::none;  // the catalogue class it belongs to, when known
   bool operator==(const finding&) const = default;
 };

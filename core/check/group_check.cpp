@@ -19,8 +19,10 @@ class violation_log {
   void add(violation v, int64_t heads) {
     auto key = std::make_tuple(v.inv, v.buffer, heads);
     auto [it, fresh] = index_.emplace(key, out_.size());
-    if (fresh) out_.push_back(std::move(v)), hits_.push_back(1);
-    else ++hits_[it->second];
+    if (fresh)
+      out_.push_back(std::move(v)), hits_.push_back(1);
+    else
+      ++hits_[it->second];
   }
   std::vector<violation> take() {
     for (std::size_t i = 0; i < out_.size(); ++i)
@@ -117,8 +119,8 @@ group_result check_group(const group_context& ctx, const decode_sweep& sweep,
   const auto& names = ctx.base.builder_names.empty() ? ag.builder_layers : ctx.base.builder_names;
   head_resolution hr;
   if (const builder_dump* d = dump_of(ctx.base, ag))  // the engine's builder: its own query heads
-    hr.builder_heads = dumped_parameter(*d, be == backend::flashinfer ? "num_qo_heads" : "num_heads_q",
-                                        "case", "builders.");
+    hr.builder_heads =
+        dumped_parameter(*d, be == backend::flashinfer ? "num_qo_heads" : "num_heads_q", "case", "builders.");
   else
     hr = resolve_heads(ctx.eng->reg, names, effective_policy(ctx.base), ctx.eng->rg.model_wide_heads);
   const batch first = sweep.size() > 0 ? sweep.at(0) : extra.front();

@@ -7,15 +7,17 @@ namespace headroom {
 
 const char* to_string(target_kind t) {
   switch (t) {
-    case target_kind::model: return "model";
-    case target_kind::sim: return "sim";
-    case target_kind::gpu: return "gpu";
+    case target_kind::model:
+      return "model";
+    case target_kind::sim:
+      return "sim";
+    case target_kind::gpu:
+      return "gpu";
   }
   return "unknown";
 }
 
-observation model_observation(const any_plan& plan, const rank_layer& layer, const batch& b,
-                              dtype kv_dtype) {
+observation model_observation(const any_plan& plan, const rank_layer& layer, const batch& b, dtype kv_dtype) {
   observation o;
   std::visit(
       [&](const auto& p) {

@@ -15,12 +15,12 @@
 namespace headroom {
 
 struct mutant_info {
-  std::string_view name;      // the --mutant value
+  std::string_view name;  // the --mutant value
   bug_class cls;
-  std::string_view sources;   // the upstream issues and pull requests it reproduces
-  invariant caught_by;        // the invariant that must report it
-  std::string_view wrong;     // the historical formula
-  std::string_view right;     // the engines' fix, which the mirror runs without the mutant
+  std::string_view sources;  // the upstream issues and pull requests it reproduces
+  invariant caught_by;       // the invariant that must report it
+  std::string_view wrong;    // the historical formula
+  std::string_view right;    // the engines' fix, which the mirror runs without the mutant
 };
 
 // Every mutant, in class order.

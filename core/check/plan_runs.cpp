@@ -13,14 +13,13 @@ namespace {
 std::string bytes_text(int64_t b) { return std::to_string(b) + " bytes"; }
 
 std::string first_access_text(const access_record& a) {
-  auto triple = [](const int64_t (&v)[3]) {
+  auto triple = [](const int64_t(&v)[3]) {
     std::string s = "(";
     s += std::to_string(v[0]) + "," + std::to_string(v[1]) + "," + std::to_string(v[2]) + ")";
     return s;
   };
-  return std::string(a.write ? "write" : "read") + " of index " + std::to_string(a.index) +
-         " (extent " + std::to_string(a.extent) + ") by block " + triple(a.block) + " thread " +
-         triple(a.thread);
+  return std::string(a.write ? "write" : "read") + " of index " + std::to_string(a.index) + " (extent " +
+         std::to_string(a.extent) + ") by block " + triple(a.block) + " thread " + triple(a.thread);
 }
 
 // The class of a run's finding, from what differs between the plan and the layer: heads (C1), the
@@ -78,15 +77,16 @@ std::vector<finding> plan_runner::run_parts(const rank_layer& l, const std::vect
   try {
     const table_shape table = block_table_of(c, *ctx_.ag);
     for (const auto& p : parts) {
-      run_request req{&l, c.model.kv_dtype, c.block_size, &p.plan, &p.b, c.seed, step, table.rows, table.width};
+      run_request req{&l,   c.model.kv_dtype, c.block_size, &p.plan, &p.b, c.seed,
+                      step, table.rows,       table.width};
       observation o = ctx_.ex->run(req);
       const std::size_t first = out.size();
       judge(p.plan, o, l, p.b, out);
       if (auto ws = workspace_overflow(p.plan, p.b)) out.push_back(std::move(*ws));
       for (std::size_t i = first; i < out.size(); ++i)
         if (out[i].cls == bug_class::none) out[i].cls = cause_of(out[i], c, p.plan, l, builder_heads_);
-      const bool fi_attention = std::holds_alternative<fi_decode_plan>(p.plan) ||
-                                std::holds_alternative<fi_prefill_plan>(p.plan);
+      const bool fi_attention =
+          std::holds_alternative<fi_decode_plan>(p.plan) || std::holds_alternative<fi_prefill_plan>(p.plan);
       if (fi_attention && l.num_heads != builder_heads_) {
         finding f{invariant::plan_run_heads, "", 0, 0,
                   "planned with " + std::to_string(builder_heads_) +
@@ -112,9 +112,11 @@ void plan_runner::judge(const any_plan& plan, const observation& o, const rank_l
   const std::vector<buffer_plan>& buffers = plan_buffers(plan);
   const bool formulas = ctx_.ex->kind() == target_kind::model;
   // Who needs the bytes: a layer's heads for an attention plan, the batch for a step's metadata.
-  const std::string planned = is_attention_plan(plan) ? " (planned for " + std::to_string(builder_heads_) + " heads)" : "";
-  const std::string runner = is_attention_plan(plan) ? " but a layer with " + std::to_string(l.num_heads) + " heads "
-                                                     : " but the step ";
+  const std::string planned =
+      is_attention_plan(plan) ? " (planned for " + std::to_string(builder_heads_) + " heads)" : "";
+  const std::string runner = is_attention_plan(plan)
+                                 ? " but a layer with " + std::to_string(l.num_heads) + " heads "
+                                 : " but the step ";
   std::set<std::string> reported;
   for (const auto& t : o.touched) {
     const buffer_plan* bp = find_buffer(buffers, t.name);
@@ -126,8 +128,8 @@ void plan_runner::judge(const any_plan& plan, const observation& o, const rank_l
                      t.name + ": element index " + std::to_string(t.elems - 1) +
                          " does not fit the kernel's 32-bit offsets"});
     if (t.elems <= bp->capacity_elems()) continue;
-    finding f{formulas ? invariant::buffer_capacity : invariant::out_of_bounds, t.name,
-              bp->capacity_bytes, t.bytes(),
+    finding f{formulas ? invariant::buffer_capacity : invariant::out_of_bounds, t.name, bp->capacity_bytes,
+              t.bytes(),
               t.name + " holds " + bytes_text(bp->capacity_bytes) + planned + runner +
                   (formulas ? "needs " : "touched ") + bytes_text(t.bytes()) + " at batch size " +
                   std::to_string(b.num_seqs())};
@@ -151,15 +153,13 @@ void plan_runner::judge(const any_plan& plan, const observation& o, const rank_l
                        std::to_string(l.head_size) + ")"});
   if (o.output_mismatch) out.push_back({invariant::output_mismatch, "output", 0, 0, o.mismatch_detail});
   if (o.guard_corrupted) out.push_back({invariant::guard_corrupted, "", 0, 0, o.guard_detail});
-  if (o.faulted)
-    out.push_back({invariant::out_of_bounds, "", 0, 0, "the launch faulted: " + o.fault_detail});
+  if (o.faulted) out.push_back({invariant::out_of_bounds, "", 0, 0, "the launch faulted: " + o.fault_detail});
   if (o.uninitialized_reads > 0)
     out.push_back({invariant::uninitialized_read, "", 0, 0,
                    std::to_string(o.uninitialized_reads) + " reads of never-written memory"});
   if (o.races > 0)
     out.push_back({invariant::shared_race, "", 0, 0,
-                   std::to_string(o.races) +
-                       " shared-memory accesses race across a missing barrier"});
+                   std::to_string(o.races) + " shared-memory accesses race across a missing barrier"});
 }
 
 std::vector<std::pair<finding, batch>> plan_runner::tight_findings() const {
@@ -170,9 +170,8 @@ std::vector<std::pair<finding, batch>> plan_runner::tight_findings() const {
     (void)kind;
     if (pk.need > 0 && static_cast<double>(capacity) > *ctx_.tight * static_cast<double>(pk.need))
       out.push_back({{invariant::tight_bound, name, capacity, pk.need,
-                      name + " holds " + bytes_text(capacity) + ", more than " +
-                          std::to_string(*ctx_.tight) + " x the largest need (" +
-                          bytes_text(pk.need) + ")"},
+                      name + " holds " + bytes_text(capacity) + ", more than " + std::to_string(*ctx_.tight) +
+                          " x the largest need (" + bytes_text(pk.need) + ")"},
                      pk.where});
   }
   return out;

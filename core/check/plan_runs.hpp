@@ -52,7 +52,7 @@ struct sweep_selection {
 // Which decode batches to run: all of them on the formulas; for the kernels, every batch whose plan
 // buffers are used (up to target_budget of them, spread), the formulas' first failure and its
 // predecessor, and one beyond the last batch that uses the buffers.
-sweep_selection select_sweep(const group_context& ctx, int64_t builder_heads,
-                             const decode_sweep& sweep, const std::vector<const rank_layer*>& reps);
+sweep_selection select_sweep(const group_context& ctx, int64_t builder_heads, const decode_sweep& sweep,
+                             const std::vector<const rank_layer*>& reps);
 
 }  // namespace headroom

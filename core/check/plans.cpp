@@ -39,7 +39,8 @@ std::vector<attention_group> dumped_groups(const check_case& c, const registry& 
     if (d.be != c.be) continue;
     const std::string path = "builders[" + std::to_string(i) + "].layers";
     const rank_layer* first = reg.find(d.layers.front());
-    if (!first) throw input_error("case", path + "[0]", "\"" + d.layers.front() + "\"", "no such attention layer");
+    if (!first)
+      throw input_error("case", path + "[0]", "\"" + d.layers.front() + "\"", "no such attention layer");
     attention_group ag;
     ag.index = d.index;
     ag.kv_group = d.kv_group;
@@ -61,8 +62,8 @@ int64_t param(const builder_dump& d, const char* name) {
 // dumped float workspace (a "float_workspace" entry of the plan's buffers).
 std::vector<planned_part> dumped_parts(const check_case& c, const builder_dump& d, const batch& b) {
   if (c.be == backend::triton) {
-    triton_plan p = plan_triton(param(d, "num_heads_q"), param(d, "num_heads_kv"),
-                                param(d, "headdim"), c.triton, c.engine);
+    triton_plan p = plan_triton(param(d, "num_heads_q"), param(d, "num_heads_kv"), param(d, "headdim"),
+                                c.triton, c.engine);
     p.thr = param(d, "seq_threshold_3D");
     p.head_size_padded = param(d, "headdim_padded");
     p.int32_offsets = has_mutant(c.mutants, "int32-token-offsets");
@@ -81,9 +82,11 @@ std::vector<planned_part> dumped_parts(const check_case& c, const builder_dump& 
   if (dec.num_seqs() > 0) parts.push_back({plan_fi_decode(h, kv, hd, c.model.kv_dtype, dec, o), dec});
   if (pre.num_seqs() > 0) parts.push_back({plan_fi_prefill(h, kv, hd, pre, o), pre});
   for (auto& p : parts)
-    std::visit([&](auto& x) {
-      for (const auto& m : mirror_buffers(d)) x.buffers.push_back({m.name, m.capacity_bytes, 1});
-    }, p.plan);
+    std::visit(
+        [&](auto& x) {
+          for (const auto& m : mirror_buffers(d)) x.buffers.push_back({m.name, m.capacity_bytes, 1});
+        },
+        p.plan);
   return parts;
 }
 
@@ -112,7 +115,8 @@ table_shape block_table_of(const check_case& c, const attention_group& ag) {
   return {c.engine.max_num_seqs, block_table_width(c.engine, c.block_size)};
 }
 
-void apply_dumped_capacities(const check_case& c, const attention_group& ag, std::vector<buffer_plan>& buffers) {
+void apply_dumped_capacities(const check_case& c, const attention_group& ag,
+                             std::vector<buffer_plan>& buffers) {
   const builder_dump* d = dump_of(c, ag);
   if (!d) return;
   for (const auto& m : mirror_buffers(*d))
@@ -132,9 +136,8 @@ int64_t builder_head_size(const check_case& c, const rank_geometry& rg, const at
   return model_wide ? rg.head_size : ag.spec.head_size;
 }
 
-std::vector<planned_part> plan_parts(const check_case& c, const rank_geometry& rg,
-                                     const attention_group& ag, int64_t builder_heads,
-                                     const batch& b) {
+std::vector<planned_part> plan_parts(const check_case& c, const rank_geometry& rg, const attention_group& ag,
+                                     int64_t builder_heads, const batch& b) {
   if (const builder_dump* dump = dump_of(c, ag)) return dumped_parts(c, *dump, b);
   const int64_t kv = builder_kv_heads(c, rg, ag);
   const int64_t d = builder_head_size(c, rg, ag);
@@ -148,8 +151,7 @@ std::vector<planned_part> plan_parts(const check_case& c, const rank_geometry& r
   std::vector<planned_part> parts;
   if (dec.num_seqs() > 0)
     parts.push_back({plan_fi_decode(builder_heads, kv, d, c.model.kv_dtype, dec, c.flashinfer), dec});
-  if (pre.num_seqs() > 0)
-    parts.push_back({plan_fi_prefill(builder_heads, kv, d, pre, c.flashinfer), pre});
+  if (pre.num_seqs() > 0) parts.push_back({plan_fi_prefill(builder_heads, kv, d, pre, c.flashinfer), pre});
   return parts;
 }
 

@@ -27,7 +27,8 @@ engine make_engine(const check_case& c);
 const builder_dump* dump_of(const check_case& c, const attention_group& ag);
 // The dumped capacities of the buffers the dump names (by the mirror's names); no change without
 // a dump. The class checks that plan persistent metadata (C3, C5) apply them too.
-void apply_dumped_capacities(const check_case& c, const attention_group& ag, std::vector<buffer_plan>& buffers);
+void apply_dumped_capacities(const check_case& c, const attention_group& ag,
+                             std::vector<buffer_plan>& buffers);
 
 // The model runner's persistent block table as the group's kernels see it: the dump's
 // block_table [rows, width] when it has one, else max_num_seqs rows of vLLM's width (C4).
@@ -55,8 +56,7 @@ int64_t builder_head_size(const check_case& c, const rank_geometry& rg, const at
 // The attention plans of a batch (none for fa3, whose attention has no body here). Plans from a
 // dump use its parameters and capacities (docs/plan-schema.md); FlashInfer's plans, made per step,
 // also carry the dumped float workspace they are carved from.
-std::vector<planned_part> plan_parts(const check_case& c, const rank_geometry& rg,
-                                     const attention_group& ag, int64_t builder_heads,
-                                     const batch& b);
+std::vector<planned_part> plan_parts(const check_case& c, const rank_geometry& rg, const attention_group& ag,
+                                     int64_t builder_heads, const batch& b);
 
 }  // namespace headroom

@@ -21,8 +21,11 @@ namespace {
 // A decode-sweep threshold keeps the documented key min_failing_decode_batch; a class threshold
 // names its class and variable instead.
 json threshold_json(const threshold& t) {
-  json tj = {{"backend", to_string(t.be)}, {"tp", t.tp}, {"group", t.group},
-             {"builder_heads", t.builder_heads}, {"layer_heads", t.layer_heads}};
+  json tj = {{"backend", to_string(t.be)},
+             {"tp", t.tp},
+             {"group", t.group},
+             {"builder_heads", t.builder_heads},
+             {"layer_heads", t.layer_heads}};
   if (t.variable.empty()) {
     tj["min_failing_decode_batch"] = nullptr;
     if (t.min_failing_decode_batch) tj["min_failing_decode_batch"] = *t.min_failing_decode_batch;
@@ -63,11 +66,17 @@ json to_json(const report& r) {
     json c = to_json(v.shell);
     c.erase("model");
     c["model_ref"] = models.index(v.model ? *v.model : none);
-    vs.push_back({{"invariant", to_string(v.inv)}, {"class", to_string(v.cls)},
-                  {"backend", to_string(v.be)}, {"tp", v.tp},
-                  {"group", v.group}, {"layers", v.layers}, {"buffer", v.buffer},
-                  {"capacity_bytes", v.capacity_bytes}, {"required_bytes", v.required_bytes},
-                  {"detail", v.detail}, {"case", std::move(c)}});
+    vs.push_back({{"invariant", to_string(v.inv)},
+                  {"class", to_string(v.cls)},
+                  {"backend", to_string(v.be)},
+                  {"tp", v.tp},
+                  {"group", v.group},
+                  {"layers", v.layers},
+                  {"buffer", v.buffer},
+                  {"capacity_bytes", v.capacity_bytes},
+                  {"required_bytes", v.required_bytes},
+                  {"detail", v.detail},
+                  {"case", std::move(c)}});
   }
   for (const auto& t : r.thresholds) ts.push_back(threshold_json(t));
   for (const auto* m : models.models()) ms.push_back(to_json(*m));
@@ -82,8 +91,7 @@ std::vector<check_case> cases_from_report(const json& j, const std::string& file
   if (!ms.is_array()) throw input_error(file, "models", jr::shown(ms), "expected a list of models");
   for (const auto& m : ms) models.push_back(parse_model(m, file));
   const json& vs = jr::field(j, "violations", file, "");
-  if (!vs.is_array())
-    throw input_error(file, "violations", jr::shown(vs), "expected a list of violations");
+  if (!vs.is_array()) throw input_error(file, "violations", jr::shown(vs), "expected a list of violations");
   std::vector<check_case> out;
   for (std::size_t i = 0; i < vs.size(); ++i) {
     const std::string path = "violations[" + std::to_string(i) + "].";

@@ -37,8 +37,8 @@ engine_settings settings_from_json(const json& j, const std::string& file, const
   s.num_speculative_tokens =
       jr::get_int_or(j, "num_speculative_tokens", s.num_speculative_tokens, file, path, 0, big);
   if (j.contains("cudagraph_mode"))
-    s.cg_mode = parse_cudagraph_mode(jr::get_string(j, "cudagraph_mode", file, path), file,
-                                     path + "cudagraph_mode");
+    s.cg_mode =
+        parse_cudagraph_mode(jr::get_string(j, "cudagraph_mode", file, path), file, path + "cudagraph_mode");
   s.max_capture_size = jr::get_int_or(j, "max_capture_size", s.max_capture_size, file, path, 0, big);
   if (j.contains("capture_sizes")) {
     const json& v = j.at("capture_sizes");
@@ -86,7 +86,8 @@ mutant_set mutants_from_json(const json& j, const std::string& file, const std::
   std::vector<std::string> names;
   for (std::size_t i = 0; i < j.size(); ++i) {
     if (!j[i].is_string())
-      throw input_error(file, path + "[" + std::to_string(i) + "]", jr::shown(j[i]), "expected a mutant name");
+      throw input_error(file, path + "[" + std::to_string(i) + "]", jr::shown(j[i]),
+                        "expected a mutant name");
     names.push_back(j[i].get<std::string>());
   }
   return make_mutant_set(names, file, path);

@@ -79,9 +79,12 @@ step_probe draft_probe(const check_case& c, const batch& verify, int64_t pass) {
 
 std::vector<step_probe> case_probes(const check_case& c) {
   switch (c.step.kind) {
-    case step_kind::dummy: return {dummy_probe(c, c.step)};
-    case step_kind::draft: return {draft_probe(c, c.b, c.step.pass)};
-    case step_kind::forward: break;
+    case step_kind::dummy:
+      return {dummy_probe(c, c.step)};
+    case step_kind::draft:
+      return {draft_probe(c, c.b, c.step.pass)};
+    case step_kind::forward:
+      break;
   }
   if (c.b.num_seqs() > c.engine.max_num_seqs) return {};
   return {forward_probe(c, c.b)};
@@ -90,7 +93,8 @@ std::vector<step_probe> case_probes(const check_case& c) {
 std::vector<step_probe> decode_probes(const check_case& c) {
   std::vector<step_probe> out;
   const int64_t q = 1 + c.engine.num_speculative_tokens, len = probe_seq_len(c.engine);
-  for (int64_t n = 1; n <= c.engine.max_num_seqs; ++n) out.push_back(forward_probe(c, uniform_batch(n, len, q)));
+  for (int64_t n = 1; n <= c.engine.max_num_seqs; ++n)
+    out.push_back(forward_probe(c, uniform_batch(n, len, q)));
   return out;
 }
 
@@ -106,8 +110,10 @@ std::vector<step_probe> draft_probes(const check_case& c) {
   // Pass 0: the capture's one-token draft pass, where FULL graphs are captured (vllm-musa #198).
   const int64_t first = k > 0 && has_full_graphs(c.engine.cg_mode) ? 0 : 1;
   for (int64_t n : std::set<int64_t>{1, c.engine.max_num_seqs})
-    for (int64_t pass = first; pass <= k; ++pass) out.push_back(draft_probe(c, uniform_batch(n, len, 1 + k), pass));
-  std::stable_sort(out.begin(), out.end(), [](const step_probe& a, const step_probe& b) { return a.value < b.value; });
+    for (int64_t pass = first; pass <= k; ++pass)
+      out.push_back(draft_probe(c, uniform_batch(n, len, 1 + k), pass));
+  std::stable_sort(out.begin(), out.end(),
+                   [](const step_probe& a, const step_probe& b) { return a.value < b.value; });
   return out;
 }
 
@@ -115,7 +121,8 @@ std::vector<const rank_layer*> group_layers(const group_context& ctx) {
   std::vector<const rank_layer*> out;
   std::set<std::pair<int64_t, int64_t>> seen;
   for (const auto& n : ctx.ag->layers)
-    if (const rank_layer* l = ctx.eng->reg.find(n); l && seen.insert({l->num_heads, l->compress_ratio}).second)
+    if (const rank_layer* l = ctx.eng->reg.find(n);
+        l && seen.insert({l->num_heads, l->compress_ratio}).second)
       out.push_back(l);
   return out;
 }

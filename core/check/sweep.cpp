@@ -26,8 +26,8 @@ batch decode_sweep::at(std::size_t i) const {
   return given_.empty() ? decode_batch(static_cast<int64_t>(i) + 1, seq_len_) : given_.at(i);
 }
 
-sweep_selection select_sweep(const group_context& ctx, int64_t builder_heads,
-                             const decode_sweep& sweep, const std::vector<const rank_layer*>& reps) {
+sweep_selection select_sweep(const group_context& ctx, int64_t builder_heads, const decode_sweep& sweep,
+                             const std::vector<const rank_layer*>& reps) {
   sweep_selection sel;
   if (ctx.ex->exhaustive() || sweep.size() == 0) {
     for (std::size_t i = 0; i < sweep.size(); ++i) sel.points.push_back(i);
@@ -69,8 +69,8 @@ sweep_selection select_sweep(const group_context& ctx, int64_t builder_heads,
   if (pick.empty()) pick.insert(0);
   sel.points.assign(pick.begin(), pick.end());
   sel.note = std::string(ctx.ex->name()) + " ran " + std::to_string(pick.size()) + " of " +
-             std::to_string(sweep.size()) + " decode batches for " + to_string(ctx.base.be) +
-             " tp " + std::to_string(ctx.base.tp) + " group " + std::to_string(ctx.ag->index) +
+             std::to_string(sweep.size()) + " decode batches for " + to_string(ctx.base.be) + " tp " +
+             std::to_string(ctx.base.tp) + " group " + std::to_string(ctx.ag->index) +
              " (every batch that uses the plan's buffers up to " + std::to_string(target_budget) +
              ", the formulas' first failure and its predecessor, and one beyond)";
   return sel;

@@ -61,12 +61,12 @@ struct kv_cache_group {
 };
 
 // Hybrid manager on: bucket by spec, balance bucket sizes; off: promote sliding to full first.
-std::vector<kv_cache_group> make_kv_cache_groups(const registry& reg, dtype kv_dtype,
-                                                 int64_t block_size, bool hybrid);
+std::vector<kv_cache_group> make_kv_cache_groups(const registry& reg, dtype kv_dtype, int64_t block_size,
+                                                 bool hybrid);
 
 struct attention_group {
-  int index = 0;        // global index over all attention groups of one backend
-  int kv_group = 0;     // the KV-cache group it splits
+  int index = 0;     // global index over all attention groups of one backend
+  int kv_group = 0;  // the KV-cache group it splits
   backend be = backend::triton;
   kv_spec spec;
   std::vector<std::string> layers;          // layers whose forward uses this builder

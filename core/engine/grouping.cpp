@@ -10,8 +10,9 @@ namespace headroom {
 namespace {
 
 // Buckets of layer names by spec, in order of first appearance.
-std::vector<std::pair<kv_spec, std::vector<std::string>>> bucket_by_spec(
-    const registry& reg, dtype kv_dtype, int64_t block_size, bool promote_sliding) {
+std::vector<std::pair<kv_spec, std::vector<std::string>>> bucket_by_spec(const registry& reg, dtype kv_dtype,
+                                                                         int64_t block_size,
+                                                                         bool promote_sliding) {
   std::vector<std::pair<kv_spec, std::vector<std::string>>> buckets;
   for (const auto& name : reg.names()) {
     kv_spec s = spec_of(*reg.find(name), kv_dtype, block_size);
@@ -27,8 +28,8 @@ std::vector<std::pair<kv_spec, std::vector<std::string>>> bucket_by_spec(
 
 }  // namespace
 
-std::vector<kv_cache_group> make_kv_cache_groups(const registry& reg, dtype kv_dtype,
-                                                 int64_t block_size, bool hybrid) {
+std::vector<kv_cache_group> make_kv_cache_groups(const registry& reg, dtype kv_dtype, int64_t block_size,
+                                                 bool hybrid) {
   auto buckets = bucket_by_spec(reg, kv_dtype, block_size, !hybrid);
   std::vector<kv_cache_group> groups;
   if (buckets.empty()) return groups;

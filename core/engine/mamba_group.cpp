@@ -15,7 +15,8 @@ std::optional<mamba_group> make_mamba_group(const model_geometry& m, const engin
   if (g.layers == 0) return std::nullopt;
   g.block_size = s.mamba_block_size > 0 ? s.mamba_block_size : attention_block_size;
   g.cache_block_size = std::min(g.block_size, attention_block_size);  // a model has attention
-  if (s.extra_group_block_size > 0) g.cache_block_size = std::min(g.cache_block_size, s.extra_group_block_size);
+  if (s.extra_group_block_size > 0)
+    g.cache_block_size = std::min(g.cache_block_size, s.extra_group_block_size);
   g.table_width = ceil_div(s.max_model_len, g.block_size) + s.num_speculative_tokens;
   return g;
 }

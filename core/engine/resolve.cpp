@@ -38,8 +38,7 @@ head_resolution resolve_heads(const registry& reg, const std::vector<std::string
     std::string heads, layers;
     for (int64_t h : distinct) heads += (heads.empty() ? "" : ", ") + std::to_string(h);
     for (const auto& n : found) layers += (layers.empty() ? "" : ", ") + n;
-    r.message = "layers in one attention group disagree on num_heads: {" + heads + "} in [" +
-                layers + "]";
+    r.message = "layers in one attention group disagree on num_heads: {" + heads + "} in [" + layers + "]";
     r.builder_heads = 0;
     return r;
   }

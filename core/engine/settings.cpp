@@ -103,11 +103,14 @@ void validate(const engine_settings& s, const std::string& file, const std::stri
   check_range(file, path + "attn_tp_size", s.attn_tp_size, 1, max_settings_attn_tp);
 }
 
-void validate(const step_spec& st, const engine_settings& s, const std::string& file, const std::string& path) {
+void validate(const step_spec& st, const engine_settings& s, const std::string& file,
+              const std::string& path) {
   if (st.kind == step_kind::draft && st.pass > s.num_speculative_tokens)
-    throw input_error(file, path + "pass", std::to_string(st.pass),
-                      "draft pass above engine.num_speculative_tokens " + std::to_string(s.num_speculative_tokens));
-  if (st.kind == step_kind::draft && st.pass == 0 && (s.num_speculative_tokens == 0 || !has_full_graphs(s.cg_mode)))
+    throw input_error(
+        file, path + "pass", std::to_string(st.pass),
+        "draft pass above engine.num_speculative_tokens " + std::to_string(s.num_speculative_tokens));
+  if (st.kind == step_kind::draft && st.pass == 0 &&
+      (s.num_speculative_tokens == 0 || !has_full_graphs(s.cg_mode)))
     throw input_error(file, path + "pass", "0",
                       "the capture's draft pass needs engine.num_speculative_tokens >= 1 and FULL graphs");
   if (st.kind == step_kind::dummy && st.tokens > s.max_num_batched_tokens)

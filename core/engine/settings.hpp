@@ -14,7 +14,7 @@ namespace headroom {
 enum class cudagraph_mode { none, piecewise, full, full_decode_only, full_and_piecewise };
 const char* to_string(cudagraph_mode m);
 cudagraph_mode parse_cudagraph_mode(const std::string& s, const std::string& file, const std::string& field);
-bool has_full_graphs(cudagraph_mode m);      // full, full_decode_only, full_and_piecewise
+bool has_full_graphs(cudagraph_mode m);         // full, full_decode_only, full_and_piecewise
 bool full_for_mixed_batches(cudagraph_mode m);  // full only: mixed warm-ups build metadata
 bool full_for_decode(cudagraph_mode m);         // full_decode_only, full_and_piecewise: uniform decode
 
@@ -34,9 +34,9 @@ struct engine_settings {
   int64_t max_capture_size = 0;        // 0: vLLM's default rule (default_max_capture_size)
   std::vector<int64_t> capture_sizes;  // empty: vLLM's default list up to the max
   engine_flavour flavour = engine_flavour::vllm;
-  int64_t req_pool_size = 0;       // SGLang: req_to_token_pool.size (0: max_num_seqs)
-  int64_t attn_tp_size = 1;        // SGLang: attention TP size under DP attention
-  bool gathered_buffer = false;    // SGLang: require_gathered_buffer (graph batches padded to attn TP)
+  int64_t req_pool_size = 0;           // SGLang: req_to_token_pool.size (0: max_num_seqs)
+  int64_t attn_tp_size = 1;            // SGLang: attention TP size under DP attention
+  bool gathered_buffer = false;        // SGLang: require_gathered_buffer (graph batches padded to attn TP)
   int64_t head_tile = 0;               // C9: an MLA kernel's minimum heads per rank (16); 0: none
   int64_t mamba_block_size = 0;        // C11: the Mamba group's block size; 0: the attention blocks'
   int64_t extra_group_block_size = 0;  // C11: one more KV-cache group's (drafter, ring buffer); 0: none
@@ -54,9 +54,9 @@ step_kind parse_step_kind(const std::string& s, const std::string& file, const s
 
 struct step_spec {
   step_kind kind = step_kind::forward;
-  int64_t tokens = 0;   // dummy: the number of tokens
-  bool uniform = false; // dummy: uniform decode (1 + k tokens per request)
-  int64_t pass = 0;     // draft: 1..num_speculative_tokens; 0: the capture's one-token draft pass
+  int64_t tokens = 0;    // dummy: the number of tokens
+  bool uniform = false;  // dummy: uniform decode (1 + k tokens per request)
+  int64_t pass = 0;      // draft: 1..num_speculative_tokens; 0: the capture's one-token draft pass
   bool operator==(const step_spec&) const = default;
 };
 
@@ -73,7 +73,8 @@ inline constexpr int64_t max_settings_block_size = int64_t{1} << 20;
 void validate(const engine_settings& s, const std::string& file, const std::string& path);
 // Throws input_error naming the step's field when the step cannot run under these settings (a
 // draft pass past num_speculative_tokens, a dummy run above max_num_batched_tokens).
-void validate(const step_spec& st, const engine_settings& s, const std::string& file, const std::string& path);
+void validate(const step_spec& st, const engine_settings& s, const std::string& file,
+              const std::string& path);
 
 // SGLang's request pool: req_pool_size, or max_num_seqs when 0.
 int64_t request_pool_of(const engine_settings& s);

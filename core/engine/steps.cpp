@@ -23,8 +23,8 @@ void fill_metadata(engine_step& st, int64_t padded) {
 }
 
 bool is_uniform_decode(const batch& b, int64_t q) {
-  return b.num_seqs() > 0 && std::all_of(b.query_lens.begin(), b.query_lens.end(),
-                                         [q](int64_t x) { return x == q; });
+  return b.num_seqs() > 0 &&
+         std::all_of(b.query_lens.begin(), b.query_lens.end(), [q](int64_t x) { return x == q; });
 }
 
 // A capture size that graphs the shape: uniform decode under a FULL decode mode, mixed batches
@@ -99,7 +99,7 @@ engine_step forward_step(const engine_settings& s, const batch& b) {
   st.b = b;
   st.uniform_decode = is_uniform_decode(b, q);
   st.graph_size = full_graph_size(s, b.num_tokens(), st.uniform_decode);
-  const int64_t padded = st.graph_size == 0 ? b.num_seqs()
+  const int64_t padded = st.graph_size == 0  ? b.num_seqs()
                          : st.uniform_decode ? std::min(st.graph_size / q, s.max_num_seqs)
                                              : std::min(st.graph_size, s.max_num_seqs);
   fill_metadata(st, padded);
@@ -110,9 +110,12 @@ engine_step forward_step(const engine_settings& s, const batch& b) {
 engine_step realise_step(const engine_settings& s, const step_spec& spec, const batch& scheduled,
                          const step_mutants& m) {
   switch (spec.kind) {
-    case step_kind::dummy: return dummy_step(s, spec, m);
-    case step_kind::draft: return draft_step(s, spec, scheduled, m);
-    case step_kind::forward: break;
+    case step_kind::dummy:
+      return dummy_step(s, spec, m);
+    case step_kind::draft:
+      return draft_step(s, spec, scheduled, m);
+    case step_kind::forward:
+      break;
   }
   return forward_step(s, scheduled);
 }

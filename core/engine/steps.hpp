@@ -23,14 +23,14 @@ struct step_mutants {
 
 struct engine_step {
   step_spec spec;
-  batch b;                          // requests with work: seq_lens, and query_lens from query_start
-  int64_t num_reqs_padded = 0;      // metadata rows: b's requests, then padded rows (seq_len 0)
-  std::vector<int64_t> query_start; // num_reqs_padded + 1 entries, as the metadata holds them
-  int64_t max_query_len = 0;        // the metadata's
-  int64_t q_rows = 0;               // rows of q (and of the output) the kernels run with
-  int64_t num_tokens = 0;           // tokens the step schedules before padding
-  int64_t graph_size = 0;           // the FULL CUDA graph it replays or is captured as; 0: eager
-  bool uniform_decode = false;      // every request has exactly 1 + k query tokens
+  batch b;                           // requests with work: seq_lens, and query_lens from query_start
+  int64_t num_reqs_padded = 0;       // metadata rows: b's requests, then padded rows (seq_len 0)
+  std::vector<int64_t> query_start;  // num_reqs_padded + 1 entries, as the metadata holds them
+  int64_t max_query_len = 0;         // the metadata's
+  int64_t q_rows = 0;                // rows of q (and of the output) the kernels run with
+  int64_t num_tokens = 0;            // tokens the step schedules before padding
+  int64_t graph_size = 0;            // the FULL CUDA graph it replays or is captured as; 0: eager
+  bool uniform_decode = false;       // every request has exactly 1 + k query tokens
 };
 
 // The step a case runs: `scheduled` is the case's batch (a forward step's requests, a draft pass's

@@ -22,8 +22,7 @@ std::vector<attn_kind> gemma4_kinds(const source& s, int64_t n) {
     kinds = layer_kinds(s, n);
   } else {
     kinds.reserve(static_cast<std::size_t>(n));
-    for (int64_t i = 0; i < n; ++i)
-      kinds.push_back((i + 1) % 6 == 0 ? attn_kind::full : attn_kind::sliding);
+    for (int64_t i = 0; i < n; ++i) kinds.push_back((i + 1) % 6 == 0 ? attn_kind::full : attn_kind::sliding);
   }
   kinds.back() = attn_kind::full;  // transformers forces the last layer to full attention
   return kinds;
@@ -55,8 +54,14 @@ model_geometry build_gemma4(const source& s, const base& b) {
   over.resize(static_cast<std::size_t>(n));
   model_geometry m = start_geometry(s, b);
   for (int64_t i = 0; i < n; ++i) {
-    const layer_start start{kinds[static_cast<std::size_t>(i)], false, false, b.heads, b.kv,
-                            b.head_size, b.heads_field, b.kv_field};
+    const layer_start start{kinds[static_cast<std::size_t>(i)],
+                            false,
+                            false,
+                            b.heads,
+                            b.kv,
+                            b.head_size,
+                            b.heads_field,
+                            b.kv_field};
     add_layer(m, s, i, start, over[static_cast<std::size_t>(i)]);
   }
   return m;

@@ -45,8 +45,8 @@ model_geometry build_mimo_v2(const source& s, const base& b) {
     const int64_t p = as_count(pattern[i], s.file, index_path(s.path(pattern_key), i), 0, 1);
     kinds.push_back(p == 1 ? attn_kind::sliding : attn_kind::full);
   }
-  const std::string window_key = find(s.cfg, "sliding_window_size") ? "sliding_window_size"
-                                                                     : "sliding_window";
+  const std::string window_key =
+      find(s.cfg, "sliding_window_size") ? "sliding_window_size" : "sliding_window";
   const int64_t window = sliding_window(s, kinds, window_key);
   const bool any_sliding = window > 0;
   const variant full = read_full(s, b);
@@ -55,8 +55,13 @@ model_geometry build_mimo_v2(const source& s, const base& b) {
   for (int64_t i = 0; i < n; ++i) {
     const bool sliding = kinds[static_cast<std::size_t>(i)] == attn_kind::sliding;
     const variant& v = sliding ? swa : full;
-    layer_geometry l{layer_name(i), sliding ? attn_kind::sliding : attn_kind::full, v.heads, v.kv,
-                     v.head_size, v.head_size_v, sliding ? window : 0};
+    layer_geometry l{layer_name(i),
+                     sliding ? attn_kind::sliding : attn_kind::full,
+                     v.heads,
+                     v.kv,
+                     v.head_size,
+                     v.head_size_v,
+                     sliding ? window : 0};
     add_attention(m, std::move(l), v.heads_field, v.kv_field);
   }
   return m;

@@ -19,13 +19,11 @@ struct block {
 
 block read_block(const source& s, const json& entry, std::size_t i, int64_t heads) {
   const std::string path = index_path(s.path("block_configs"), i);
-  if (!entry.is_object())
-    throw input_error(s.file, path, json_read::shown(entry), "expected an object");
+  if (!entry.is_object()) throw input_error(s.file, path, json_read::shown(entry), "expected an object");
   const json& att = object_at(entry, "attention", s.file, path + ".attention");
   const std::string att_path = path + ".attention";
   const bool no_op = opt_bool(att, "no_op", false, s.file, att_path + ".no_op");
-  const bool linear = opt_bool(att, "replace_with_linear", false, s.file,
-                               att_path + ".replace_with_linear");
+  const bool linear = opt_bool(att, "replace_with_linear", false, s.file, att_path + ".replace_with_linear");
   if (no_op || linear) return block{};
   const std::string group_path = att_path + ".n_heads_in_group";
   const json* g = find(att, "n_heads_in_group");
@@ -44,8 +42,7 @@ model_geometry build_nemotron_nas(const source& s, base b) {
   const json& blocks = layer_list(s, "block_configs", n);
   std::vector<block> parsed;
   parsed.reserve(blocks.size());
-  for (std::size_t i = 0; i < blocks.size(); ++i)
-    parsed.push_back(read_block(s, blocks[i], i, b.heads));
+  for (std::size_t i = 0; i < blocks.size(); ++i) parsed.push_back(read_block(s, blocks[i], i, b.heads));
   for (const block& bl : parsed) {
     if (!bl.attention) continue;
     b.kv = bl.kv;

@@ -60,8 +60,7 @@ model_geometry build_step3p5(const source& s, const base& b) {
   const std::vector<std::string> names = type_names(s, n);
   std::vector<attn_kind> kinds;
   if (names.empty()) {
-    for (int64_t i = 0; i < n; ++i)
-      kinds.push_back(i % 2 == 0 ? attn_kind::sliding : attn_kind::full);
+    for (int64_t i = 0; i < n; ++i) kinds.push_back(i % 2 == 0 ? attn_kind::sliding : attn_kind::full);
   } else {
     kinds = layer_kinds(s, n);
   }
@@ -75,10 +74,13 @@ model_geometry build_step3p5(const source& s, const base& b) {
     }
     const bool sliding = kinds[k] == attn_kind::sliding && window > 0;
     const bool uses_other = !names.empty() && names[k] == other.type;
-    layer_geometry l{layer_name(i), sliding ? attn_kind::sliding : attn_kind::full,
-                     uses_other ? other.heads : b.heads, uses_other ? other.kv : b.kv,
+    layer_geometry l{layer_name(i),
+                     sliding ? attn_kind::sliding : attn_kind::full,
+                     uses_other ? other.heads : b.heads,
+                     uses_other ? other.kv : b.kv,
                      uses_other ? other.head_size : b.head_size,
-                     uses_other ? other.head_size : b.head_size, sliding ? window : 0};
+                     uses_other ? other.head_size : b.head_size,
+                     sliding ? window : 0};
     add_attention(m, std::move(l), uses_other ? other.heads_field : b.heads_field,
                   uses_other ? other.kv_field : b.kv_field);
   }

@@ -12,9 +12,12 @@ namespace headroom {
 
 int dtype_bytes(dtype d) {
   switch (d) {
-    case dtype::bf16: return 2;
-    case dtype::fp16: return 2;
-    case dtype::fp32: return 4;
+    case dtype::bf16:
+      return 2;
+    case dtype::fp16:
+      return 2;
+    case dtype::fp32:
+      return 4;
   }
   return 0;
 }
@@ -41,16 +44,16 @@ const char* to_string(attn_kind k) { return name_in(kind_names, k); }
 dtype parse_dtype(const std::string& s, const std::string& file, const std::string& field) {
   if (const auto d = find_in(dtype_names, s)) return *d;
   if (const auto d = find_in(dtype_aliases, s)) return *d;
-  throw input_error(file, field, "\"" + s + "\"", "unsupported dtype (expected " + names_of(dtype_names) + ")");
+  throw input_error(file, field, "\"" + s + "\"",
+                    "unsupported dtype (expected " + names_of(dtype_names) + ")");
 }
 
-attn_kind parse_attn_kind(const std::string& s, const std::string& file,
-                          const std::string& field) {
+attn_kind parse_attn_kind(const std::string& s, const std::string& file, const std::string& field) {
   if (s == "full_attention") return attn_kind::full;
   if (s == "sliding_attention") return attn_kind::sliding;
   // Layers without attention: state-space, linear-attention and skipped layers.
-  static const char* const no_attention[] = {"none", "no_op", "linear_attention", "mamba",
-                                             "mamba2", "linear", "conv", "recurrent"};
+  static const char* const no_attention[] = {"none",   "no_op", "linear_attention", "mamba", "mamba2",
+                                             "linear", "conv",  "recurrent"};
   for (const char* k : no_attention)
     if (s == k) return attn_kind::none;
   throw input_error(file, field, "\"" + s + "\"",
@@ -59,8 +62,7 @@ attn_kind parse_attn_kind(const std::string& s, const std::string& file,
 }
 
 bool is_state_kind(const std::string& s) {
-  static const char* const state[] = {"mamba", "mamba2", "linear_attention", "linear", "conv",
-                                      "recurrent"};
+  static const char* const state[] = {"mamba", "mamba2", "linear_attention", "linear", "conv", "recurrent"};
   for (const char* k : state)
     if (s == k) return true;
   return false;
@@ -88,22 +90,19 @@ std::string kv_field(const model_geometry& m, std::size_t i) {
 }
 
 std::string model_heads_field(const model_geometry& m) {
-  return m.origin.num_attention_heads.empty() ? "num_attention_heads"
-                                              : m.origin.num_attention_heads;
+  return m.origin.num_attention_heads.empty() ? "num_attention_heads" : m.origin.num_attention_heads;
 }
 
 std::string model_kv_field(const model_geometry& m) {
   return m.origin.num_kv_heads.empty() ? "num_key_value_heads" : m.origin.num_kv_heads;
 }
 
-void check_range(const model_geometry& m, const std::string& field, int64_t v, int64_t lo,
-                 int64_t hi) {
-  if (v < lo || v > hi)
-    throw input_error(m.source, field, num(v), "must be in " + num(lo) + ".." + num(hi));
+void check_range(const model_geometry& m, const std::string& field, int64_t v, int64_t lo, int64_t hi) {
+  if (v < lo || v > hi) throw input_error(m.source, field, num(v), "must be in " + num(lo) + ".." + num(hi));
 }
 
-void check_kv_divides(const model_geometry& m, const std::string& field, int64_t kv,
-                      int64_t heads, const std::string& where) {
+void check_kv_divides(const model_geometry& m, const std::string& field, int64_t kv, int64_t heads,
+                      const std::string& where) {
   if (heads % kv != 0)
     throw input_error(m.source, field, num(kv),
                       "kv heads must divide the " + num(heads) + " query heads of " + where);
@@ -155,8 +154,7 @@ void validate(const model_geometry& m) {
   bool any_attention = false;
   for (std::size_t i = 0; i < m.layers.size(); ++i) {
     const std::string& name = m.layers[i].name;
-    if (name.empty())
-      throw input_error(m.source, layer_path(i, "name"), "\"\"", "a layer needs a name");
+    if (name.empty()) throw input_error(m.source, layer_path(i, "name"), "\"\"", "a layer needs a name");
     auto [it, fresh] = seen.emplace(name, i);
     if (!fresh)
       throw input_error(m.source, layer_path(i, "name"), "\"" + name + "\"",
@@ -164,20 +162,18 @@ void validate(const model_geometry& m) {
     validate_layer(m, i);
     any_attention = any_attention || m.layers[i].kind != attn_kind::none;
   }
-  if (!any_attention)
-    throw input_error(m.source, "layers", num(n) + " layers", "no layer has attention");
+  if (!any_attention) throw input_error(m.source, "layers", num(n) + " layers", "no layer has attention");
 }
 
 namespace {
 
 // Query heads split evenly over the ranks (vLLM asserts it for the model and for each layer).
-void check_heads_divide(const model_geometry& m, const std::string& field, int64_t heads,
-                        int64_t tp) {
+void check_heads_divide(const model_geometry& m, const std::string& field, int64_t heads, int64_t tp) {
   check_range(m, field, heads, 1, max_heads);
   if (heads % tp != 0)
-    throw input_error(m.source, field, num(heads),
-                      "query heads are not divisible by tp " + num(tp) + " (remainder " +
-                          num(heads % tp) + ")");
+    throw input_error(
+        m.source, field, num(heads),
+        "query heads are not divisible by tp " + num(tp) + " (remainder " + num(heads % tp) + ")");
 }
 
 // KV heads split when tp <= kv, else are replicated: tp must then be a multiple of them.
@@ -195,16 +191,14 @@ int64_t kv_per_rank(int64_t kv, int64_t tp) { return kv / tp > 1 ? kv / tp : 1; 
 // Query heads are checked before kv heads (model-wide, then every layer) so that a TP size that
 // splits a layer's query heads unevenly is reported as such even when kv heads fail too.
 rank_geometry to_rank(const model_geometry& m, int64_t tp) {
-  if (tp < 1 || tp > max_tp)
-    throw input_error(m.source, "tp", num(tp), "must be in 1.." + num(max_tp));
+  if (tp < 1 || tp > max_tp) throw input_error(m.source, "tp", num(tp), "must be in 1.." + num(max_tp));
   check_heads_divide(m, model_heads_field(m), m.num_attention_heads, tp);
   for (std::size_t i = 0; i < m.layers.size(); ++i)
     if (m.layers[i].kind != attn_kind::none)
       check_heads_divide(m, heads_field(m, i), m.layers[i].num_heads, tp);
   check_kv_split(m, model_kv_field(m), m.num_kv_heads, tp);
   for (std::size_t i = 0; i < m.layers.size(); ++i)
-    if (m.layers[i].kind != attn_kind::none)
-      check_kv_split(m, kv_field(m, i), m.layers[i].num_kv_heads, tp);
+    if (m.layers[i].kind != attn_kind::none) check_kv_split(m, kv_field(m, i), m.layers[i].num_kv_heads, tp);
   rank_geometry r;
   r.tp = tp;
   r.model_wide_heads = m.num_attention_heads / tp;
@@ -213,8 +207,8 @@ rank_geometry to_rank(const model_geometry& m, int64_t tp) {
   r.kv_dtype = m.kv_dtype;
   for (const layer_geometry& l : m.layers) {
     if (l.kind == attn_kind::none) continue;
-    r.layers.push_back({l.name, l.kind, l.num_heads / tp, kv_per_rank(l.num_kv_heads, tp),
-                        l.head_size, l.head_size_v, l.sliding_window, l.compress_ratio});
+    r.layers.push_back({l.name, l.kind, l.num_heads / tp, kv_per_rank(l.num_kv_heads, tp), l.head_size,
+                        l.head_size_v, l.sliding_window, l.compress_ratio});
   }
   return r;
 }

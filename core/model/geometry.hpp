@@ -24,13 +24,13 @@ bool is_state_kind(const std::string& s);
 struct layer_geometry {
   std::string name;  // registry prefix, e.g. model.layers.7.self_attn.attn
   attn_kind kind = attn_kind::full;
-  int64_t num_heads = 0;      // query heads (total)
-  int64_t num_kv_heads = 0;   // kv heads (total)
+  int64_t num_heads = 0;     // query heads (total)
+  int64_t num_kv_heads = 0;  // kv heads (total)
   int64_t head_size = 0;
   int64_t head_size_v = 0;
-  int64_t sliding_window = 0; // 0: none
-  int64_t compress_ratio = 0; // 0: none; else the indexer's KV is seq_len // ratio (DeepSeek-V4)
-  bool mamba_state = false;   // kind none only: a Mamba-style state layer (is_state_kind)
+  int64_t sliding_window = 0;  // 0: none
+  int64_t compress_ratio = 0;  // 0: none; else the indexer's KV is seq_len // ratio (DeepSeek-V4)
+  bool mamba_state = false;    // kind none only: a Mamba-style state layer (is_state_kind)
   bool operator==(const layer_geometry&) const = default;
 };
 
@@ -38,10 +38,10 @@ struct layer_geometry {
 // compared. Empty entries fall back to the explicit form's paths (num_attention_heads,
 // num_key_value_heads, layers[i].num_heads, layers[i].num_kv_heads).
 struct geometry_origin {
-  std::string num_attention_heads;         // e.g. text_config.num_attention_heads
-  std::string num_kv_heads;                // the kv alias actually read, e.g. num_key_value_heads
-  std::vector<std::string> layer_heads;    // per layer, e.g. num_attention_heads_per_layer[3]
-  std::vector<std::string> layer_kv_heads; // per layer, e.g. swa_num_key_value_heads
+  std::string num_attention_heads;          // e.g. text_config.num_attention_heads
+  std::string num_kv_heads;                 // the kv alias actually read, e.g. num_key_value_heads
+  std::vector<std::string> layer_heads;     // per layer, e.g. num_attention_heads_per_layer[3]
+  std::vector<std::string> layer_kv_heads;  // per layer, e.g. swa_num_key_value_heads
 };
 
 // The whole model: the model-wide values the engine's builders read, plus every layer.
@@ -54,11 +54,11 @@ struct model_geometry {
   int64_t hidden_size = 0;          // the config's hidden_size; 0: unknown
   dtype kv_dtype = dtype::bf16;     // KV cache / activations dtype
   std::vector<layer_geometry> layers;
-  geometry_origin origin;           // field paths for messages; not serialised, not compared
+  geometry_origin origin;  // field paths for messages; not serialised, not compared
   bool operator==(const model_geometry& o) const {
-    return name == o.name && num_attention_heads == o.num_attention_heads &&
-           num_kv_heads == o.num_kv_heads && head_size == o.head_size &&
-           hidden_size == o.hidden_size && kv_dtype == o.kv_dtype && layers == o.layers;
+    return name == o.name && num_attention_heads == o.num_attention_heads && num_kv_heads == o.num_kv_heads &&
+           head_size == o.head_size && hidden_size == o.hidden_size && kv_dtype == o.kv_dtype &&
+           layers == o.layers;
   }
 };
 
@@ -80,7 +80,7 @@ struct rank_geometry {
   int64_t model_wide_kv_heads = 0;  // max(1, total_kv // tp)
   int64_t head_size = 0;
   dtype kv_dtype = dtype::bf16;
-  std::vector<rank_layer> layers;   // attention layers only (kind != none)
+  std::vector<rank_layer> layers;  // attention layers only (kind != none)
 };
 
 // Limits checked before anything is allocated (docs/design.md: exit code 2: absurd sizes). Layers: real

@@ -14,8 +14,7 @@ namespace jr = json_read;
 namespace {
 
 std::string model_name(const source& s) {
-  if (const json* a = find(s.root, "architectures"); a && a->is_array() && !a->empty() &&
-                                                     (*a)[0].is_string())
+  if (const json* a = find(s.root, "architectures"); a && a->is_array() && !a->empty() && (*a)[0].is_string())
     return (*a)[0].get<std::string>();
   for (const json* obj : {&s.cfg, &s.root})
     if (const json* t = find(*obj, "model_type"); t && t->is_string()) return t->get<std::string>();
@@ -27,8 +26,7 @@ std::string model_name(const source& s) {
 int64_t read_head_size(const source& s, int64_t heads, int64_t hidden) {
   if (const auto d = opt_count(s, "head_dim", 0, max_head_size); d && *d > 0) return *d;
   if (hidden == 0)
-    throw input_error(s.file, s.path("hidden_size"), "(missing)",
-                      "required when head_dim is absent or 0");
+    throw input_error(s.file, s.path("hidden_size"), "(missing)", "required when head_dim is absent or 0");
   const int64_t d = hidden / heads;
   if (d < 1 || d > max_head_size)
     throw input_error(s.file, s.path("hidden_size"), std::to_string(hidden),
@@ -44,8 +42,7 @@ dtype read_dtype(const source& s) {
       const json* v = find(*obj, key);
       if (!v) continue;
       const std::string path = obj == &s.cfg ? s.path(key) : std::string(key);
-      if (!v->is_string())
-        throw input_error(s.file, path, jr::shown(*v), "expected a dtype string");
+      if (!v->is_string()) throw input_error(s.file, path, jr::shown(*v), "expected a dtype string");
       return parse_dtype(v->get<std::string>(), s.file, path);
     }
   }
@@ -70,8 +67,8 @@ base read_base(const source& s) {
   b.heads_field = s.path("num_attention_heads");
   b.kv = b.heads;  // no kv alias: as many kv heads as query heads
   b.kv_field = b.heads_field;
-  for (const char* alias : {"n_head_kv", "num_kv_heads", "num_key_value_heads",
-                            "multi_query_group_num", "num_attention_groups"}) {
+  for (const char* alias : {"n_head_kv", "num_kv_heads", "num_key_value_heads", "multi_query_group_num",
+                            "num_attention_groups"}) {
     if (!find(s.cfg, alias)) continue;
     b.kv = get_count(s, alias, 1, max_heads);
     b.kv_field = s.path(alias);
@@ -92,14 +89,14 @@ model_geometry build_generic(const source& s, const base& b) {
   std::vector<layer_override> over = read_per_layer_config(s, n);
   over.resize(static_cast<std::size_t>(n));  // layers without an entry keep their global fields
   // Without layer_types (or Gemma 3's pattern), a layer's own window decides whether it slides.
-  const bool window_decides = !find(s.cfg, "layer_types") && !find(s.cfg, "sliding_window_pattern") &&
-                              opt_bool(s.cfg, "use_sliding_window", true, s.file,
-                                       s.path("use_sliding_window"));
+  const bool window_decides =
+      !find(s.cfg, "layer_types") && !find(s.cfg, "sliding_window_pattern") &&
+      opt_bool(s.cfg, "use_sliding_window", true, s.file, s.path("use_sliding_window"));
   model_geometry m = start_geometry(s, b);
   for (int64_t i = 0; i < n; ++i) {
     const auto k = static_cast<std::size_t>(i);
-    layer_start start{kinds[k], state[k], window_decides, b.heads, b.kv, b.head_size,
-                      b.heads_field, b.kv_field};
+    layer_start start{kinds[k], state[k],    window_decides, b.heads,
+                      b.kv,     b.head_size, b.heads_field,  b.kv_field};
     if (per_layer && kinds[k] != attn_kind::none) {
       start.heads_field = index_path(s.path(per_layer_key), k);
       start.heads = as_count((*per_layer)[k], s.file, start.heads_field, 1, max_heads);

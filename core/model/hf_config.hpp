@@ -28,8 +28,7 @@ struct source {
 
 // Field access. find() returns nullptr for an absent or null field.
 const json* find(const json& obj, const std::string& key);
-int64_t as_count(const json& v, const std::string& file, const std::string& path, int64_t lo,
-                 int64_t hi);
+int64_t as_count(const json& v, const std::string& file, const std::string& path, int64_t lo, int64_t hi);
 int64_t get_count(const source& s, const std::string& key, int64_t lo, int64_t hi);
 std::optional<int64_t> opt_count(const source& s, const std::string& key, int64_t lo, int64_t hi);
 bool opt_bool(const json& obj, const std::string& key, bool fallback, const std::string& file,
@@ -61,8 +60,7 @@ base read_base(const source& s);
 // (Gemma 3); with no window every layer is full attention.
 std::vector<attn_kind> layer_kinds(const source& s, int64_t n);
 // The window of the sliding layers: required (positive) when any layer is sliding, else 0.
-int64_t sliding_window(const source& s, const std::vector<attn_kind>& kinds,
-                       const std::string& key);
+int64_t sliding_window(const source& s, const std::vector<attn_kind>& kinds, const std::string& key);
 
 // Per layer, whether `layer_types` names a state kind (mamba, linear_attention, ...); all false
 // without layer_types.
@@ -72,8 +70,7 @@ std::vector<bool> state_layers(const source& s, int64_t n);
 // its head counts came from.
 std::string layer_name(int64_t i);
 model_geometry start_geometry(const source& s, const base& b);
-void add_attention(model_geometry& m, layer_geometry l, std::string heads_field,
-                   std::string kv_field);
+void add_attention(model_geometry& m, layer_geometry l, std::string heads_field, std::string kv_field);
 void add_no_attention(model_geometry& m, int64_t i, bool mamba_state = false);
 
 // One layer's entry of transformers' `per_layer_config` (per_layer_config.cpp): the fields it
@@ -82,7 +79,7 @@ struct layer_override {
   std::optional<int64_t> heads, kv, head_dim, window;
   std::optional<std::string> type;  // the entry's own layer_types[i]
   std::string heads_field, kv_field, head_dim_field, window_field, type_field;
-  bool skip_attention = false;      // `skip` lists "attention"
+  bool skip_attention = false;  // `skip` lists "attention"
 };
 // One entry per layer (n = num_hidden_layers), or none when the config has no per_layer_config.
 std::vector<layer_override> read_per_layer_config(const source& s, int64_t n);

@@ -17,8 +17,7 @@ const json* find(const json& obj, const std::string& key) {
   return &*it;
 }
 
-int64_t as_count(const json& v, const std::string& file, const std::string& path, int64_t lo,
-                 int64_t hi) {
+int64_t as_count(const json& v, const std::string& file, const std::string& path, int64_t lo, int64_t hi) {
   return jr::as_int(v, file, path, lo, hi);
 }
 
@@ -28,8 +27,7 @@ int64_t get_count(const source& s, const std::string& key, int64_t lo, int64_t h
   return as_count(*v, s.file, s.path(key), lo, hi);
 }
 
-std::optional<int64_t> opt_count(const source& s, const std::string& key, int64_t lo,
-                                 int64_t hi) {
+std::optional<int64_t> opt_count(const source& s, const std::string& key, int64_t lo, int64_t hi) {
   const json* v = find(s.cfg, key);
   if (!v) return std::nullopt;
   return as_count(*v, s.file, s.path(key), lo, hi);
@@ -61,9 +59,9 @@ const json& layer_list(const source& s, const std::string& key, int64_t n) {
   if (!v->is_array()) throw input_error(s.file, s.path(key), jr::shown(*v), "expected a list");
   const auto len = static_cast<int64_t>(v->size());
   if (len != n)
-    throw input_error(s.file, s.path(key), "a list of " + std::to_string(len),
-                      "has " + std::to_string(len) + " entries but num_hidden_layers is " +
-                          std::to_string(n));
+    throw input_error(
+        s.file, s.path(key), "a list of " + std::to_string(len),
+        "has " + std::to_string(len) + " entries but num_hidden_layers is " + std::to_string(n));
   return *v;
 }
 
@@ -80,12 +78,10 @@ std::vector<attn_kind> layer_kinds(const source& s, int64_t n) {
     }
     return kinds;
   }
-  const bool enabled = opt_bool(s.cfg, "use_sliding_window", true, s.file,
-                                s.path("use_sliding_window"));
+  const bool enabled = opt_bool(s.cfg, "use_sliding_window", true, s.file, s.path("use_sliding_window"));
   const auto window = opt_count(s, "sliding_window", 0, max_sliding_window);
   const bool sliding = enabled && window && *window > 0;
-  std::vector<attn_kind> kinds(static_cast<std::size_t>(n),
-                               sliding ? attn_kind::sliding : attn_kind::full);
+  std::vector<attn_kind> kinds(static_cast<std::size_t>(n), sliding ? attn_kind::sliding : attn_kind::full);
   // Gemma 3 style: every pattern-th layer (1-based) is full attention, the others sliding.
   const auto pattern = opt_count(s, "sliding_window_pattern", 1, max_layers);
   if (sliding && pattern)
@@ -103,23 +99,20 @@ std::vector<bool> state_layers(const source& s, int64_t n) {
   return state;
 }
 
-int64_t sliding_window(const source& s, const std::vector<attn_kind>& kinds,
-                       const std::string& key) {
+int64_t sliding_window(const source& s, const std::vector<attn_kind>& kinds, const std::string& key) {
   std::size_t first = 0;
   while (first < kinds.size() && kinds[first] != attn_kind::sliding) ++first;
   if (first == kinds.size()) return 0;
   const json* v = find(s.cfg, key);
   const int64_t w = v ? as_count(*v, s.file, s.path(key), 0, max_sliding_window) : 0;
   if (w < 1)
-    throw input_error(s.file, s.path(key), v ? jr::shown(*v) : "(missing)",
-                      "layer " + std::to_string(first) +
-                          " uses sliding-window attention, which needs a positive window");
+    throw input_error(
+        s.file, s.path(key), v ? jr::shown(*v) : "(missing)",
+        "layer " + std::to_string(first) + " uses sliding-window attention, which needs a positive window");
   return w;
 }
 
-std::string layer_name(int64_t i) {
-  return "model.layers." + std::to_string(i) + ".self_attn.attn";
-}
+std::string layer_name(int64_t i) { return "model.layers." + std::to_string(i) + ".self_attn.attn"; }
 
 model_geometry start_geometry(const source& s, const base& b) {
   model_geometry m;
@@ -136,8 +129,7 @@ model_geometry start_geometry(const source& s, const base& b) {
   return m;
 }
 
-void add_attention(model_geometry& m, layer_geometry l, std::string heads_field,
-                   std::string kv_field) {
+void add_attention(model_geometry& m, layer_geometry l, std::string heads_field, std::string kv_field) {
   m.layers.push_back(std::move(l));
   m.origin.layer_heads.push_back(std::move(heads_field));
   m.origin.layer_kv_heads.push_back(std::move(kv_field));

@@ -16,16 +16,15 @@ using nlohmann::json;
 
 namespace {
 
-int64_t count(const json& obj, const std::string& key, const std::string& file,
-              const std::string& path, int64_t lo, int64_t hi) {
+int64_t count(const json& obj, const std::string& key, const std::string& file, const std::string& path,
+              int64_t lo, int64_t hi) {
   return jr::get_int(obj, key, file, path, lo, hi);
 }
 
 layer_geometry explicit_layer(const json& j, std::size_t i, const std::string& file) {
   const std::string path = "layers[" + std::to_string(i) + "].";
   if (!j.is_object())
-    throw input_error(file, "layers[" + std::to_string(i) + "]", jr::shown(j),
-                      "expected a layer object");
+    throw input_error(file, "layers[" + std::to_string(i) + "]", jr::shown(j), "expected a layer object");
   layer_geometry l;
   l.name = jr::get_string(j, "name", file, path);
   const std::string type = jr::get_string(j, "type", file, path);
@@ -35,9 +34,8 @@ layer_geometry explicit_layer(const json& j, std::size_t i, const std::string& f
   l.num_heads = count(j, "num_heads", file, path, 0, max_heads);
   l.num_kv_heads = count(j, "num_kv_heads", file, path, 0, max_heads);
   l.head_size = count(j, "head_size", file, path, 0, max_head_size);
-  l.head_size_v = j.contains("head_size_v")
-                      ? count(j, "head_size_v", file, path, 0, max_head_size)
-                      : l.head_size;
+  l.head_size_v =
+      j.contains("head_size_v") ? count(j, "head_size_v", file, path, 0, max_head_size) : l.head_size;
   l.sliding_window = jr::get_int_or(j, "sliding_window", 0, file, path, 0, max_sliding_window);
   l.compress_ratio = jr::get_int_or(j, "compress_ratio", 0, file, path, 0, max_compress_ratio);
   return l;
@@ -55,15 +53,13 @@ model_geometry parse_explicit(const json& j, const std::string& file) {
   m.num_kv_heads = count(j, "num_key_value_heads", file, "", 1, max_heads);
   m.head_size = count(j, "head_dim", file, "", 1, max_head_size);
   m.hidden_size = jr::get_int_or(j, "hidden_size", 0, file, "", 0, max_hidden_size);
-  if (j.contains("dtype"))
-    m.kv_dtype = parse_dtype(jr::get_string(j, "dtype", file, ""), file, "dtype");
+  if (j.contains("dtype")) m.kv_dtype = parse_dtype(jr::get_string(j, "dtype", file, ""), file, "dtype");
   const json& layers = j.at("layers");
   if (layers.empty() || layers.size() > static_cast<std::size_t>(max_layers))
     throw input_error(file, "layers", "a list of " + std::to_string(layers.size()),
                       "a model has 1.." + std::to_string(max_layers) + " layers");
   m.layers.reserve(layers.size());
-  for (std::size_t i = 0; i < layers.size(); ++i)
-    m.layers.push_back(explicit_layer(layers[i], i, file));
+  for (std::size_t i = 0; i < layers.size(); ++i) m.layers.push_back(explicit_layer(layers[i], i, file));
   return m;
 }
 
@@ -74,11 +70,10 @@ model_geometry load_model(const std::string& path) {
 }
 
 model_geometry parse_model(const json& j, const std::string& source) {
-  if (!j.is_object())
-    throw input_error(source, "<root>", jr::shown(j), "a model config is a JSON object");
+  if (!j.is_object()) throw input_error(source, "<root>", jr::shown(j), "a model config is a JSON object");
   const auto layers = j.find("layers");
-  model_geometry m = layers != j.end() && layers->is_array() ? parse_explicit(j, source)
-                                                             : hf::parse_hf(j, source);
+  model_geometry m =
+      layers != j.end() && layers->is_array() ? parse_explicit(j, source) : hf::parse_hf(j, source);
   validate(m);
   return m;
 }

@@ -30,8 +30,8 @@ int64_t layer_index(const std::string& key, int64_t n, const source& s, const st
   }
   if (i < 0 || i >= n)
     throw input_error(s.file, path, "\"" + key + "\"",
-                      "keys are layer indices 0.." + std::to_string(n - 1) +
-                          " (num_hidden_layers is " + std::to_string(n) + ")");
+                      "keys are layer indices 0.." + std::to_string(n - 1) + " (num_hidden_layers is " +
+                          std::to_string(n) + ")");
   return i;
 }
 
@@ -55,10 +55,8 @@ bool skips_attention(const json& skip, const source& s, const std::string& path)
   return attention;
 }
 
-layer_override read_entry(const json& e, int64_t i, int64_t n, const source& s,
-                          const std::string& path) {
-  if (!e.is_object())
-    throw input_error(s.file, path, jr::shown(e), "expected an object of field overrides");
+layer_override read_entry(const json& e, int64_t i, int64_t n, const source& s, const std::string& path) {
+  if (!e.is_object()) throw input_error(s.file, path, jr::shown(e), "expected an object of field overrides");
   layer_override o;
   if ((o.heads = entry_count(e, "num_attention_heads", s, path, 1, max_heads)))
     o.heads_field = path + ".num_attention_heads";
@@ -101,8 +99,8 @@ std::vector<layer_override> read_per_layer_config(const source& s, int64_t n) {
     const int64_t i = layer_index(key, n, s, path);
     auto& seen = key_of[static_cast<std::size_t>(i)];
     if (!seen.empty())
-      throw input_error(s.file, path, "\"" + key + "\"", "names layer " + std::to_string(i) +
-                                                              " again (as \"" + seen + "\")");
+      throw input_error(s.file, path, "\"" + key + "\"",
+                        "names layer " + std::to_string(i) + " again (as \"" + seen + "\")");
     seen = key;
     out[static_cast<std::size_t>(i)] = read_entry(entry, i, n, s, path + "." + key);
   }
@@ -121,8 +119,13 @@ void add_layer(model_geometry& m, const source& s, int64_t i, const layer_start&
   }
   if (o.skip_attention) kind = attn_kind::none;
   if (kind == attn_kind::none) return add_no_attention(m, i, state);
-  layer_geometry l{layer_name(i), kind, o.heads.value_or(start.heads), o.kv.value_or(start.kv),
-                   o.head_dim.value_or(start.head_size), o.head_dim.value_or(start.head_size), 0};
+  layer_geometry l{layer_name(i),
+                   kind,
+                   o.heads.value_or(start.heads),
+                   o.kv.value_or(start.kv),
+                   o.head_dim.value_or(start.head_size),
+                   o.head_dim.value_or(start.head_size),
+                   0};
   if (kind == attn_kind::sliding) {
     const std::string field = o.window ? o.window_field : s.path("sliding_window");
     const json* global = o.window ? nullptr : find(s.cfg, "sliding_window");
@@ -130,10 +133,12 @@ void add_layer(model_geometry& m, const source& s, int64_t i, const layer_start&
                        : global ? as_count(*global, s.file, field, 0, max_sliding_window)
                                 : 0;
     if (l.sliding_window < 1)
-      throw input_error(s.file, field,
-                        o.window ? std::to_string(*o.window) : global ? jr::shown(*global) : "(missing)",
-                        "layer " + std::to_string(i) +
-                            " uses sliding-window attention, which needs a positive window");
+      throw input_error(
+          s.file, field,
+          o.window ? std::to_string(*o.window)
+          : global ? jr::shown(*global)
+                   : "(missing)",
+          "layer " + std::to_string(i) + " uses sliding-window attention, which needs a positive window");
   }
   add_attention(m, std::move(l), o.heads ? o.heads_field : start.heads_field,
                 o.kv ? o.kv_field : start.kv_field);

@@ -96,8 +96,10 @@ concept kernel_context = requires(C& c, buffer_ref<float> b, buffer_ref<const in
 // Whether body K waits for the previous launch itself (ctx.wait_prior_launch()).
 template <class K>
 HEADROOM_HOST_DEVICE constexpr bool waits_for_prior_launch() {
-  if constexpr (requires { K::waits_for_prior_launch; }) return K::waits_for_prior_launch;
-  else return false;
+  if constexpr (requires { K::waits_for_prior_launch; })
+    return K::waits_for_prior_launch;
+  else
+    return false;
 }
 
 // Helpers that read better in bodies than ctx.template ...<T>().

@@ -16,20 +16,17 @@ namespace headroom::sim {
 
 inline void check_launch_shape(launch_dim g, launch_dim b) {
   if (b.x < 1 || b.y < 1 || b.z < 1 || b.count() > max_block_threads)
-    throw std::invalid_argument("sim launch: block (" + std::to_string(b.x) + "," +
-                                std::to_string(b.y) + "," + std::to_string(b.z) +
-                                ") is not 1..1024 threads");
-  if (g.x < 0 || g.y < 0 || g.z < 0)
-    throw std::invalid_argument("sim launch: negative grid dimension");
+    throw std::invalid_argument("sim launch: block (" + std::to_string(b.x) + "," + std::to_string(b.y) +
+                                "," + std::to_string(b.z) + ") is not 1..1024 threads");
+  if (g.x < 0 || g.y < 0 || g.z < 0) throw std::invalid_argument("sim launch: negative grid dimension");
 }
 
 template <class K>
-launch_result launch(memory& m, const K& kernel, const typename K::params& p,
-                     const launch_options& o = {}) {
+launch_result launch(memory& m, const K& kernel, const typename K::params& p, const launch_options& o = {}) {
   using storage = typename K::shared_storage;
-  static_assert(std::is_trivially_default_constructible_v<storage> &&
-                    std::is_trivially_destructible_v<storage>,
-                "shared_storage must be a plain struct (it is __shared__ memory on a GPU)");
+  static_assert(
+      std::is_trivially_default_constructible_v<storage> && std::is_trivially_destructible_v<storage>,
+      "shared_storage must be a plain struct (it is __shared__ memory on a GPU)");
   const launch_dim g = K::grid(p), b = K::block(p);
   check_launch_shape(g, b);
   sim_context ctx(m, g, b, sizeof(storage), o);

@@ -20,10 +20,14 @@ constexpr std::size_t mmap_min_bytes = 256 * 1024;
 
 const char* to_string(hazard_kind k) {
   switch (k) {
-    case hazard_kind::uninitialized_read: return "uninitialized_read";
-    case hazard_kind::read_after_write: return "read_after_write";
-    case hazard_kind::write_after_read: return "write_after_read";
-    case hazard_kind::write_after_write: return "write_after_write";
+    case hazard_kind::uninitialized_read:
+      return "uninitialized_read";
+    case hazard_kind::read_after_write:
+      return "read_after_write";
+    case hazard_kind::write_after_read:
+      return "write_after_read";
+    case hazard_kind::write_after_write:
+      return "write_after_write";
   }
   return "?";
 }
@@ -86,8 +90,8 @@ std::string sim_log::describe() const {
      << (aborted ? " (aborted)" : "") << "\n";
   if (index_overflows > 0) os << "  index overflow: " << first_index_overflow << "\n";
   for (const auto& a : oob) {
-    os << "  " << (a.write ? "write" : "read") << " " << a.buffer << "[" << a.index << "] extent "
-       << a.extent << " block ";
+    os << "  " << (a.write ? "write" : "read") << " " << a.buffer << "[" << a.index << "] extent " << a.extent
+       << " block ";
     xyz(a.block);
     os << " thread ";
     xyz(a.thread);

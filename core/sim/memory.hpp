@@ -62,18 +62,18 @@ struct sim_hazard {
 };
 
 struct sim_log {
-  int64_t max_records = 16;   // records kept per kind; counts are always complete
+  int64_t max_records = 16;  // records kept per kind; counts are always complete
   std::vector<sim_access> oob;
   int64_t oob_count = 0;
   std::vector<sim_hazard> hazards;  // uninitialized reads and races, in the order they happened
   int64_t uninitialized_reads = 0;
   int64_t races = 0;
-  int64_t index_overflows = 0;      // ctx.offset32 evaluations that wrapped 32 bits
-  std::string first_index_overflow; // the first one: operands, block and thread
-  std::vector<std::string> misuse;  // the body broke a rule of the context (barrier in thread code, ...)
+  int64_t index_overflows = 0;       // ctx.offset32 evaluations that wrapped 32 bits
+  std::string first_index_overflow;  // the first one: operands, block and thread
+  std::vector<std::string> misuse;   // the body broke a rule of the context (barrier in thread code, ...)
   int64_t misuse_count = 0;
-  bool aborted = false;             // a launch stopped early after too many violations
-  std::string describe() const;     // a few readable lines
+  bool aborted = false;          // a launch stopped early after too many violations
+  std::string describe() const;  // a few readable lines
 };
 
 class memory {

@@ -54,11 +54,17 @@ class native_context {
   }
   void sync() {}
   template <class T>
-  native_view<T> global(buffer_ref<T> r) { return {r.data, r.extent}; }
+  native_view<T> global(buffer_ref<T> r) {
+    return {r.data, r.extent};
+  }
   template <int G = 1, class T, std::size_t N>
-  native_view<T> shared(T (&a)[N], const char*) { return {a, static_cast<int64_t>(N)}; }
+  native_view<T> shared(T (&a)[N], const char*) {
+    return {a, static_cast<int64_t>(N)};
+  }
   template <int G = 1, class T, std::size_t N>
-  native_view<T> shared(T (&a)[N], int64_t n, const char*) { return {a, n}; }
+  native_view<T> shared(T (&a)[N], int64_t n, const char*) {
+    return {a, n};
+  }
   template <class T>
   registers_view<T> registers() {
     return {static_cast<T*>(arena_.alloc(sizeof(T) * static_cast<std::size_t>(n_)))};

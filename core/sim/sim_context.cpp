@@ -10,7 +10,7 @@
 namespace headroom::sim {
 
 namespace {
-constexpr std::size_t smem_alignment = 128;        // as __shared__ storage on a GPU
+constexpr std::size_t smem_alignment = 128;  // as __shared__ storage on a GPU
 
 std::size_t round_up(std::size_t x, std::size_t a) { return (x + a - 1) / a * a; }
 
@@ -186,15 +186,14 @@ void sim_context::block_coords(int64_t out[3]) const {
 }
 
 namespace {
-void push_hazard(sim_context& c, hazard_kind k, const std::string& buffer, int64_t index,
-                 uint32_t other) {
+void push_hazard(sim_context& c, hazard_kind k, const std::string& buffer, int64_t index, uint32_t other) {
   auto& l = c.mem().log;
   if (k == hazard_kind::uninitialized_read)
     ++l.uninitialized_reads;
   else
     ++l.races;
-  const auto same = std::count_if(l.hazards.begin(), l.hazards.end(),
-                                  [&](const sim_hazard& h) { return h.kind == k; });
+  const auto same =
+      std::count_if(l.hazards.begin(), l.hazards.end(), [&](const sim_hazard& h) { return h.kind == k; });
   if (same >= l.max_records) return;
   sim_hazard h;
   h.kind = k;

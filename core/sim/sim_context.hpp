@@ -63,8 +63,7 @@ struct smem_buffers {
 
 class sim_context {
  public:
-  sim_context(memory& m, launch_dim grid, launch_dim block, std::size_t smem_bytes,
-              const launch_options& o);
+  sim_context(memory& m, launch_dim grid, launch_dim block, std::size_t smem_bytes, const launch_options& o);
   ~sim_context();
   sim_context(const sim_context&) = delete;
   sim_context& operator=(const sim_context&) = delete;
@@ -101,7 +100,8 @@ class sim_context {
     if (r.id < 0 && r.data == nullptr) return global_view<T>(nullptr, 0, &null_buffer_, &hot_);
     sim_buffer* b = checked_buffer(r.id, r.data, r.extent);
     if (!b) return global_view<T>(r.data, 0, &bad_buffer_, &hot_);
-    if (!waited_ && b->track_init) [[unlikely]] view_before_wait(*b);
+    if (!waited_ && b->track_init) [[unlikely]]
+      view_before_wait(*b);
     return global_view<T>(r.data, r.extent, b, &hot_);
   }
 
@@ -185,14 +185,16 @@ class sim_context {
   // open views of host-filled buffers only (global() records a misuse otherwise).
   void wait_prior_launch() {
     if (in_threads_) return misuse("wait_prior_launch() inside threads(): it is block-uniform");
-    if (!body_waits_) return misuse("wait_prior_launch() in a body that does not declare waits_for_prior_launch");
+    if (!body_waits_)
+      return misuse("wait_prior_launch() in a body that does not declare waits_for_prior_launch");
     if (waited_) return misuse("wait_prior_launch() twice in one block");
     waited_ = true;
   }
 
   // a * b + c in 32 bits (context.hpp); a wrap is counted in the log's index_overflows.
   int64_t offset32(int64_t a, int64_t b, int64_t c = 0) {
-    if (wraps32_mad(a, b, c)) [[unlikely]] note_index_overflow(a, b, c);
+    if (wraps32_mad(a, b, c)) [[unlikely]]
+      note_index_overflow(a, b, c);
     return wrap32_mad(a, b, c);
   }
 
@@ -218,7 +220,7 @@ class sim_context {
     uint32_t tid;
   };
   void land_copies(int64_t before_group);  // lands the copies of groups < before_group
-  void end_async();                         // block end: copies never waited for are a misuse
+  void end_async();                        // block end: copies never waited for are a misuse
   sim_buffer* checked_buffer(int32_t id, const void* data, int64_t extent);
   void view_before_wait(const sim_buffer& b);
   bool collective_ok(const char* op, int span);  // outside threads(), whole lane groups
@@ -239,12 +241,12 @@ class sim_context {
   uint64_t* rtag_ = nullptr;
   bool pooled_ = false;  // smem_ and the tags are the thread's pool (else own_)
   smem_buffers own_;
-  register_arena arena_;  // registers, reset per block
+  register_arena arena_;               // registers, reset per block
   std::vector<pending_copy> pending_;  // in issue order (so in group order)
   std::size_t pending_head_ = 0;       // pending_[0, head) have landed
   int64_t async_groups_ = 0;           // groups committed in this block
-  sim_buffer bad_buffer_;   // target of views whose buffer_ref is not this memory's
-  sim_buffer null_buffer_;  // target of views of a null buffer_ref
+  sim_buffer bad_buffer_;              // target of views whose buffer_ref is not this memory's
+  sim_buffer null_buffer_;             // target of views of a null buffer_ref
 };
 
 }  // namespace headroom::sim

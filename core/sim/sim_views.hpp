@@ -95,7 +95,8 @@ class global_view {
     store_vec<1>(i, x);
   }
   template <int N>
-  HEADROOM_FORCEINLINE void store_vec(int64_t i, const vec<value_type, N>& v) const requires(!std::is_const_v<T>) {
+  HEADROOM_FORCEINLINE void store_vec(int64_t i, const vec<value_type, N>& v) const
+      requires(!std::is_const_v<T>) {
     buffer_stats& s = buf_->stats;
     ++s.stores;
     if (i >= 0 && i <= extent_ - N) [[likely]] {
@@ -195,11 +196,14 @@ class shared_view {
     store_vec<1>(i, x);
   }
   template <int N>
-  HEADROOM_FORCEINLINE void store_vec(int64_t i, const vec<value_type, N>& v) const requires(!std::is_const_v<T>) {
+  HEADROOM_FORCEINLINE void store_vec(int64_t i, const vec<value_type, N>& v) const
+      requires(!std::is_const_v<T>) {
     if (!(i >= 0 && i <= extent_ - N)) [[unlikely]] {
       for (int k = 0; k < N; ++k)
-        if (i + k < 0 || i + k >= extent_) record_shared_oob(*hs_->ctx, name_, i + k, extent_, true);
-        else data_[i + k] = v[k];
+        if (i + k < 0 || i + k >= extent_)
+          record_shared_oob(*hs_->ctx, name_, i + k, extent_, true);
+        else
+          data_[i + k] = v[k];
       return;
     }
     mark_write(i, N, hs_->epoch << 32 | hs_->tid);

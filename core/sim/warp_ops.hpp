@@ -32,7 +32,8 @@ void lane_butterfly(Regs r, int nthreads, int width, int stride, Op op) {
       if (i & off) continue;
       auto& x = r.p[i];
       auto& y = r.p[i + off];
-      for (int k = 0; k < static_cast<int>(sizeof(x.v) / sizeof(x.v[0])); ++k) x.v[k] = y.v[k] = op(x.v[k], y.v[k]);
+      for (int k = 0; k < static_cast<int>(sizeof(x.v) / sizeof(x.v[0])); ++k)
+        x.v[k] = y.v[k] = op(x.v[k], y.v[k]);
     }
 }
 

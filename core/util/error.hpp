@@ -12,8 +12,11 @@ namespace headroom {
 class input_error : public std::runtime_error {
  public:
   input_error(std::string file, std::string field, std::string value, std::string why)
-      : std::runtime_error(compose(file, field, value, why)), file_(std::move(file)),
-        field_(std::move(field)), value_(std::move(value)), why_(std::move(why)) {}
+      : std::runtime_error(compose(file, field, value, why)),
+        file_(std::move(file)),
+        field_(std::move(field)),
+        value_(std::move(value)),
+        why_(std::move(why)) {}
 
   const std::string& file() const { return file_; }
   const std::string& field() const { return field_; }
@@ -27,8 +30,8 @@ class input_error : public std::runtime_error {
   }
 
  private:
-  static std::string compose(const std::string& file, const std::string& field,
-                             const std::string& value, const std::string& why);
+  static std::string compose(const std::string& file, const std::string& field, const std::string& value,
+                             const std::string& why);
   std::string file_, field_, value_, why_;
 };
 

@@ -45,8 +45,7 @@ std::string too_large(int64_t bytes) {
 std::string read_bounded(const std::string& path) {
   file_descriptor fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
   if (fd.get() < 0)
-    throw input_error(path, "<file>", quoted(path),
-                      std::string("cannot be opened: ") + std::strerror(errno));
+    throw input_error(path, "<file>", quoted(path), std::string("cannot be opened: ") + std::strerror(errno));
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0)
     throw input_error(path, "<file>", quoted(path), std::string("cannot be read: ") + std::strerror(errno));
@@ -73,8 +72,6 @@ std::string read_bounded(const std::string& path) {
 
 }  // namespace
 
-nlohmann::json read_json_file(const std::string& path) {
-  return parse_json_text(read_bounded(path), path);
-}
+nlohmann::json read_json_file(const std::string& path) { return parse_json_text(read_bounded(path), path); }
 
 }  // namespace headroom

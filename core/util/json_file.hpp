@@ -24,7 +24,7 @@
 namespace headroom {
 
 inline constexpr int64_t max_input_bytes = int64_t{64} << 20;  // 64 MiB
-inline constexpr int64_t max_input_items = int64_t{4} << 20;  // values (of any type) and keys
+inline constexpr int64_t max_input_items = int64_t{4} << 20;   // values (of any type) and keys
 inline constexpr int64_t max_input_depth = 64;
 
 nlohmann::json read_json_file(const std::string& path);

@@ -62,8 +62,10 @@ class bounded_builder {
     for (std::size_t i = 0; i < frames_.size(); ++i) {
       const frame& f = frames_[i];
       const bool innermost = i + 1 == frames_.size();  // else its last element is being read
-      if (f.node->is_array()) p += "[" + std::to_string(f.node->size() - (innermost ? 0 : 1)) + "]";
-      else p += (p.empty() ? "" : ".") + f.key;
+      if (f.node->is_array())
+        p += "[" + std::to_string(f.node->size() - (innermost ? 0 : 1)) + "]";
+      else
+        p += (p.empty() ? "" : ".") + f.key;
     }
     return p.empty() ? "<root>" : p;
   }

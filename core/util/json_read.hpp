@@ -21,9 +21,9 @@ inline constexpr std::size_t shown_flat_limit = 16;  // bounds the work for a 60
 
 inline std::string shown(const nlohmann::json& v) {
   if (v.is_structured()) {
-    const bool flat = v.size() <= shown_flat_limit &&
-                      std::none_of(v.begin(), v.end(),
-                                   [](const nlohmann::json& e) { return e.is_structured(); });
+    const bool flat =
+        v.size() <= shown_flat_limit &&
+        std::none_of(v.begin(), v.end(), [](const nlohmann::json& e) { return e.is_structured(); });
     if (!flat) {
       const std::string plural = v.size() == 1 ? "" : "s";
       return v.is_array() ? "an array of " + std::to_string(v.size()) + " element" + plural
@@ -34,8 +34,8 @@ inline std::string shown(const nlohmann::json& v) {
   return s.size() > 60 ? s.substr(0, 57) + "..." : s;
 }
 
-inline const nlohmann::json& field(const nlohmann::json& obj, const std::string& key,
-                                   const std::string& file, const std::string& path) {
+inline const nlohmann::json& field(const nlohmann::json& obj, const std::string& key, const std::string& file,
+                                   const std::string& path) {
   if (!obj.is_object()) throw input_error(file, path, shown(obj), "expected an object");
   auto it = obj.find(key);
   if (it == obj.end()) throw input_error(file, path + key, "(missing)", "required field");
@@ -49,16 +49,14 @@ inline const nlohmann::json& get_object(const nlohmann::json& obj, const std::st
   return v;
 }
 
-inline int64_t as_int(const nlohmann::json& v, const std::string& file, const std::string& path,
-                      int64_t lo, int64_t hi) {
-  if (!v.is_number_integer())
-    throw input_error(file, path, shown(v), "expected an integer");
+inline int64_t as_int(const nlohmann::json& v, const std::string& file, const std::string& path, int64_t lo,
+                      int64_t hi) {
+  if (!v.is_number_integer()) throw input_error(file, path, shown(v), "expected an integer");
   if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))
     throw input_error(file, path, shown(v), "out of range");
   const int64_t x = v.get<int64_t>();
   if (x < lo || x > hi)
-    throw input_error(file, path, shown(v),
-                      "must be in " + std::to_string(lo) + ".." + std::to_string(hi));
+    throw input_error(file, path, shown(v), "must be in " + std::to_string(lo) + ".." + std::to_string(hi));
   return x;
 }
 
@@ -68,8 +66,7 @@ inline int64_t get_int(const nlohmann::json& obj, const std::string& key, const 
 }
 
 inline int64_t get_int_or(const nlohmann::json& obj, const std::string& key, int64_t fallback,
-                          const std::string& file, const std::string& path, int64_t lo,
-                          int64_t hi) {
+                          const std::string& file, const std::string& path, int64_t lo, int64_t hi) {
   return obj.contains(key) ? get_int(obj, key, file, path, lo, hi) : fallback;
 }
 
@@ -81,8 +78,8 @@ inline bool get_bool_or(const nlohmann::json& obj, const std::string& key, bool 
   return v.get<bool>();
 }
 
-inline std::string get_string(const nlohmann::json& obj, const std::string& key,
-                              const std::string& file, const std::string& path) {
+inline std::string get_string(const nlohmann::json& obj, const std::string& key, const std::string& file,
+                              const std::string& path) {
   const auto& v = field(obj, key, file, path);
   if (!v.is_string()) throw input_error(file, path + key, shown(v), "expected a string");
   return v.get<std::string>();

@@ -35,13 +35,15 @@ constexpr std::optional<E> find_in(const name_table<E, N>& t, std::string_view s
 template <class E, std::size_t N>
 std::string names_of(const name_table<E, N>& t) {
   std::string out;
-  for (std::size_t i = 0; i < N; ++i) out += (i == 0 ? "" : i + 1 == N ? " or " : ", ") + std::string(t[i].second);
+  for (std::size_t i = 0; i < N; ++i)
+    out += (i == 0 ? "" : i + 1 == N ? " or " : ", ") + std::string(t[i].second);
   return out;
 }
 
 // The value named s; an input_error naming the file, the field and s otherwise.
 template <class E, std::size_t N>
-E parse_in(const name_table<E, N>& t, const std::string& s, const std::string& file, const std::string& field) {
+E parse_in(const name_table<E, N>& t, const std::string& s, const std::string& file,
+           const std::string& field) {
   if (const auto v = find_in(t, s)) return *v;
   throw input_error(file, field, "\"" + s + "\"", "expected " + names_of(t));
 }

@@ -19,10 +19,14 @@ std::size_t utf8_sequence(std::string_view s, std::size_t i, uint32_t& cp) {
   const auto c = static_cast<unsigned char>(s[i]);
   std::size_t n = 0;
   uint32_t min = 0;
-  if (c >= 0xc2 && c <= 0xdf) n = 2, cp = c & 0x1fu, min = 0x80;
-  else if (c >= 0xe0 && c <= 0xef) n = 3, cp = c & 0x0fu, min = 0x800;
-  else if (c >= 0xf0 && c <= 0xf4) n = 4, cp = c & 0x07u, min = 0x10000;
-  else return 0;
+  if (c >= 0xc2 && c <= 0xdf)
+    n = 2, cp = c & 0x1fu, min = 0x80;
+  else if (c >= 0xe0 && c <= 0xef)
+    n = 3, cp = c & 0x0fu, min = 0x800;
+  else if (c >= 0xf0 && c <= 0xf4)
+    n = 4, cp = c & 0x07u, min = 0x10000;
+  else
+    return 0;
   if (i + n > s.size()) return 0;
   for (std::size_t k = 1; k < n; ++k) {
     const auto t = static_cast<unsigned char>(s[i + k]);
@@ -35,8 +39,8 @@ std::size_t utf8_sequence(std::string_view s, std::size_t i, uint32_t& cp) {
 
 // Code points a terminal may act on or that reorder the text around them.
 bool invisible_control(uint32_t cp) {
-  return (cp >= 0x80 && cp <= 0x9f) || cp == 0x200e || cp == 0x200f || cp == 0x2028 ||
-         cp == 0x2029 || (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069);
+  return (cp >= 0x80 && cp <= 0x9f) || cp == 0x200e || cp == 0x200f || cp == 0x2028 || cp == 0x2029 ||
+         (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069);
 }
 
 // The next character of s at i, as shown; advances i past it.
@@ -45,10 +49,14 @@ std::string next_shown(std::string_view s, std::size_t& i) {
   if (c < 0x80) {
     ++i;
     switch (c) {
-      case '\n': return "\\n";
-      case '\r': return "\\r";
-      case '\t': return "\\t";
-      default: return c < 0x20 || c == 0x7f ? hex_byte(c) : std::string(1, static_cast<char>(c));
+      case '\n':
+        return "\\n";
+      case '\r':
+        return "\\r";
+      case '\t':
+        return "\\t";
+      default:
+        return c < 0x20 || c == 0x7f ? hex_byte(c) : std::string(1, static_cast<char>(c));
     }
   }
   uint32_t cp = 0;

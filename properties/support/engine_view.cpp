@@ -21,7 +21,7 @@ std::vector<const rank_layer*> layers_of(const engine& e, const attention_group&
 }
 
 std::vector<planned_part> plans_for(const check_case& c, const engine& e, const attention_group& g,
-                               int64_t builder_heads, const batch& b) {
+                                    int64_t builder_heads, const batch& b) {
   return plan_parts(c, e.rg, g, builder_heads, b);
 }
 

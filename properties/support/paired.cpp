@@ -15,15 +15,19 @@ std::map<std::string, int64_t> extents(const observation& o) {
 }
 
 int64_t builder_heads_of(const any_plan& p) {
-  return std::visit([](const auto& x) -> int64_t {
-    if constexpr (requires { x.builder_heads; }) return x.builder_heads;
-    else return 0;  // an engine step's metadata or the offset probe
-  }, p);
+  return std::visit(
+      [](const auto& x) -> int64_t {
+        if constexpr (requires { x.builder_heads; })
+          return x.builder_heads;
+        else
+          return 0;  // an engine step's metadata or the offset probe
+      },
+      p);
 }
 
 const char* plan_name(const any_plan& p) {
-  constexpr const char* names[] = {"triton", "fi_decode", "fi_prefill", "fa3", "request_meta",
-                                   "mqa_meta", "offset_probe"};
+  constexpr const char* names[] = {"triton",       "fi_decode", "fi_prefill",  "fa3",
+                                   "request_meta", "mqa_meta",  "offset_probe"};
   return names[p.index()];
 }
 
@@ -73,7 +77,8 @@ void paired_executor::compare(const run_request& r, const observation& m, const 
       const bool m_over = me.count(b.name) && me.at(b.name) > b.capacity_elems();
       if (m_over != has_oob(s, b.name))
         disagreements_.push_back(b.name + ": model says " + (m_over ? "overflow" : "fits") + ", " +
-                                 other_.name() + (m_over ? " saw no access past it" : " read past it") + where);
+                                 other_.name() + (m_over ? " saw no access past it" : " read past it") +
+                                 where);
       continue;
     }
     const int64_t mx = me.count(b.name) ? me.at(b.name) : 0;
@@ -87,8 +92,9 @@ void paired_executor::compare(const run_request& r, const observation& m, const 
                                other_.name() + " " + (s_over ? "overflows" : "fits") + where);
   }
   if ((m.index_overflows > 0) != (s.index_overflows > 0))
-    disagreements_.push_back(std::string("index overflow: model says ") + (m.index_overflows > 0 ? "wraps" : "fits") +
-                             ", " + other_.name() + " counted " + std::to_string(s.index_overflows) + where);
+    disagreements_.push_back(std::string("index overflow: model says ") +
+                             (m.index_overflows > 0 ? "wraps" : "fits") + ", " + other_.name() + " counted " +
+                             std::to_string(s.index_overflows) + where);
   // Accesses past a buffer the plan does not hold (the inputs: q, query_start, the block table)
   // disagree unless the reference side saw one past the same buffer (a simulator paired with the
   // GPU under a mutant that overruns the engine's persistent metadata, as C3's dummy rows do).
@@ -97,8 +103,7 @@ void paired_executor::compare(const run_request& r, const observation& m, const 
     for (const auto& b : buffers) planned = planned || a.buffer == b.name;
     if (!planned && !has_oob(m, a.buffer))
       disagreements_.push_back(std::string(other_.name()) + " accessed " + a.buffer + "[" +
-                               std::to_string(a.index) + "] past extent " +
-                               std::to_string(a.extent) + where);
+                               std::to_string(a.index) + "] past extent " + std::to_string(a.extent) + where);
   }
   rec.obs = s;
   records_.push_back(std::move(rec));

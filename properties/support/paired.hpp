@@ -19,11 +19,11 @@ std::string describe(const std::set<verdict>& s);
 
 // What one simulated run looked like (prefill plans are not simulated and not recorded).
 struct run_record {
-  std::string plan;            // triton | fi_decode | an engine step's metadata | offset_probe
-  bool attention = true;       // an attention body (it has an output to compare)
+  std::string plan;       // triton | fi_decode | an engine step's metadata | offset_probe
+  bool attention = true;  // an attention body (it has an output to compare)
   int64_t layer_heads = 0;
   int64_t builder_heads = 0;
-  bool in_bounds = true;       // no access outside any buffer
+  bool in_bounds = true;  // no access outside any buffer
   observation obs;
 };
 

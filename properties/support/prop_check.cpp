@@ -56,9 +56,9 @@ void init_profile(int argc, char** argv) {
   // RapidCheck reads RC_PARAMS once and prints it; make it show the suite's seed.
   const std::string rc_params = "seed=" + std::to_string(current().seed);
   ::setenv("RC_PARAMS", rc_params.c_str(), 0);
-  std::cout << "headroom properties: profile "
-            << (current().kind == profile_kind::ci ? "ci" : "campaign") << ", seed " << current().seed
-            << " (repeat with HEADROOM_SEED=" << current().seed << ")" << std::endl;
+  std::cout << "headroom properties: profile " << (current().kind == profile_kind::ci ? "ci" : "campaign")
+            << ", seed " << current().seed << " (repeat with HEADROOM_SEED=" << current().seed << ")"
+            << std::endl;
 }
 
 rc::detail::TestParams params(const budget& b) {
@@ -87,19 +87,17 @@ std::string failure_text(const rc::detail::TestResult& r) {
   const std::string json = counterexample_case_json(r);
   if (!json.empty()) {
     const std::string path = save_case(json);
-    os << "\nshrunk case written to " << path << "\n  replay: headroom replay " << path
-       << " --target sim";
+    os << "\nshrunk case written to " << path << "\n  replay: headroom replay " << path << " --target sim";
   }
-  os << "\nrepro: HEADROOM_SEED=" << current().seed << " HEADROOM_PROFILE="
-     << (current().kind == profile_kind::ci ? "ci" : "campaign") << " " << current().argv0
-     << " --gtest_filter=" << test_name() << "\n";
+  os << "\nrepro: HEADROOM_SEED=" << current().seed
+     << " HEADROOM_PROFILE=" << (current().kind == profile_kind::ci ? "ci" : "campaign") << " "
+     << current().argv0 << " --gtest_filter=" << test_name() << "\n";
   return os.str();
 }
 
 void print_success(const rc::detail::TestResult& r) {
   const auto& s = r.get<rc::detail::SuccessResult>();
-  std::cout << test_name() << ": OK, passed " << s.numSuccess << " tests (seed " << current().seed
-            << ")\n";
+  std::cout << test_name() << ": OK, passed " << s.numSuccess << " tests (seed " << current().seed << ")\n";
   for (const auto& [tags, count] : s.distribution) {
     std::string label;
     for (const auto& t : tags) label += (label.empty() ? "" : ", ") + t;

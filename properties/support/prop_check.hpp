@@ -29,7 +29,7 @@ void init_profile(int argc, char** argv);
 // Cases per property: the ci budget keeps the cpu lane short; campaign runs 25x more by default.
 struct budget {
   int ci = 100;
-  int campaign = 0;   // 0: 25 x ci
+  int campaign = 0;  // 0: 25 x ci
   int max_size = 100;
 };
 
@@ -51,8 +51,7 @@ rc::detail::TestResult run(F&& prop, const budget& b) {
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
   if (info) md.id = md.description = std::string(info->test_suite_name()) + "." + info->name();
   quiet_listener quiet;
-  return rc::detail::checkProperty(rc::detail::toProperty(std::forward<F>(prop)), md, params(b),
-                                   quiet);
+  return rc::detail::checkProperty(rc::detail::toProperty(std::forward<F>(prop)), md, params(b), quiet);
 }
 
 // gtest failure text for a failed result: description, counterexample, replay file, repro line.

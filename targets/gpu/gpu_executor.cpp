@@ -23,9 +23,9 @@ namespace {
 // when the step's metadata runs past its buffers (undefined, as on the simulator).
 template <class T>
 gpu::gpu_request package(const run_request& r, std::vector<float>* reference) {
-  const auto host = r.step ? make_step_inputs<T>(*r.layer, *r.step, r.max_num_seqs, r.table_width,
-                                                 r.block_size, r.seed)
-                           : make_attention_inputs<T>(*r.layer, *r.b, r.block_size, r.seed);
+  const auto host =
+      r.step ? make_step_inputs<T>(*r.layer, *r.step, r.max_num_seqs, r.table_width, r.block_size, r.seed)
+             : make_attention_inputs<T>(*r.layer, *r.b, r.block_size, r.seed);
   sim::memory m;
   const auto in = upload_inputs(m, host);
   gpu::gpu_request rq = gpu::to_request<T>(m, make_params(m, in, *r.plan, *r.layer, *r.b));
@@ -51,18 +51,23 @@ std::vector<float> output_floats(const std::vector<std::byte>& bytes, std::size_
     T v;
     std::memcpy(&v, bytes.data() + i * sizeof(T), sizeof(T));
     bool poison = true;
-    for (std::size_t k = 0; k < sizeof(T); ++k) poison = poison && bytes[i * sizeof(T) + k] == std::byte{0xFF};
+    for (std::size_t k = 0; k < sizeof(T); ++k)
+      poison = poison && bytes[i * sizeof(T) + k] == std::byte{0xFF};
     unwritten += poison ? 1 : 0;
     out[i] = to_float(v);
   }
   return out;
 }
 
-std::vector<float> to_floats(dtype d, const std::vector<std::byte>& bytes, std::size_t n, int64_t& unwritten) {
+std::vector<float> to_floats(dtype d, const std::vector<std::byte>& bytes, std::size_t n,
+                             int64_t& unwritten) {
   switch (d) {
-    case dtype::bf16: return output_floats<bf16>(bytes, n, unwritten);
-    case dtype::fp16: return output_floats<fp16>(bytes, n, unwritten);
-    case dtype::fp32: return output_floats<float>(bytes, n, unwritten);
+    case dtype::bf16:
+      return output_floats<bf16>(bytes, n, unwritten);
+    case dtype::fp16:
+      return output_floats<fp16>(bytes, n, unwritten);
+    case dtype::fp32:
+      return output_floats<float>(bytes, n, unwritten);
   }
   return {};
 }
@@ -89,9 +94,12 @@ gpu::gpu_request make_gpu_request(const run_request& r, std::vector<float>* refe
     return gpu::to_request(m, params);
   }
   switch (r.kv_dtype) {
-    case dtype::bf16: return package<bf16>(r, reference);
-    case dtype::fp16: return package<fp16>(r, reference);
-    case dtype::fp32: return package<float>(r, reference);
+    case dtype::bf16:
+      return package<bf16>(r, reference);
+    case dtype::fp16:
+      return package<fp16>(r, reference);
+    case dtype::fp32:
+      return package<float>(r, reference);
   }
   throw std::invalid_argument("gpu executor: unknown dtype");
 }
@@ -179,8 +187,8 @@ observation gpu_executor::run(const run_request& r) {
     o.output_mismatch = cmp.mismatch || last_.unwritten > 0;
     o.mismatch_detail = cmp.detail;
     if (last_.unwritten > 0)
-      o.mismatch_detail = std::to_string(last_.unwritten) + " output elements never written (still poison); " +
-                          o.mismatch_detail;
+      o.mismatch_detail = std::to_string(last_.unwritten) +
+                          " output elements never written (still poison); " + o.mismatch_detail;
     last_.max_abs_err = cmp.max_abs_err;
   }
   return o;

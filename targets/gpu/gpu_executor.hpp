@@ -29,24 +29,24 @@ std::unique_ptr<executor> make_gpu_executor();
 
 struct gpu_executor_options {
   std::vector<gpu::run_mode> modes = {gpu::run_mode::checked, gpu::run_mode::guarded};
-  bool compare_output = true;         // false: skip the fp32 reference (threshold sweeps, costs)
+  bool compare_output = true;  // false: skip the fp32 reference (threshold sweeps, costs)
   int device = 0;
-  std::vector<std::string> wrapper;   // the worker's command prefix (compute-sanitizer ...)
+  std::vector<std::string> wrapper;  // the worker's command prefix (compute-sanitizer ...)
   gpu::guard_options guards;
   int timeout_ms = 600'000;
 };
 
 // What the last run did, beyond the observation (tests, drivers, cost tables).
 struct gpu_run_details {
-  bool ran = false;                     // false: prefill plan (not run, like the simulator)
-  std::vector<gpu::run_result> runs;    // per mode, as the worker returned them
-  std::vector<std::string> buffers;     // names by buffer id
-  std::vector<int64_t> extents;         // elements by buffer id
+  bool ran = false;                   // false: prefill plan (not run, like the simulator)
+  std::vector<gpu::run_result> runs;  // per mode, as the worker returned them
+  std::vector<std::string> buffers;   // names by buffer id
+  std::vector<int64_t> extents;       // elements by buffer id
   bool worker_died = false;
   std::string death;
-  double max_abs_err = 0;               // output run vs the fp32 reference
-  int64_t unwritten = 0;                // output elements still holding the poison pattern
-  double call_ms = 0;                   // wall clock of the worker call, transfers included
+  double max_abs_err = 0;  // output run vs the fp32 reference
+  int64_t unwritten = 0;   // output elements still holding the poison pattern
+  double call_ms = 0;      // wall clock of the worker call, transfers included
 };
 
 class gpu_executor final : public executor {

@@ -16,9 +16,12 @@ namespace headroom::gpu {
 
 template <class T>
 constexpr elem_type elem_of() {
-  if constexpr (std::is_same_v<T, float>) return elem_type::f32;
-  else if constexpr (std::is_same_v<T, bf16>) return elem_type::bf16;
-  else return elem_type::fp16;
+  if constexpr (std::is_same_v<T, float>)
+    return elem_type::f32;
+  else if constexpr (std::is_same_v<T, bf16>)
+    return elem_type::bf16;
+  else
+    return elem_type::fp16;
 }
 
 // kernel_family and the wire's family list the kernel families in the same order.

@@ -14,8 +14,8 @@
 
 namespace headroom {
 
-using meta_params = std::variant<fa3_scheduler_params, request_meta_params, mqa_metadata_params,
-                                 offset_probe_params>;
+using meta_params =
+    std::variant<fa3_scheduler_params, request_meta_params, mqa_metadata_params, offset_probe_params>;
 
 // The params of a plan no attention body runs (is_attention_plan false); `l` is the layer the
 // offset probe evaluates. Throws std::invalid_argument for an attention plan.

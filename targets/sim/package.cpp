@@ -22,9 +22,8 @@ template <class E, class Plan>
 buffer_ref<E> scratch_at_capacity(sim::memory& m, const Plan& plan, const char* name) {
   const buffer_plan& b = plan_buffer(plan, name);
   if (b.elem_bytes != static_cast<int64_t>(sizeof(E)))
-    throw std::invalid_argument(std::string("plan buffer ") + name + " has " +
-                                std::to_string(b.elem_bytes) + "-byte elements, the kernel writes " +
-                                std::to_string(sizeof(E)));
+    throw std::invalid_argument(std::string("plan buffer ") + name + " has " + std::to_string(b.elem_bytes) +
+                                "-byte elements, the kernel writes " + std::to_string(sizeof(E)));
   return m.alloc<E>(name, b.capacity_elems(), sim::fill::scratch);
 }
 
@@ -50,8 +49,7 @@ sim_inputs<T> upload_inputs(sim::memory& m, const attention_inputs<T>& h) {
   in.sliding_window = h.sliding_window;
   in.max_query_len = h.max_query_len;
   in.scale = 1.0f / std::sqrt(static_cast<float>(h.head_size));
-  s.output = m.alloc<T>(output_buffer_name, in.num_tokens * in.num_heads * in.head_size,
-                        sim::fill::scratch);
+  s.output = m.alloc<T>(output_buffer_name, in.num_tokens * in.num_heads * in.head_size, sim::fill::scratch);
   return s;
 }
 
@@ -110,14 +108,13 @@ family_params<T> make_params(sim::memory& m, const sim_inputs<T>& in, const any_
   throw std::invalid_argument("no kernel family runs a prefill plan");
 }
 
-#define HEADROOM_PACKAGE_INSTANCES(T)                                                             \
-  template sim_inputs<T> upload_inputs<T>(sim::memory&, const attention_inputs<T>&);            \
-  template triton_params<T> make_triton_params<T>(sim::memory&, const sim_inputs<T>&,            \
-                                                  const triton_plan&, const rank_layer&,         \
-                                                  const batch&, bool);                           \
-  template fi_decode_params<T> make_fi_decode_params<T>(sim::memory&, const sim_inputs<T>&,      \
-                                                        const fi_decode_plan&);                  \
-  template family_params<T> make_params<T>(sim::memory&, const sim_inputs<T>&, const any_plan&,  \
+#define HEADROOM_PACKAGE_INSTANCES(T)                                                                     \
+  template sim_inputs<T> upload_inputs<T>(sim::memory&, const attention_inputs<T>&);                      \
+  template triton_params<T> make_triton_params<T>(sim::memory&, const sim_inputs<T>&, const triton_plan&, \
+                                                  const rank_layer&, const batch&, bool);                 \
+  template fi_decode_params<T> make_fi_decode_params<T>(sim::memory&, const sim_inputs<T>&,               \
+                                                        const fi_decode_plan&);                           \
+  template family_params<T> make_params<T>(sim::memory&, const sim_inputs<T>&, const any_plan&,           \
                                            const rank_layer&, const batch&);
 HEADROOM_PACKAGE_INSTANCES(float)
 HEADROOM_PACKAGE_INSTANCES(bf16)

@@ -66,8 +66,9 @@ template <class T>
 observation run_typed(const run_request& r, sim_run_details& details) {
   const rank_layer& l = *r.layer;
   const batch& b = *r.b;
-  const auto host = r.step ? make_step_inputs<T>(l, *r.step, r.max_num_seqs, r.table_width, r.block_size, r.seed)
-                           : make_attention_inputs<T>(l, b, r.block_size, r.seed);
+  const auto host = r.step
+                        ? make_step_inputs<T>(l, *r.step, r.max_num_seqs, r.table_width, r.block_size, r.seed)
+                        : make_attention_inputs<T>(l, b, r.block_size, r.seed);
   sim::memory m;
   const auto in = upload_inputs(m, host);
   run_family(m, sim_mode::checked, make_params(m, in, *r.plan, l, b));
@@ -97,9 +98,12 @@ observation sim_executor::run(const run_request& r) {
   if (!runs_kernels(*r.plan)) return {};  // not simulated (header)
   if (!is_attention_plan(*r.plan)) return run_meta(r, last_);
   switch (r.kv_dtype) {
-    case dtype::bf16: return run_typed<bf16>(r, last_);
-    case dtype::fp16: return run_typed<fp16>(r, last_);
-    case dtype::fp32: return run_typed<float>(r, last_);
+    case dtype::bf16:
+      return run_typed<bf16>(r, last_);
+    case dtype::fp16:
+      return run_typed<fp16>(r, last_);
+    case dtype::fp32:
+      return run_typed<float>(r, last_);
   }
   throw std::invalid_argument("sim executor: unknown dtype");
 }

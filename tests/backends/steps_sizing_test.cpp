@@ -25,8 +25,8 @@ TEST(Fa3, LayoutOfOneRequest) {
   EXPECT_EQ(l.rounded, 4);
   EXPECT_EQ(l.nvec, 3);
   EXPECT_EQ(l.size(), 13);
-  EXPECT_EQ(fa3_layout_of(1, 1, true).size(), 9);     // no dynamic split: 1 + 2 * 4
-  EXPECT_EQ(fa3_layout_of(993, 16, true).nvec, 2);    // above 992 batches: no dynamic split
+  EXPECT_EQ(fa3_layout_of(1, 1, true).size(), 9);   // no dynamic split: 1 + 2 * 4
+  EXPECT_EQ(fa3_layout_of(993, 16, true).nvec, 2);  // above 992 batches: no dynamic split
   fa3_mutants old;
   old.old_layout = true;
   EXPECT_EQ(fa3_metadata_capacity(with(1), old), 2);
@@ -38,7 +38,8 @@ TEST(Fa3, CapacityWithAndWithoutTheRoundUp) {
   EXPECT_EQ(fa3_metadata_capacity(engine_settings{}, {}), 2049);
   fa3_mutants no_roundup;
   no_roundup.no_roundup = true;
-  for (auto [bmax, overflows] : {std::pair{1, true}, {2, true}, {5, true}, {3, false}, {4, false}, {6, false}}) {
+  for (auto [bmax, overflows] :
+       {std::pair{1, true}, {2, true}, {5, true}, {3, false}, {4, false}, {6, false}}) {
     const int64_t need = fa3_layout_of(bmax, fa3_graph_max_splits, true).size();
     EXPECT_EQ(need > fa3_metadata_capacity(with(bmax, {1}), no_roundup), overflows) << "Bmax " << bmax;
     EXPECT_LE(need, fa3_metadata_capacity(with(bmax, {1}), {})) << "the fix, Bmax " << bmax;
@@ -121,7 +122,8 @@ TEST(Fa3, GraphSplitCountIsVllmsDefault) { EXPECT_EQ(fa3_graph_max_splits, 32); 
 // passes one value to both.
 TEST(Fa3, ScheduleAndRunSplitsDiffer) {
   batch b;
-  for (int i = 0; i < 256; ++i) b.seq_lens.push_back(i == 255 ? 3 : 2), b.query_lens.push_back(i == 255 ? 3 : 2);
+  for (int i = 0; i < 256; ++i)
+    b.seq_lens.push_back(i == 255 ? 3 : 2), b.query_lens.push_back(i == 255 ? 3 : 2);
   const engine_step st = forward_step(engine_settings{}, b);
   fa3_mutants bug;
   bug.split_mismatch = true;

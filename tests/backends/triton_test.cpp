@@ -7,9 +7,7 @@
 namespace headroom {
 namespace {
 
-rank_layer layer(int64_t h, int64_t kv, int64_t d) {
-  return {"l", attn_kind::sliding, h, kv, d, d, 512};
-}
+rank_layer layer(int64_t h, int64_t kv, int64_t d) { return {"l", attn_kind::sliding, h, kv, d, d, 512}; }
 
 // Engine settings with a given max_num_seqs and everything else at vLLM's defaults.
 engine_settings with_seqs(int64_t max_num_seqs) {
@@ -53,9 +51,9 @@ TEST(Triton, ThresholdIs128OverKvSnappedToTheNearestCaptureSize) {
   const engine_settings e;
   EXPECT_EQ(triton_threshold(8, o, e), 16);
   EXPECT_EQ(triton_threshold(1, o, e), 128);
-  EXPECT_EQ(triton_threshold(3, o, e), 40);   // 42 snaps to 40
-  EXPECT_EQ(triton_threshold(10, o, e), 8);   // 12 is as far from 8 as from 16: the smaller
-  EXPECT_EQ(triton_threshold(6, o, e), 24);   // 21 snaps to 24
+  EXPECT_EQ(triton_threshold(3, o, e), 40);            // 42 snaps to 40
+  EXPECT_EQ(triton_threshold(10, o, e), 8);            // 12 is as far from 8 as from 16: the smaller
+  EXPECT_EQ(triton_threshold(6, o, e), 24);            // 21 snaps to 24
   EXPECT_EQ(triton_threshold(1, o, with_seqs(4)), 8);  // the largest capture size, 8
   engine_settings piecewise;
   piecewise.cg_mode = cudagraph_mode::piecewise;  // no FULL graphs: no snapping

@@ -78,8 +78,8 @@ TEST(Check, ViolationsShareTheirModel) {
   m.name = "wide";
   m.num_attention_heads = 8, m.num_kv_heads = 8, m.head_size = 128;
   for (int i = 0; i < 40; ++i)
-    m.layers.push_back({"model.layers." + std::to_string(i) + ".self_attn.attn", attn_kind::full, 8 * (i + 1), 8,
-                        128, 128, 0});
+    m.layers.push_back({"model.layers." + std::to_string(i) + ".self_attn.attn", attn_kind::full, 8 * (i + 1),
+                        8, 128, 128, 0});
   const report r = check(m, policy::model_wide, grouping::heads, {backend::triton}, {1});
   ASSERT_GT(r.violations.size(), 39u);  // every group past the first overflows its segm_* buffers
   for (const auto& v : r.violations) {

@@ -207,7 +207,8 @@ TEST(ClassSettings, RoundTripAndBadValuesNameTheField) {
   const nlohmann::json j = to_json(c);
   EXPECT_EQ(case_from_json(j, "c.json"), c);
   for (const char* field : {"head_tile", "mamba_block_size", "extra_group_block_size"})
-    for (const nlohmann::json& bad : {nlohmann::json(-1), nlohmann::json("8"), nlohmann::json(int64_t{1} << 30)}) {
+    for (const nlohmann::json& bad :
+         {nlohmann::json(-1), nlohmann::json("8"), nlohmann::json(int64_t{1} << 30)}) {
       nlohmann::json k = j;
       k["engine"][field] = bad;
       try {

@@ -103,12 +103,16 @@ TEST(Gemma4, TheFixIsClean) {
 // touches exactly the bytes the formulas need; one request fewer fits. 26B: thr 64, H 16, batch 33;
 // 31B: thr 32, H 32, batch 17.
 TEST(Gemma4, SimulatorAgreesOnTheFirstFailingBatch) {
-  struct expected { const char* config; int64_t thr, heads, first; };
-  for (const expected e : {expected{"gemma4-26b-a4b.json", 64, 16, 33}, expected{"gemma4-31b.json", 32, 32, 17}}) {
+  struct expected {
+    const char* config;
+    int64_t thr, heads, first;
+  };
+  for (const expected e :
+       {expected{"gemma4-26b-a4b.json", 64, 16, 33}, expected{"gemma4-31b.json", 32, 32, 17}}) {
     SCOPED_TRACE(e.config);
     const auto r = check(gemma4(e.config), "triton-model-head-size");
-    const auto v = std::find_if(r.violations.begin(), r.violations.end(),
-                                [](const violation& x) { return x.tp == 1; });
+    const auto v =
+        std::find_if(r.violations.begin(), r.violations.end(), [](const violation& x) { return x.tp == 1; });
     ASSERT_NE(v, r.violations.end());
     ASSERT_EQ(v->shell.b.num_seqs(), e.first);
     const int64_t capacity = e.thr * e.heads * 16 * 256 * 4, need = e.first * e.heads * 16 * 512 * 4;

@@ -38,7 +38,8 @@ TEST(ClassInputs, MutantsFailAndTheFixPasses) {
 
 TEST(ClassInputs, BadSettingsInACaseFileNameTheField) {
   const auto dir = scratch("class_inputs");
-  const auto good = nlohmann::json::parse(slurp(source_path("regressions/glm-mamba-index-min-block-size-past-row.json")));
+  const auto good =
+      nlohmann::json::parse(slurp(source_path("regressions/glm-mamba-index-min-block-size-past-row.json")));
   for (const char* field : {"head_tile", "mamba_block_size", "extra_group_block_size"}) {
     nlohmann::json c = good;
     c["engine"][field] = -3;

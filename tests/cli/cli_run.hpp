@@ -32,8 +32,7 @@ inline std::string source_path(const std::string& rel) {
 
 // A fresh folder for one test (removed first if a previous run left it).
 inline fs::path scratch(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() /
-                       ("headroom_" + name + "_" + std::to_string(::getpid()));
+  const fs::path dir = fs::temp_directory_path() / ("headroom_" + name + "_" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
   return dir;
@@ -48,8 +47,8 @@ inline std::string slurp(const fs::path& p) {
 inline cli_result run_cli(const std::string& args, const std::string& prefix = "") {
   const fs::path out = fs::temp_directory_path() / ("headroom_out_" + std::to_string(::getpid()));
   const fs::path err = fs::temp_directory_path() / ("headroom_err_" + std::to_string(::getpid()));
-  const std::string cmd = prefix + " " + headroom_bin() + " " + args + " >" + out.string() +
-                          " 2>" + err.string() + " </dev/null";
+  const std::string cmd =
+      prefix + " " + headroom_bin() + " " + args + " >" + out.string() + " 2>" + err.string() + " </dev/null";
   const int status = std::system(cmd.c_str());
   cli_result r;
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);

@@ -33,9 +33,7 @@ result run(const std::string& args) {
   return r;
 }
 
-std::string config(const std::string& name) {
-  return std::string(HEADROOM_SOURCE_DIR) + "/configs/" + name;
-}
+std::string config(const std::string& name) { return std::string(HEADROOM_SOURCE_DIR) + "/configs/" + name; }
 
 fs::path temp(const std::string& name) {
   fs::path dir = fs::temp_directory_path() / ("headroom_cli_test_" + std::to_string(::getpid()));
@@ -61,8 +59,8 @@ TEST(Cli, LagunaModelWideTritonThresholds) {
       min_fail[t["tp"].get<int64_t>()] = t["min_failing_decode_batch"].get<int64_t>();
   EXPECT_EQ(min_fail, (std::map<int64_t, int64_t>{{1, 13}, {2, 25}, {4, 49}, {8, 97}}));
   const json& v = j["violations"][0];
-  for (const char* key : {"invariant", "backend", "tp", "group", "layers", "buffer",
-                          "capacity_bytes", "required_bytes", "case"})
+  for (const char* key : {"invariant", "backend", "tp", "group", "layers", "buffer", "capacity_bytes",
+                          "required_bytes", "case"})
     EXPECT_TRUE(v.contains(key)) << key;
   EXPECT_EQ(v["invariant"], "buffer_capacity");
 
@@ -99,8 +97,10 @@ TEST(Cli, LegacyGroupingReportsGroupAgreement) {
 TEST(Cli, UniformLlamaIsCleanUnderEveryPolicyAndGrouping) {
   for (const char* p : {"per-layer", "model-wide", "max"})
     for (const char* g : {"heads", "legacy", "proposer"})
-      EXPECT_EQ(run("check " + config("llama-3-8b.json") + " --tp 1,2,4,8 --policy " + p +
-                    " --grouping " + g).code, 0) << p << " " << g;
+      EXPECT_EQ(
+          run("check " + config("llama-3-8b.json") + " --tp 1,2,4,8 --policy " + p + " --grouping " + g).code,
+          0)
+          << p << " " << g;
 }
 
 TEST(Cli, UsageErrorsExit2AndWriteNothing) {
@@ -149,11 +149,10 @@ TEST(Cli, UnwritableJsonFolderExits2BeforePrinting) {
 TEST(Cli, JsonFolderProbeLeavesNothingBehind) {
   const auto dir = temp("probe");
   fs::create_directories(dir);
-  EXPECT_EQ(run("check " + config("laguna-xs2.json") + " --tp 5 --json " +
-                (dir / "r.json").string()).code, 2);
+  EXPECT_EQ(run("check " + config("laguna-xs2.json") + " --tp 5 --json " + (dir / "r.json").string()).code,
+            2);
   EXPECT_TRUE(fs::is_empty(dir));
-  EXPECT_EQ(run("check " + config("llama-3-8b.json") + " --json " + (dir / "r.json").string()).code,
-            0);
+  EXPECT_EQ(run("check " + config("llama-3-8b.json") + " --json " + (dir / "r.json").string()).code, 0);
   EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 1);
 }
 
@@ -178,16 +177,18 @@ TEST(Cli, MaxNumSeqsIsBounded) {
   const auto out = temp("seqs.json");
   fs::remove(out);
   EXPECT_EQ(run("check " + config("llama-3-8b.json") + " --tp 1 --max-num-seqs 4096").code, 0);
-  EXPECT_EQ(run("check " + config("llama-3-8b.json") + " --max-num-seqs 4097 --json " +
-                out.string()).code, 2);
+  EXPECT_EQ(run("check " + config("llama-3-8b.json") + " --max-num-seqs 4097 --json " + out.string()).code,
+            2);
   EXPECT_FALSE(fs::exists(out));
 }
 
 TEST(Cli, TightIsReportedOnlyWhenAsked) {
   EXPECT_EQ(run("check " + config("llama-3-8b.json") + " --backend flashinfer").code, 0);
   const auto out = temp("tight.json");
-  EXPECT_EQ(run("check " + config("llama-3-8b.json") + " --backend flashinfer --tight 4 --json " +
-                out.string()).code, 1);
+  EXPECT_EQ(
+      run("check " + config("llama-3-8b.json") + " --backend flashinfer --tight 4 --json " + out.string())
+          .code,
+      1);
   EXPECT_EQ(read_json(out)["violations"][0]["invariant"], "tight_bound");
 }
 

@@ -26,8 +26,7 @@ void expect_one_line(const cli_result& r, std::initializer_list<std::string> pie
 
 TEST(InputContract, NumberPastTheDoubleRangeNamesItsField) {
   const auto dir = scratch("d1");
-  write_file(dir / "cfg.json",
-             R"({"num_hidden_layers": 2, "num_attention_heads": 8, "head_dim": 1e400})");
+  write_file(dir / "cfg.json", R"({"num_hidden_layers": 2, "num_attention_heads": 8, "head_dim": 1e400})");
   expect_one_line(run_cli("check " + (dir / "cfg.json").string()),
                   {"cfg.json", "'head_dim'", "1e400", "out of range"});
   std::string c = slurp(source_path("regressions/triton-index-overflow.json"));
@@ -65,7 +64,8 @@ TEST(InputContract, ValuesNeverBreakTheLine) {
   expect_one_line(r, {"cfg.json", "'dtype'", "\\nverdict: OK", "\\r"});
   EXPECT_EQ(r.err.find('\x1b'), std::string::npos);
   write_file(dir / "long.json", R"({"num_hidden_layers": 2, "num_attention_heads": 8, "head_dim": 64,
-    "dtype": ")" + std::string(10'000'000, 'x') + "\"}");
+    "dtype": ")" + std::string(10'000'000, 'x') +
+                                    "\"}");
   r = run_cli("check " + (dir / "long.json").string());
   expect_one_line(r, {"long.json", "'dtype'", "(10000002 bytes)"});
   EXPECT_LT(r.err.size(), 1000u);
@@ -130,15 +130,16 @@ TEST(InputContract, EngineStepFieldsNameTheirField) {
       {draft.c_str(), "\"flavour\": \"vllm\"", "\"flavour\": \"tgi\"", "'engine.flavour'", "tgi"},
       {draft.c_str(), "\"req_pool_size\": 0", "\"req_pool_size\": -1", "'engine.req_pool_size'", "-1"},
       {draft.c_str(), "\"attn_tp_size\": 1", "\"attn_tp_size\": 65", "'engine.attn_tp_size'", "65"},
-      {draft.c_str(), "\"gathered_buffer\": false", "\"gathered_buffer\": \"yes\"", "'engine.gathered_buffer'", "yes"},
+      {draft.c_str(), "\"gathered_buffer\": false", "\"gathered_buffer\": \"yes\"",
+       "'engine.gathered_buffer'", "yes"},
       {draft.c_str(), "\"pass\": 2", "\"pass\": 3", "'step.pass'", "3"},
       {draft.c_str(), "\"pass\": 2", "\"pass\": -1", "'step.pass'", "-1"},
       {draft.c_str(), "\"backend\": \"triton\"", "\"backend\": \"fa4\"", "'backend'", "fa4"},
-      {"regressions/c6-int32-token-offsets.json", "\"tokens\": 4194305", "\"tokens\": 4194306", "'step.tokens'",
-       "4194306"},
+      {"regressions/c6-int32-token-offsets.json", "\"tokens\": 4194305", "\"tokens\": 4194306",
+       "'step.tokens'", "4194306"},
       // a uniform decode dummy of 129 one-token requests where max_num_seqs is 1
-      {"regressions/c4-dummy-seq-lens-unclamped.json", "\"uniform\": false", "\"uniform\": true", "'step.tokens'",
-       "129"},
+      {"regressions/c4-dummy-seq-lens-unclamped.json", "\"uniform\": false", "\"uniform\": true",
+       "'step.tokens'", "129"},
       {"regressions/c7-empty-work-unclamped.json", "\"compress_ratio\": 4", "\"compress_ratio\": -1",
        "'layers[0].compress_ratio'", "-1"},
   };
@@ -158,13 +159,15 @@ TEST(InputContract, EngineStepFieldsNameTheirField) {
 TEST(InputContract, CaptureDraftPassNeedsFullGraphs) {
   const auto dir = scratch("pass0");
   std::string c = slurp(source_path("regressions/c8-draft-reuses-verify-metadata.json"));
-  for (auto [from, to] : {std::pair<std::string, std::string>{"\"pass\": 2", "\"pass\": 0"},
-                          {"\"cudagraph_mode\": \"full_and_piecewise\"", "\"cudagraph_mode\": \"piecewise\""}}) {
+  for (auto [from, to] :
+       {std::pair<std::string, std::string>{"\"pass\": 2", "\"pass\": 0"},
+        {"\"cudagraph_mode\": \"full_and_piecewise\"", "\"cudagraph_mode\": \"piecewise\""}}) {
     ASSERT_NE(c.find(from), std::string::npos) << from;
     c.replace(c.find(from), from.size(), to);
   }
   write_file(dir / "case.json", c);
-  expect_one_line(run_cli("replay " + (dir / "case.json").string()), {"case.json", "'step.pass'", "0", "FULL"});
+  expect_one_line(run_cli("replay " + (dir / "case.json").string()),
+                  {"case.json", "'step.pass'", "0", "FULL"});
 }
 
 TEST(InputContract, UnknownCommandIsOneLine) {

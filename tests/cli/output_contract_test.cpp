@@ -52,8 +52,7 @@ TEST(OutputContract, LinkPlantedAtTheTemporaryNameIsNeverFollowed) {
 TEST(OutputContract, FailedWriteLeavesNothingOnStdout) {
   const auto dir = scratch("d4");
   // A file-size limit far below the report: the write fails after the work is done.
-  auto r = run_cli("check " + laguna + " --policy model-wide --json out.json",
-                   in(dir) + " ulimit -f 2 &&");
+  auto r = run_cli("check " + laguna + " --policy model-wide --json out.json", in(dir) + " ulimit -f 2 &&");
   expect_refused(r, "out.json");
   EXPECT_TRUE(fs::is_empty(dir)) << "no partial file, no temporary";
   expect_refused(run_cli("check " + llama + " --json ''", in(dir)), "--json");
@@ -67,8 +66,10 @@ TEST(OutputContract, FullDiskLeavesNothingOnStdout) {
   const auto dir = scratch("d4_tmpfs");
   const std::string mount = "unshare -m sh -c 'mount -t tmpfs -o size=64k tmpfs " + dir.string();
   if (std::system((mount + "' 2>/dev/null").c_str()) != 0) GTEST_SKIP() << "cannot mount a tmpfs";
-  const auto r = run_cli("check " + laguna + " --tp 1,2,4,8 --backend all --policy model-wide "
-                         "--json out.json", mount + " && cd " + dir.string() + " && exec \"$0\" \"$@\"'");
+  const auto r = run_cli("check " + laguna +
+                             " --tp 1,2,4,8 --backend all --policy model-wide "
+                             "--json out.json",
+                         mount + " && cd " + dir.string() + " && exec \"$0\" \"$@\"'");
   expect_refused(r, "No space left on device");
 }
 
@@ -84,8 +85,7 @@ TEST(OutputContract, OutputThatIsAnInputIsRefused) {
     expect_refused(r, "input file");
     EXPECT_EQ(slurp(dir / "c.json"), before) << out;
   }
-  expect_refused(run_cli("check cfg.json --json " + (dir / "cfg.json").string(), in(dir)),
-                 "input file");
+  expect_refused(run_cli("check cfg.json --json " + (dir / "cfg.json").string(), in(dir)), "input file");
   EXPECT_EQ(slurp(dir / "cfg.json"), slurp(llama));
 }
 

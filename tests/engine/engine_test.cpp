@@ -12,7 +12,8 @@ struct laguna_engine {
   registry reg;
   std::vector<kv_cache_group> kv;
   explicit laguna_engine(int64_t tp, bool hybrid = true)
-      : rg(to_rank(testing::laguna_xs2(), tp)), reg(make_registry(rg)),
+      : rg(to_rank(testing::laguna_xs2(), tp)),
+        reg(make_registry(rg)),
         kv(make_kv_cache_groups(reg, dtype::bf16, 16, hybrid)) {}
 };
 
@@ -38,8 +39,10 @@ TEST(KvCacheGroups, LagunaHybridBalancesBuckets) {
 
 TEST(KvCacheGroups, BalancesToMaxWhenCloseInSize) {
   registry reg;
-  for (int i = 0; i < 5; ++i) reg.add({std::string("f").append(std::to_string(i)), attn_kind::full, 8, 8, 64, 64, 0});
-  for (int i = 0; i < 7; ++i) reg.add({std::string("s").append(std::to_string(i)), attn_kind::sliding, 8, 8, 64, 64, 128});
+  for (int i = 0; i < 5; ++i)
+    reg.add({std::string("f").append(std::to_string(i)), attn_kind::full, 8, 8, 64, 64, 0});
+  for (int i = 0; i < 7; ++i)
+    reg.add({std::string("s").append(std::to_string(i)), attn_kind::sliding, 8, 8, 64, 64, 128});
   auto g = make_kv_cache_groups(reg, dtype::bf16, 16, true);  // 7 < 1.5 * 5: groups of 7
   ASSERT_EQ(g.size(), 2u);
   EXPECT_EQ(g[0].layers.size(), 5u);
@@ -50,8 +53,10 @@ TEST(KvCacheGroups, BalancesToMaxWhenCloseInSize) {
 // 6 sliding layers split into ceil(6 / 4) = 2 groups, layers {0, 2, 4} and {1, 3, 5}.
 TEST(KvCacheGroups, SplitsTheLargerBucketAtOneAndAHalfTimesTheSmaller) {
   registry reg;
-  for (int i = 0; i < 4; ++i) reg.add({std::string("f").append(std::to_string(i)), attn_kind::full, 8, 8, 64, 64, 0});
-  for (int i = 0; i < 6; ++i) reg.add({std::string("s").append(std::to_string(i)), attn_kind::sliding, 8, 8, 64, 64, 128});
+  for (int i = 0; i < 4; ++i)
+    reg.add({std::string("f").append(std::to_string(i)), attn_kind::full, 8, 8, 64, 64, 0});
+  for (int i = 0; i < 6; ++i)
+    reg.add({std::string("s").append(std::to_string(i)), attn_kind::sliding, 8, 8, 64, 64, 128});
   auto g = make_kv_cache_groups(reg, dtype::bf16, 16, true);
   ASSERT_EQ(g.size(), 3u);
   EXPECT_EQ(g[0].layers.size(), 4u);

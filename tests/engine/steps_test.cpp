@@ -7,7 +7,8 @@
 namespace headroom {
 namespace {
 
-engine_settings settings(int64_t max_num_seqs, int64_t k = 0, cudagraph_mode m = cudagraph_mode::full_and_piecewise) {
+engine_settings settings(int64_t max_num_seqs, int64_t k = 0,
+                         cudagraph_mode m = cudagraph_mode::full_and_piecewise) {
   engine_settings s;
   s.max_num_seqs = max_num_seqs;
   s.num_speculative_tokens = k;
@@ -84,10 +85,12 @@ TEST(Steps, NonUniformDummy) {
   EXPECT_EQ(fixed.graph_size, 136);
   const engine_step bug = realise_step(s, spec, {}, {false, true, false});
   EXPECT_EQ(bug.b.seq_lens, std::vector<int64_t>(68, 136));
-  const engine_step small = realise_step(settings(4, 0, cudagraph_mode::full), {step_kind::dummy, 10, false, 0}, {}, {});
+  const engine_step small =
+      realise_step(settings(4, 0, cudagraph_mode::full), {step_kind::dummy, 10, false, 0}, {}, {});
   EXPECT_EQ(small.b.query_lens, (std::vector<int64_t>{2, 2, 2, 4}));
   // Before vLLM #19171: one metadata row per token, past max_num_seqs.
-  const engine_step rows = realise_step(settings(8), {step_kind::dummy, 16, true, 0}, {}, {true, false, false});
+  const engine_step rows =
+      realise_step(settings(8), {step_kind::dummy, 16, true, 0}, {}, {true, false, false});
   EXPECT_EQ(rows.num_reqs_padded, 16);
 }
 
@@ -142,8 +145,12 @@ TEST(Steps, DummyStepsOfTheSettings) {
 // to 128 blocks.
 TEST(Steps, BlockTableWidth) {
   engine_settings s;
-  for (auto [mml, bs, width] : {std::tuple{4096, 16, 256}, {1024, 16, 64}, {1000, 16, 64}, {128, 16, 8},
-                                {100, 5, 128}, {4096, 32, 128}}) {
+  for (auto [mml, bs, width] : {std::tuple{4096, 16, 256},
+                                {1024, 16, 64},
+                                {1000, 16, 64},
+                                {128, 16, 8},
+                                {100, 5, 128},
+                                {4096, 32, 128}}) {
     s.max_model_len = mml;
     EXPECT_EQ(block_table_width(s, bs), width) << mml << " / " << bs;
   }

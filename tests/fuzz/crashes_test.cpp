@@ -30,8 +30,6 @@ TEST(fuzz_crashes, config_inputs_replay_clean) {
   EXPECT_GT(replay_all("config", headroom::fuzz::config_input), 0);
 }
 
-TEST(fuzz_crashes, case_inputs_replay_clean) {
-  EXPECT_GT(replay_all("case", headroom::fuzz::case_input), 0);
-}
+TEST(fuzz_crashes, case_inputs_replay_clean) { EXPECT_GT(replay_all("case", headroom::fuzz::case_input), 0); }
 
 }  // namespace

@@ -115,9 +115,10 @@ std::vector<cost_row> costs(const options& o, const std::vector<agreement_row>& 
   }
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const auto n = static_cast<double>(std::max<int64_t>(1, std::min(o.cost, o.cases)));
-  notes += "cost pass: " + std::to_string(std::min(o.cost, o.cases)) + " cases, each in three modes (plain, " +
-           "guarded, checked), one worker, in " + std::to_string(wall) + " s wall (" +
-           std::to_string(1000 * wall / n) + " ms per case, host input generation and transfers included)\n";
+  notes += "cost pass: " + std::to_string(std::min(o.cost, o.cases)) +
+           " cases, each in three modes (plain, " + "guarded, checked), one worker, in " +
+           std::to_string(wall) + " s wall (" + std::to_string(1000 * wall / n) +
+           " ms per case, host input generation and transfers included)\n";
   return out;
 }
 
@@ -129,7 +130,8 @@ int64_t invalid_reports(const std::string& dir) {
   for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
     if (e.path().filename().string().rfind("sanitizer-", 0) != 0) continue;
     std::ifstream f(e.path());
-    for (std::string line; std::getline(f, line);) n += line.find("Invalid __global__") != std::string::npos ? 1 : 0;
+    for (std::string line; std::getline(f, line);)
+      n += line.find("Invalid __global__") != std::string::npos ? 1 : 0;
   }
   return n;
 }
@@ -160,8 +162,17 @@ double sanitizer(const options& o, std::vector<agreement_row>& rows, std::vector
   // Lazy module loading under the sanitizer: it instruments each kernel as it is first launched.
   // On an invalid access memcheck destroys the context (its default): the worker's launch fails,
   // which attributes the error to its case exactly; the worker is then restarted for the next.
-  eo.wrapper = {"env", "CUDA_MODULE_LOADING=LAZY", o.sanitizer_cmd, "--tool", "memcheck", "--error-exitcode",
-                "86", "--print-limit", "4", "--log-file", o.out + "/san/sanitizer-%p.log"};
+  eo.wrapper = {"env",
+                "CUDA_MODULE_LOADING=LAZY",
+                o.sanitizer_cmd,
+                "--tool",
+                "memcheck",
+                "--error-exitcode",
+                "86",
+                "--print-limit",
+                "4",
+                "--log-file",
+                o.out + "/san/sanitizer-%p.log"};
   std::filesystem::create_directories(o.out + "/san");
   double start_ms = -1;
   const auto t0 = std::chrono::steady_clock::now();
@@ -215,18 +226,22 @@ std::string laguna(const options& o) {
   gpu_executor gpu(eo);
   const report rm = run_check(m, co, model), rg = run_check(m, co, gpu);
   std::ofstream(o.out + "/laguna_gpu.json") << to_json(rg).dump(2) << "\n";
-  std::string s = "| tp | group | builder heads | layer heads | first failing batch (model) | (gpu) |\n"
-                  "| --- | --- | --- | --- | --- | --- |\n";
+  std::string s =
+      "| tp | group | builder heads | layer heads | first failing batch (model) | (gpu) |\n"
+      "| --- | --- | --- | --- | --- | --- |\n";
   for (std::size_t i = 0; i < rg.thresholds.size(); ++i) {
     const auto& t = rg.thresholds[i];
-    const auto show = [](const std::optional<int64_t>& v) { return v ? std::to_string(*v) : std::string("none"); };
-    s += "| " + std::to_string(t.tp) + " | " + std::to_string(t.group) + " | " + std::to_string(t.builder_heads) +
-         " | " + std::to_string(t.layer_heads) + " | " +
+    const auto show = [](const std::optional<int64_t>& v) {
+      return v ? std::to_string(*v) : std::string("none");
+    };
+    s += "| " + std::to_string(t.tp) + " | " + std::to_string(t.group) + " | " +
+         std::to_string(t.builder_heads) + " | " + std::to_string(t.layer_heads) + " | " +
          (i < rm.thresholds.size() ? show(rm.thresholds[i].min_failing_decode_batch) : "?") + " | " +
          show(t.min_failing_decode_batch) + " |\n";
   }
-  s += "\ngpu report: ok=" + std::string(rg.ok ? "true" : "false") + ", " + std::to_string(rg.violations.size()) +
-       " violations (model: " + std::to_string(rm.violations.size()) + ")\n";
+  s += "\ngpu report: ok=" + std::string(rg.ok ? "true" : "false") + ", " +
+       std::to_string(rg.violations.size()) + " violations (model: " + std::to_string(rm.violations.size()) +
+       ")\n";
   for (std::size_t i = 0; i < rg.violations.size() && i < 6; ++i)
     s += std::string("- ") + to_string(rg.violations[i].inv) + " " + rg.violations[i].buffer + ": " +
          rg.violations[i].detail.substr(0, 300) + "\n";
@@ -237,16 +252,26 @@ options parse(int argc, char** argv) {
   options o;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string k = argv[i], v = argv[i + 1];
-    if (k == "--cases") o.cases = std::stoll(v);
-    else if (k == "--seed") o.seed = std::stoull(v);
-    else if (k == "--jobs") o.jobs = std::max<int64_t>(1, std::stoll(v));
-    else if (k == "--cost") o.cost = std::stoll(v);
-    else if (k == "--sanitizer") o.sanitizer = std::stoll(v);
-    else if (k == "--sanitizer-cmd") o.sanitizer_cmd = v;
-    else if (k == "--laguna") o.laguna = v;
-    else if (k == "--out") o.out = v;
-    else if (k == "--timeout-ms") o.timeout_ms = std::stoi(v);
-    else throw std::invalid_argument("gpu_agree: unknown option " + k);
+    if (k == "--cases")
+      o.cases = std::stoll(v);
+    else if (k == "--seed")
+      o.seed = std::stoull(v);
+    else if (k == "--jobs")
+      o.jobs = std::max<int64_t>(1, std::stoll(v));
+    else if (k == "--cost")
+      o.cost = std::stoll(v);
+    else if (k == "--sanitizer")
+      o.sanitizer = std::stoll(v);
+    else if (k == "--sanitizer-cmd")
+      o.sanitizer_cmd = v;
+    else if (k == "--laguna")
+      o.laguna = v;
+    else if (k == "--out")
+      o.out = v;
+    else if (k == "--timeout-ms")
+      o.timeout_ms = std::stoi(v);
+    else
+      throw std::invalid_argument("gpu_agree: unknown option " + k);
   }
   return o;
 }
@@ -266,9 +291,9 @@ int main(int argc, char** argv) {
     const auto t0 = std::chrono::steady_clock::now();
     auto rows = agreement(o);
     const double agree_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    std::string san_notes = "agreement pass: " + std::to_string(o.cases) + " cases (sim + checked + guarded + " +
-                            "fp32 reference each) in " + std::to_string(agree_s) + " s wall with " +
-                            std::to_string(o.jobs) + " jobs\n";
+    std::string san_notes = "agreement pass: " + std::to_string(o.cases) +
+                            " cases (sim + checked + guarded + " + "fp32 reference each) in " +
+                            std::to_string(agree_s) + " s wall with " + std::to_string(o.jobs) + " jobs\n";
     auto cost = costs(o, rows, san_notes);
     const double san_start = o.sanitizer > 0 ? sanitizer(o, rows, cost, san_notes) : -1;
     md += agreement_table(rows) + "\n" + san_notes + "\n## Cost per case\n\n" + cost_table(cost, san_start);

@@ -12,19 +12,19 @@ namespace headroom::gpu_test {
 struct agreement_row {
   uint64_t index = 0;
   std::string describe, backend, dtype;
-  bool model_over = false;                  // the formulas: a plan buffer too small
-  std::string sim_over, chk_over;           // overflowing plan buffers (joined), sim / checked GPU
-  int64_t sim_oob = 0, chk_oob = 0;         // out-of-bounds element accesses
-  bool touched_equal = false;               // sim and checked GPU touched extents, exactly
-  bool guard = false;                       // guard bands changed (guarded or checked run)
-  bool faulted = false;                     // any GPU run faulted
+  bool model_over = false;                        // the formulas: a plan buffer too small
+  std::string sim_over, chk_over;                 // overflowing plan buffers (joined), sim / checked GPU
+  int64_t sim_oob = 0, chk_oob = 0;               // out-of-bounds element accesses
+  bool touched_equal = false;                     // sim and checked GPU touched extents, exactly
+  bool guard = false;                             // guard bands changed (guarded or checked run)
+  bool faulted = false;                           // any GPU run faulted
   bool sim_out_bad = false, gpu_out_bad = false;  // output vs fp32 reference
   double gpu_err = 0;
   int64_t unwritten = 0;
-  int sanitizer = -1;                       // -1 not in the sample; 0 clean; 1 errors reported
-  bool sanitizer_fault = false;             // the verdict: the launch failed under memcheck
-  bool sanitizer_log = false;               // new 'Invalid __global__' lines appeared meanwhile
-  std::string note;                         // first guard / fault / disagreement detail
+  int sanitizer = -1;            // -1 not in the sample; 0 clean; 1 errors reported
+  bool sanitizer_fault = false;  // the verdict: the launch failed under memcheck
+  bool sanitizer_log = false;    // new 'Invalid __global__' lines appeared meanwhile
+  std::string note;              // first guard / fault / disagreement detail
 };
 
 // Worker-side wall clock of one case in each mode (ms), from one request with all three modes.

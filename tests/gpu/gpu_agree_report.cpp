@@ -56,15 +56,21 @@ std::string agreement_table(const std::vector<agreement_row>& rows) {
       const int v = f(r);
       if (v < 0) continue;
       ++n, ok += v;
-      if (v == 0 && listed.size() < 20) listed.push_back(std::string(what) + ": " + r.describe + " " + r.note);
+      if (v == 0 && listed.size() < 20)
+        listed.push_back(std::string(what) + ": " + r.describe + " " + r.note);
     }
     s << "| " << what << " | " << n << " | " << ok << " | " << n - ok << " |\n";
   };
-  line("model vs sim: overflow verdict", [](const agreement_row& r) { return r.model_over == !r.sim_over.empty(); });
-  line("sim vs device-checked: overflowing buffers", [](const agreement_row& r) { return r.sim_over == r.chk_over; });
-  line("sim vs device-checked: touched extents (exact)", [](const agreement_row& r) { return int(r.touched_equal); });
-  line("sim vs device-checked: out-of-bounds count (exact)", [](const agreement_row& r) { return r.sim_oob == r.chk_oob; });
-  line("sim vs guard bands: overflow verdict", [](const agreement_row& r) { return r.guard == !r.sim_over.empty(); });
+  line("model vs sim: overflow verdict",
+       [](const agreement_row& r) { return r.model_over == !r.sim_over.empty(); });
+  line("sim vs device-checked: overflowing buffers",
+       [](const agreement_row& r) { return r.sim_over == r.chk_over; });
+  line("sim vs device-checked: touched extents (exact)",
+       [](const agreement_row& r) { return int(r.touched_equal); });
+  line("sim vs device-checked: out-of-bounds count (exact)",
+       [](const agreement_row& r) { return r.sim_oob == r.chk_oob; });
+  line("sim vs guard bands: overflow verdict",
+       [](const agreement_row& r) { return r.guard == !r.sim_over.empty(); });
   line("no GPU fault (guarded run)", [](const agreement_row& r) { return int(!r.faulted); });
   line("sim vs compute-sanitizer: overflow verdict", [](const agreement_row& r) {
     return r.sanitizer < 0 ? -1 : int((r.sanitizer == 1) == !r.sim_over.empty());
@@ -72,12 +78,10 @@ std::string agreement_table(const std::vector<agreement_row>& rows) {
   line("in-bounds: GPU output vs fp32 reference", [](const agreement_row& r) {
     return r.sim_over.empty() ? int(!r.gpu_out_bad && r.unwritten == 0) : -1;
   });
-  line("in-bounds: sim output vs fp32 reference", [](const agreement_row& r) {
-    return r.sim_over.empty() ? int(!r.sim_out_bad) : -1;
-  });
-  line("overflowing: GPU (guarded) output vs fp32 reference", [](const agreement_row& r) {
-    return r.sim_over.empty() ? -1 : int(!r.gpu_out_bad);
-  });
+  line("in-bounds: sim output vs fp32 reference",
+       [](const agreement_row& r) { return r.sim_over.empty() ? int(!r.sim_out_bad) : -1; });
+  line("overflowing: GPU (guarded) output vs fp32 reference",
+       [](const agreement_row& r) { return r.sim_over.empty() ? -1 : int(!r.gpu_out_bad); });
   if (!listed.empty()) {
     s << "\nDisagreements (first " << listed.size() << "):\n";
     for (const auto& l : listed) s << "- " << l << "\n";
@@ -91,8 +95,8 @@ void write_cost_csv(const std::string& path, const std::vector<cost_row>& rows) 
        "plain_kernels,sanitizer_ms\n";
   for (const auto& r : rows)
     f << r.index << ',' << r.over << ',' << r.plain << ',' << r.guarded << ',' << r.checked << ','
-      << r.guarded_setup << ',' << r.guarded_kernels << ',' << r.guarded_check << ',' << r.plain_setup
-      << ',' << r.plain_kernels << ',' << r.sanitizer << "\n";
+      << r.guarded_setup << ',' << r.guarded_kernels << ',' << r.guarded_check << ',' << r.plain_setup << ','
+      << r.plain_kernels << ',' << r.sanitizer << "\n";
 }
 
 std::string cost_table(const std::vector<cost_row>& rows, double sanitizer_start_ms) {
@@ -123,10 +127,12 @@ std::string cost_table(const std::vector<cost_row>& rows, double sanitizer_start
     row("plain without it (same sample)", san_plain);
   }
   s << "\nguarded / plain: median " << fmt("%.3f", median(guarded) / std::max(1e-9, median(plain)))
-    << ", mean " << fmt("%.3f", mean(guarded) / std::max(1e-9, mean(plain))) << " (" << rows.size() << " cases)\n";
+    << ", mean " << fmt("%.3f", mean(guarded) / std::max(1e-9, mean(plain))) << " (" << rows.size()
+    << " cases)\n";
   s << "guarded kernels / plain kernels (mean): " << fmt("%.3f", mean(gk) / std::max(1e-9, mean(pk))) << "\n";
   if (!san.empty()) {
-    s << "compute-sanitizer / plain (mean, same cases): " << fmt("%.1f", mean(san) / std::max(1e-9, mean(san_plain)))
+    s << "compute-sanitizer / plain (mean, same cases): "
+      << fmt("%.1f", mean(san) / std::max(1e-9, mean(san_plain)))
       << "x; sanitizer / lane (mean): " << fmt("%.1f", mean(san) / std::max(1e-9, mean(lane))) << "x"
       << "; compute-sanitizer worker start: " << fmt("%.0f", sanitizer_start_ms) << " ms\n";
   }

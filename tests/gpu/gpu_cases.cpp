@@ -18,7 +18,9 @@ struct draw {
   splitmix64 rng;
   int64_t below(int64_t n) { return static_cast<int64_t>(rng.next() % static_cast<uint64_t>(n)); }
   template <class T, std::size_t N>
-  T pick(const T (&a)[N]) { return a[below(static_cast<int64_t>(N))]; }
+  T pick(const T (&a)[N]) {
+    return a[below(static_cast<int64_t>(N))];
+  }
 };
 
 // Head sizes of real models and a few odd ones (padded to 64, 128, 256 in the bodies).
@@ -66,11 +68,11 @@ const char* owned_case::backend() const {
 
 std::string owned_case::describe() const {
   std::string s = "#";  // appended, not "#" + ...: g++ 12 warns (-Wrestrict) on that form
-  s += std::to_string(index) + " " + backend() + " " + to_string(dt) + " H=" + std::to_string(layer.num_heads) +
-       " Hb=" + std::to_string(builder_heads) + " KV=" + std::to_string(layer.num_kv_heads) +
-       " D=" + std::to_string(layer.head_size) + " W=" + std::to_string(layer.sliding_window) +
-       " bs=" + std::to_string(block_size) + " seqs=" + std::to_string(b.num_seqs()) +
-       " seed=" + std::to_string(seed);
+  s += std::to_string(index) + " " + backend() + " " + to_string(dt) +
+       " H=" + std::to_string(layer.num_heads) + " Hb=" + std::to_string(builder_heads) +
+       " KV=" + std::to_string(layer.num_kv_heads) + " D=" + std::to_string(layer.head_size) +
+       " W=" + std::to_string(layer.sliding_window) + " bs=" + std::to_string(block_size) +
+       " seqs=" + std::to_string(b.num_seqs()) + " seed=" + std::to_string(seed);
   return s;
 }
 
@@ -90,11 +92,12 @@ owned_case random_case(uint64_t seed, uint64_t index, bool want_overflow) {
   c.layer.sliding_window = d.below(4) == 0 ? 1 + d.below(200) : 0;
   for (int attempt = 0; attempt < 8; ++attempt) {
     // The builder's group: smaller than the layer's for an overflow, else at least as large.
-    const int64_t gb = want_overflow && g > 1 ? 1 + d.below(g - 1)
-                                              : g + (d.below(3) == 0 ? d.below(3) : 0);
+    const int64_t gb = want_overflow && g > 1 ? 1 + d.below(g - 1) : g + (d.below(3) == 0 ? d.below(3) : 0);
     c.builder_heads = c.layer.num_kv_heads * gb;
-    if (triton) make_triton(c, d, want_overflow);
-    else make_fi(c, d);
+    if (triton)
+      make_triton(c, d, want_overflow);
+    else
+      make_fi(c, d);
     model_executor model;
     c.model_overflow = !overflowing_buffers(c, model.run(c.request())).empty();
     if (c.model_overflow == want_overflow) break;
@@ -103,7 +106,8 @@ owned_case random_case(uint64_t seed, uint64_t index, bool want_overflow) {
 }
 
 std::vector<std::string> overflowing_buffers(const owned_case& c, const observation& o) {
-  const auto& bufs = std::visit([](const auto& p) -> const std::vector<buffer_plan>& { return p.buffers; }, c.plan);
+  const auto& bufs =
+      std::visit([](const auto& p) -> const std::vector<buffer_plan>& { return p.buffers; }, c.plan);
   std::vector<std::string> out;
   for (const auto& t : o.touched) {
     const buffer_plan* b = find_buffer(bufs, t.name);
@@ -127,9 +131,12 @@ std::vector<float> sim_output_typed(const owned_case& c) {
 
 std::vector<float> sim_output(const owned_case& c) {
   switch (c.dt) {
-    case dtype::bf16: return sim_output_typed<bf16>(c);
-    case dtype::fp16: return sim_output_typed<fp16>(c);
-    case dtype::fp32: return sim_output_typed<float>(c);
+    case dtype::bf16:
+      return sim_output_typed<bf16>(c);
+    case dtype::fp16:
+      return sim_output_typed<fp16>(c);
+    case dtype::fp32:
+      return sim_output_typed<float>(c);
   }
   return {};
 }

@@ -77,8 +77,10 @@ TEST(gpu_device, a_missing_worker_is_no_device_not_a_crash) {
     const gpu::call_result r = w.call(gpu::gpu_request{});
     EXPECT_TRUE(r.died);
   }
-  if (old) ::setenv(gpu::worker_path_env, saved.c_str(), 1);
-  else ::unsetenv(gpu::worker_path_env);
+  if (old)
+    ::setenv(gpu::worker_path_env, saved.c_str(), 1);
+  else
+    ::unsetenv(gpu::worker_path_env);
 }
 
 // Every payload 256-aligned, behind a before band of at least min_band; an input's after band is

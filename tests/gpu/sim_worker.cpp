@@ -1,7 +1,7 @@
 // A worker without a GPU (the executable headroom_gpu_simworker), for testing the lane's host side
 // on any machine (label cpu): it answers the real worker protocol (worker.hpp) by running each
-// request on the simulator instead of a device, so process isolation, the wire format, parameter patching and the executor's
-// observations are exercised end to end. Checked runs report touched extents and out-of-bounds
+// request on the simulator instead of a device, so process isolation, the wire format, parameter patching and
+// the executor's observations are exercised end to end. Checked runs report touched extents and out-of-bounds
 // accesses as the device-checked build does; guard bands do not exist here (never corrupted).
 #include <cstring>
 #include <stdexcept>
@@ -29,13 +29,20 @@ template <class T>
 void launch_typed(const gpu_request& rq, sim::memory& m) {
   sim_launch launch{m};
   switch (rq.fam) {
-    case family::triton: return launch_family(launch, patched<triton_params<T>>(rq, m));
-    case family::fi_decode: return launch_family(launch, patched<fi_decode_params<T>>(rq, m));
-    case family::fa3_scheduler: return launch_family(launch, patched<fa3_scheduler_params>(rq, m));
-    case family::request_meta: return launch_family(launch, patched<request_meta_params>(rq, m));
-    case family::mqa_metadata: return launch_family(launch, patched<mqa_metadata_params>(rq, m));
-    case family::offset_probe: return launch_family(launch, patched<offset_probe_params>(rq, m));
-    case family::planted: return launch.run<planted_store>(patched<planted_params>(rq, m));
+    case family::triton:
+      return launch_family(launch, patched<triton_params<T>>(rq, m));
+    case family::fi_decode:
+      return launch_family(launch, patched<fi_decode_params<T>>(rq, m));
+    case family::fa3_scheduler:
+      return launch_family(launch, patched<fa3_scheduler_params>(rq, m));
+    case family::request_meta:
+      return launch_family(launch, patched<request_meta_params>(rq, m));
+    case family::mqa_metadata:
+      return launch_family(launch, patched<mqa_metadata_params>(rq, m));
+    case family::offset_probe:
+      return launch_family(launch, patched<offset_probe_params>(rq, m));
+    case family::planted:
+      return launch.run<planted_store>(patched<planted_params>(rq, m));
   }
 }
 
@@ -43,9 +50,12 @@ void launch_typed(const gpu_request& rq, sim::memory& m) {
 std::byte* alloc_like(sim::memory& m, const wire_buffer& b) {
   const sim::fill f = b.scratch ? sim::fill::scratch : sim::fill::data;
   switch (b.elem_bytes) {
-    case 8: return reinterpret_cast<std::byte*>(m.alloc<int64_t>(b.name, b.extent, f).data);
-    case 4: return reinterpret_cast<std::byte*>(m.alloc<float>(b.name, b.extent, f).data);
-    default: return reinterpret_cast<std::byte*>(m.alloc<uint16_t>(b.name, b.extent, f).data);
+    case 8:
+      return reinterpret_cast<std::byte*>(m.alloc<int64_t>(b.name, b.extent, f).data);
+    case 4:
+      return reinterpret_cast<std::byte*>(m.alloc<float>(b.name, b.extent, f).data);
+    default:
+      return reinterpret_cast<std::byte*>(m.alloc<uint16_t>(b.name, b.extent, f).data);
   }
 }
 
@@ -58,9 +68,15 @@ run_result run_once(const gpu_request& rq, run_mode mode) {
     if (!b.scratch && !b.data.empty()) std::memcpy(d, b.data.data(), b.data.size());
   }
   switch (rq.type) {
-    case elem_type::f32: launch_typed<float>(rq, m); break;
-    case elem_type::bf16: launch_typed<bf16>(rq, m); break;
-    case elem_type::fp16: launch_typed<fp16>(rq, m); break;
+    case elem_type::f32:
+      launch_typed<float>(rq, m);
+      break;
+    case elem_type::bf16:
+      launch_typed<bf16>(rq, m);
+      break;
+    case elem_type::fp16:
+      launch_typed<fp16>(rq, m);
+      break;
   }
   if (mode == run_mode::checked) {
     for (std::size_t i = 0; i < m.size(); ++i)
@@ -76,7 +92,8 @@ run_result run_once(const gpu_request& rq, run_mode mode) {
         d.buffer_id = shared_buffer_id;
         a.buffer.copy(d.name, sizeof d.name - 1, 7);
       }
-      for (int k = 0; k < 3; ++k) d.block[k] = static_cast<int32_t>(a.block[k]), d.thread[k] = static_cast<int32_t>(a.thread[k]);
+      for (int k = 0; k < 3; ++k)
+        d.block[k] = static_cast<int32_t>(a.block[k]), d.thread[k] = static_cast<int32_t>(a.thread[k]);
       r.oob.push_back(d);
     }
   }

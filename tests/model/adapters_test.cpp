@@ -126,8 +126,7 @@ TEST(adapters, nemotron_nas_blocks) {
   const model_geometry m48 = parse(j);
   EXPECT_EQ(m48.num_kv_heads, 6);
   expect_input_error([&] { to_rank(m48, 4); },
-                     {"'num_attention_heads / block_configs[0].attention.n_heads_in_group'",
-                      "= 6", "tp 4"});
+                     {"'num_attention_heads / block_configs[0].attention.n_heads_in_group'", "= 6", "tp 4"});
 }
 
 TEST(adapters, nemotron_nas_bad_blocks) {

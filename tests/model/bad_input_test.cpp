@@ -13,8 +13,7 @@ json laguna_like() {
   j["num_attention_heads_per_layer"] = {48, 64, 64, 64};
   j["num_attention_heads"] = 48;
   j["head_dim"] = 128;
-  j["layer_types"] = {"full_attention", "sliding_attention", "sliding_attention",
-                      "sliding_attention"};
+  j["layer_types"] = {"full_attention", "sliding_attention", "sliding_attention", "sliding_attention"};
   j["sliding_window"] = 512;
   return j;
 }
@@ -156,8 +155,7 @@ TEST(bad_input, dtype_and_nesting) {
 
 TEST(bad_input, tp_that_does_not_divide_heads) {
   const model_geometry m = parse(laguna_like());
-  expect_input_error([&] { to_rank(m, 3); },
-                     {"test.json", "'num_attention_heads_per_layer[1]'", "= 64"});
+  expect_input_error([&] { to_rank(m, 3); }, {"test.json", "'num_attention_heads_per_layer[1]'", "= 64"});
   expect_input_error([&] { to_rank(m, 5); }, {"test.json", "'num_attention_heads'", "= 48"});
 }
 

@@ -10,9 +10,8 @@
 namespace headroom::test {
 namespace {
 
-const char* const bundled[] = {"laguna-xs2.json",      "llama-3-8b.json",
-                               "step3p5-example.json", "mimo-v2-example.json",
-                               "gemma4-example.json",  "nemotron-nas-example.json",
+const char* const bundled[] = {"laguna-xs2.json",      "llama-3-8b.json",     "step3p5-example.json",
+                               "mimo-v2-example.json", "gemma4-example.json", "nemotron-nas-example.json",
                                "explicit-example.json"};
 
 TEST(explicit_form, every_bundled_config_round_trips) {
@@ -26,8 +25,7 @@ TEST(explicit_form, every_bundled_config_round_trips) {
     // Per-rank geometry agrees too (field paths differ, numbers must not).
     const rank_geometry a = to_rank(m, 2), b = to_rank(back, 2);
     ASSERT_EQ(a.layers.size(), b.layers.size()) << name;
-    for (std::size_t i = 0; i < a.layers.size(); ++i)
-      EXPECT_EQ(a.layers[i].num_heads, b.layers[i].num_heads);
+    for (std::size_t i = 0; i < a.layers.size(); ++i) EXPECT_EQ(a.layers[i].num_heads, b.layers[i].num_heads);
   }
 }
 
@@ -41,13 +39,16 @@ TEST(explicit_form, shape) {
   const json j = to_json(m);
   std::set<std::string> keys;
   for (const auto& [k, v] : j.items()) keys.insert(k);
-  EXPECT_EQ(keys, (std::set<std::string>{"name", "num_attention_heads", "num_key_value_heads",
-                                         "head_dim", "dtype", "layers"}));
+  EXPECT_EQ(keys, (std::set<std::string>{"name", "num_attention_heads", "num_key_value_heads", "head_dim",
+                                         "dtype", "layers"}));
   EXPECT_EQ(j["dtype"], "bfloat16");
-  EXPECT_EQ(j["layers"][1],
-            (json{{"name", "model.layers.1.self_attn.attn"}, {"type", "sliding_attention"},
-                  {"num_heads", 64}, {"num_kv_heads", 8}, {"head_size", 128},
-                  {"head_size_v", 128}, {"sliding_window", 1024}}));
+  EXPECT_EQ(j["layers"][1], (json{{"name", "model.layers.1.self_attn.attn"},
+                                  {"type", "sliding_attention"},
+                                  {"num_heads", 64},
+                                  {"num_kv_heads", 8},
+                                  {"head_size", 128},
+                                  {"head_size_v", 128},
+                                  {"sliding_window", 1024}}));
 }
 
 TEST(explicit_form, optional_fields_default) {

@@ -123,8 +123,12 @@ TEST(load, no_attention_layers_are_kept_but_not_ranked) {
 
 TEST(load, dtypes_and_names) {
   json j = small_hf();
-  for (auto [s, d] : {std::pair{"bf16", dtype::bf16}, {"half", dtype::fp16}, {"fp16", dtype::fp16},
-                      {"float32", dtype::fp32}, {"float", dtype::fp32}, {"fp32", dtype::fp32}}) {
+  for (auto [s, d] : {std::pair{"bf16", dtype::bf16},
+                      {"half", dtype::fp16},
+                      {"fp16", dtype::fp16},
+                      {"float32", dtype::fp32},
+                      {"float", dtype::fp32},
+                      {"fp32", dtype::fp32}}) {
     j["torch_dtype"] = s;
     EXPECT_EQ(parse(j).kv_dtype, d) << s;
   }
@@ -141,8 +145,7 @@ TEST(load, dtypes_and_names) {
 }
 
 TEST(load, missing_file) {
-  expect_input_error([] { load_model("no/such/config.json"); },
-                     {"no/such/config.json", "'<file>'"});
+  expect_input_error([] { load_model("no/such/config.json"); }, {"no/such/config.json", "'<file>'"});
   expect_input_error([] { load_model(::testing::TempDir()); }, {"'<file>'", "directory"});
 }
 
@@ -172,8 +175,7 @@ TEST(load, deeply_nested_values_are_described_not_dumped) {
   std::string text = j.dump();
   text.replace(text.find("\"DEEP\""), 6, deep);
   const std::string field = write_temp("deep_field.json", text);
-  expect_input_error([&] { load_model(field); },
-                     {field, "'num_attention_heads'", "nested deeper than 64"});
+  expect_input_error([&] { load_model(field); }, {field, "'num_attention_heads'", "nested deeper than 64"});
   j["num_attention_heads"] = {{"a", {1}}, {"b", 2}};
   expect_bad(j, "num_attention_heads", "an object of 2 fields");
 }

@@ -145,7 +145,8 @@ TEST(per_layer_config, bad_entries_name_the_field) {
   expect_bad(with("05", {{"sliding_window", -1}}), p + ".05.sliding_window", "-1");
   expect_bad(with("05", {{"skip", "attention"}}), p + ".05.skip", "\"attention\"");
   expect_bad(with("05", {{"skip", {1}}}), p + ".05.skip[0]", "1");
-  expect_bad(with("05", {{"layer_types", {"full_attention"}}}), p + ".05.layer_types", "[\"full_attention\"]");
+  expect_bad(with("05", {{"layer_types", {"full_attention"}}}), p + ".05.layer_types",
+             "[\"full_attention\"]");
   plc = json::array({1, 2});
   expect_bad(j, p, "[1,2]");
 }

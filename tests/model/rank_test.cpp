@@ -52,8 +52,7 @@ TEST(rank, kv_heads_that_neither_split_nor_replicate) {
 
 TEST(rank, model_wide_heads_must_divide) {
   const model_geometry m = load_model(config_path("laguna-xs2.json"));
-  expect_input_error([&] { to_rank(m, 5); },
-                     {"laguna-xs2.json", "'num_attention_heads'", "= 48", "tp 5"});
+  expect_input_error([&] { to_rank(m, 5); }, {"laguna-xs2.json", "'num_attention_heads'", "= 48", "tp 5"});
   expect_input_error([&] { to_rank(m, 32); }, {"'num_attention_heads'", "= 48"});
 }
 

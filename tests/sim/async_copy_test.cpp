@@ -19,7 +19,15 @@ namespace {
 
 constexpr int64_t V = 4;  // floats per copy: 16 bytes
 
-enum class plan { correct, read_before_wait, neighbour, neighbour_after_barrier, never_wait, two_groups, misaligned };
+enum class plan {
+  correct,
+  read_before_wait,
+  neighbour,
+  neighbour_after_barrier,
+  never_wait,
+  two_groups,
+  misaligned
+};
 
 struct copy_params {
   buffer_ref<const float> in;
@@ -102,7 +110,9 @@ struct copy_run {
   float source(int64_t from, int64_t region, int64_t e) const {
     return src[static_cast<std::size_t>((region * n_threads + from) * V + e)];
   }
-  int64_t records() const { return m.log.oob_count + m.log.uninitialized_reads + m.log.races + m.log.misuse_count; }
+  int64_t records() const {
+    return m.log.oob_count + m.log.uninitialized_reads + m.log.races + m.log.misuse_count;
+  }
 };
 
 TEST(AsyncCopy, LandsAtTheWaitAndReadsBackExactly) {
@@ -194,7 +204,7 @@ TEST(AsyncCopy, PlantedKernelRecordsItsReadsAtTheCopy) {
   ASSERT_NE(first_read, m.log.oob.end());
   EXPECT_EQ(first_read->buffer, "in");
   EXPECT_EQ(first_read->index, 500);
-  EXPECT_EQ(first_read->block[0], 3);    // 500 = 3 * 128 + 116
+  EXPECT_EQ(first_read->block[0], 3);  // 500 = 3 * 128 + 116
   EXPECT_EQ(first_read->thread[0], 116);
 }
 

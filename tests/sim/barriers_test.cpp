@@ -32,7 +32,8 @@ struct neighbour_kernel : tile_kernel<2> {
     const int64_t base = ctx.block_idx().x * n_threads;
     ctx.threads([&](const thread_idx& t) { a.store(t.x, in.load(base + t.x)); });
     if (p.barrier) ctx.sync();
-    ctx.threads([&](const thread_idx& t) { out.store(base + t.x, a.load((t.x + n_threads - 1) % n_threads)); });
+    ctx.threads(
+        [&](const thread_idx& t) { out.store(base + t.x, a.load((t.x + n_threads - 1) % n_threads)); });
   }
 };
 
@@ -146,7 +147,7 @@ TEST(Simulator, MissingBarrierBeforeOverwriteIsCaught) {
   EXPECT_EQ(h.kind, hazard_kind::write_after_read);
   EXPECT_EQ(h.buffer, "shared:tile");
   EXPECT_EQ(h.index, 0);
-  EXPECT_EQ(h.thread[0], 0);                  // thread 0 overwrites tile[0] ...
+  EXPECT_EQ(h.thread[0], 0);                    // thread 0 overwrites tile[0] ...
   EXPECT_EQ(h.other_thread[0], n_threads - 1);  // ... which thread 63 read in the same epoch
 
   memory ok;

@@ -83,11 +83,18 @@ std::string describe(const run_case& c) {
   return s;
 }
 
-int64_t pick(splitmix64& rng, int64_t n) { return static_cast<int64_t>(rng.next() % static_cast<uint64_t>(n)); }
+int64_t pick(splitmix64& rng, int64_t n) {
+  return static_cast<int64_t>(rng.next() % static_cast<uint64_t>(n));
+}
 
 rank_layer layer(int64_t heads, int64_t kv, int64_t head_size, int64_t window = 0) {
-  return {"model.layers.1.self_attn.attn", window ? attn_kind::sliding : attn_kind::full, heads, kv,
-          head_size, head_size, window};
+  return {"model.layers.1.self_attn.attn",
+          window ? attn_kind::sliding : attn_kind::full,
+          heads,
+          kv,
+          head_size,
+          head_size,
+          window};
 }
 
 TEST(SimExecutor, TritonTouchedEqualsModelNeeds) {
@@ -130,7 +137,8 @@ TEST(SimExecutor, FlashInferTouchedEqualsModelNeeds) {
     flashinfer_options o;
     o.cuda_graph = pick(rng, 4) == 0;
     c.plan = plan_fi_decode(kv * g_b, kv, c.layer.head_size, c.d, c.b, o);
-    overflows += !overflowing(c.plan, fi_decode_needs(std::get<fi_decode_plan>(c.plan), c.layer, c.d)).empty();
+    overflows +=
+        !overflowing(c.plan, fi_decode_needs(std::get<fi_decode_plan>(c.plan), c.layer, c.d)).empty();
     check_against_model(c, i, describe(c));
   }
   EXPECT_GE(overflows, 4);

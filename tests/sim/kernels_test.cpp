@@ -46,14 +46,11 @@ geometry_case random_case(splitmix64& rng, bool decode, int64_t max_len) {
 
 struct worst {
   double err[3] = {0, 0, 0};
-  ~worst() {
-    std::printf("largest |out - ref|: bf16 %.3g, fp16 %.3g, fp32 %.3g\n", err[0], err[1], err[2]);
-  }
+  ~worst() { std::printf("largest |out - ref|: bf16 %.3g, fp16 %.3g, fp32 %.3g\n", err[0], err[1], err[2]); }
 };
 worst worst_seen;
 
-observation run_case(const geometry_case& c, const any_plan& plan, dtype d, uint64_t seed,
-                     sim_executor& ex) {
+observation run_case(const geometry_case& c, const any_plan& plan, dtype d, uint64_t seed, sim_executor& ex) {
   run_request r;
   r.layer = &c.layer;
   r.kv_dtype = d;
@@ -77,7 +74,8 @@ void expect_clean(const observation& o, const sim_executor& ex, const std::strin
 std::string describe(const geometry_case& c, dtype d) {
   std::string s = std::string(to_string(d)) + " H=" + std::to_string(c.layer.num_heads) +
                   " KV=" + std::to_string(c.layer.num_kv_heads) + " D=" + std::to_string(c.layer.head_size) +
-                  " W=" + std::to_string(c.layer.sliding_window) + " bs=" + std::to_string(c.block_size) + " seqs";
+                  " W=" + std::to_string(c.layer.sliding_window) + " bs=" + std::to_string(c.block_size) +
+                  " seqs";
   for (std::size_t i = 0; i < c.b.seq_lens.size(); ++i)
     s += " " + std::to_string(c.b.seq_lens[i]) + "/" + std::to_string(c.b.query_lens[i]);
   return s;
@@ -117,8 +115,8 @@ TEST_P(KernelsVsReference, FlashInferSplitKvDecode) {
     flashinfer_options o;
     o.page_size = c.block_size;
     o.cuda_graph = i % 3 == 0;
-    const any_plan plan = plan_fi_decode(c.layer.num_heads, c.layer.num_kv_heads, c.layer.head_size,
-                                         GetParam(), c.b, o);
+    const any_plan plan =
+        plan_fi_decode(c.layer.num_heads, c.layer.num_kv_heads, c.layer.head_size, GetParam(), c.b, o);
     const auto& fp = std::get<fi_decode_plan>(plan);
     splits += fp.split;
     multi_chunk += fp.num_work > c.b.num_seqs();
@@ -128,8 +126,7 @@ TEST_P(KernelsVsReference, FlashInferSplitKvDecode) {
   EXPECT_GE(multi_chunk, 2);
 }
 
-INSTANTIATE_TEST_SUITE_P(Dtypes, KernelsVsReference,
-                         ::testing::Values(dtype::bf16, dtype::fp16, dtype::fp32),
+INSTANTIATE_TEST_SUITE_P(Dtypes, KernelsVsReference, ::testing::Values(dtype::bf16, dtype::fp16, dtype::fp32),
                          [](const auto& info) { return std::string(to_string(info.param)); });
 
 // Shapes the random mix rarely reaches: groups above 16 (BLOCK_M = next_pow2(G), several row
@@ -140,18 +137,17 @@ TEST(Kernels, UnusualShapes) {
     batch b;
   };
   const std::vector<shape> shapes = {
-      {24, 1, 128, 0, 16, decode_batch(3, 90)},
-      {64, 1, 64, 0, 16, decode_batch(2, 300)},
-      {2, 1, 512, 0, 16, decode_batch(2, 70)},
-      {4, 2, 4, 0, 1, decode_batch(3, 40)},
-      {6, 2, 100, 5, 7, decode_batch(4, 150)},
-      {32, 2, 72, 33, 16, batch{{200, 9}, {40, 9}}},
+      {24, 1, 128, 0, 16, decode_batch(3, 90)}, {64, 1, 64, 0, 16, decode_batch(2, 300)},
+      {2, 1, 512, 0, 16, decode_batch(2, 70)},  {4, 2, 4, 0, 1, decode_batch(3, 40)},
+      {6, 2, 100, 5, 7, decode_batch(4, 150)},  {32, 2, 72, 33, 16, batch{{200, 9}, {40, 9}}},
   };
   sim_executor ex;
   for (const auto& sh : shapes) {
     geometry_case c;
-    c.layer = {"l", sh.window ? attn_kind::sliding : attn_kind::full, sh.heads, sh.kv, sh.head_size,
-               sh.head_size, sh.window};
+    c.layer = {"l",          sh.window ? attn_kind::sliding : attn_kind::full,
+               sh.heads,     sh.kv,
+               sh.head_size, sh.head_size,
+               sh.window};
     c.b = sh.b;
     c.block_size = sh.block_size;
     const any_plan tp = plan_triton(sh.heads, sh.kv, sh.head_size, {});
@@ -174,8 +170,8 @@ TEST(Kernels, CheckedRunEqualsNativeRun) {
     const triton_plan tp = plan_triton(c.layer.num_heads, c.layer.num_kv_heads, c.layer.head_size, {});
     flashinfer_options fo;
     fo.page_size = c.block_size;
-    const fi_decode_plan fp = plan_fi_decode(c.layer.num_heads, c.layer.num_kv_heads,
-                                             c.layer.head_size, dtype::bf16, c.b, fo);
+    const fi_decode_plan fp =
+        plan_fi_decode(c.layer.num_heads, c.layer.num_kv_heads, c.layer.head_size, dtype::bf16, c.b, fo);
     std::vector<uint16_t> outs[4];
     for (int k = 0; k < 4; ++k) {
       sim::memory m;
@@ -203,12 +199,14 @@ std::vector<uint16_t> staged_output(const geometry_case& c, uint64_t seed, bool 
     flashinfer_options fo;
     fo.page_size = c.block_size;
     const auto p = make_fi_decode_params(
-        m, in, plan_fi_decode(c.layer.num_heads, c.layer.num_kv_heads, c.layer.head_size, dtype::bf16, c.b, fo));
+        m, in,
+        plan_fi_decode(c.layer.num_heads, c.layer.num_kv_heads, c.layer.head_size, dtype::bf16, c.b, fo));
     sim::launch(m, fi_batch_decode<bf16, Dp, S>{}, p);
     if (p.split) sim::launch(m, fi_merge_states<bf16, Dp>{}, p);
   } else {
     const triton_plan tp = plan_triton(c.layer.num_heads, c.layer.num_kv_heads, c.layer.head_size, {});
-    sim::launch(m, triton_attention<bf16, Dp, false, S>{}, make_triton_params(m, in, tp, c.layer, c.b, false));
+    sim::launch(m, triton_attention<bf16, Dp, false, S>{},
+                make_triton_params(m, in, tp, c.layer, c.b, false));
   }
   EXPECT_EQ(m.log.oob_count + m.log.uninitialized_reads + m.log.races + m.log.misuse_count, 0)
       << (fi ? "flashinfer " : "triton ") << S << " stages " << describe(c, dtype::bf16);
@@ -225,7 +223,8 @@ void expect_same_at_every_depth(const geometry_case& c, uint64_t seed) {
     const auto one = staged_output<Dp, 1>(c, seed, fi);
     EXPECT_EQ(one, (staged_output<Dp, 2>(c, seed, fi))) << describe(c, dtype::bf16);
     EXPECT_EQ(one, (staged_output<Dp, 3>(c, seed, fi))) << describe(c, dtype::bf16);
-    EXPECT_EQ(one, (staged_output<Dp, 4>(c, seed, fi))) << describe(c, dtype::bf16);  // > a short warp's steps
+    EXPECT_EQ(one, (staged_output<Dp, 4>(c, seed, fi)))
+        << describe(c, dtype::bf16);  // > a short warp's steps
   }
 }
 
@@ -277,7 +276,8 @@ TEST(Kernels, SharedMemoryOfALaunchCoversItsWarps) {
   expect_views_inside_allocation<fp16, 128, 2>();
   expect_views_inside_allocation<bf16, 256, 1>();
   EXPECT_LE(4 * ((attn_shared_bytes<bf16, 128, 1>(4)) + 1024), std::size_t{228} * 1024);
-  EXPECT_EQ((attn_shared_bytes<float, 128, 1>(4)), sizeof(attn_shared_simt<128>));  // CUDA-core pass: all of it
+  EXPECT_EQ((attn_shared_bytes<float, 128, 1>(4)),
+            sizeof(attn_shared_simt<128>));  // CUDA-core pass: all of it
 }
 
 // The merge's groups: one per work item a request can have (FlashInfer's 256-key chunks of a
@@ -337,9 +337,9 @@ TEST(Kernels, Bf16AndFp16ConversionsRoundToNearestEven) {
   EXPECT_EQ(from_float<fp16>(1.0f).bits, 0x3C00);
   EXPECT_EQ(from_float<fp16>(65504.0f).bits, 0x7BFF);
   EXPECT_EQ(from_float<fp16>(65520.0f).bits, 0x7C00);
-  EXPECT_EQ(from_float<fp16>(5.9604644775390625e-08f).bits, 0x0001);  // smallest subnormal
+  EXPECT_EQ(from_float<fp16>(5.9604644775390625e-08f).bits, 0x0001);   // smallest subnormal
   EXPECT_EQ(from_float<fp16>(2.98023223876953125e-08f).bits, 0x0000);  // tie to even: 0
-  for (uint32_t h = 0; h < 0x7C00; ++h)  // every finite fp16 round-trips
+  for (uint32_t h = 0; h < 0x7C00; ++h)                                // every finite fp16 round-trips
     ASSERT_EQ(from_float<fp16>(to_float(fp16{static_cast<uint16_t>(h)})).bits, h);
 }
 

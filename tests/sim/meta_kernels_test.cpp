@@ -110,7 +110,8 @@ TEST(MetaKernels, Offset32WrapsAndIsCounted) {
     EXPECT_EQ(m.log.index_overflows, int32 ? 1 : 0);
   }
   sim::native_context native({1, 1, 1}, {1, 1, 1});
-  EXPECT_EQ(native.offset32(1 << 18, 32 * 256, 31 * 256 + 255), (int64_t{1} << 31) + 8191 - (int64_t{1} << 32));
+  EXPECT_EQ(native.offset32(1 << 18, 32 * 256, 31 * 256 + 255),
+            (int64_t{1} << 31) + 8191 - (int64_t{1} << 32));
 }
 
 // The derived minimal C4 case: block size 16, max_model_len 128 (8 blocks a row), max_num_seqs 68,

@@ -37,8 +37,10 @@ struct pass_kernel : tile_kernel<blocks> {
     const int64_t b = ctx.block_idx().x;
     const float scale = ctx.global(p.in).load(b);
     if (p.how == plan::scratch_before_wait) (void)ctx.global(p.prev);
-    if (p.how == plan::wait_in_threads) ctx.threads([&](const thread_idx&) { ctx.wait_prior_launch(); });
-    else ctx.wait_prior_launch();
+    if (p.how == plan::wait_in_threads)
+      ctx.threads([&](const thread_idx&) { ctx.wait_prior_launch(); });
+    else
+      ctx.wait_prior_launch();
     if (p.how == plan::wait_twice) ctx.wait_prior_launch();
     const auto prev = ctx.global(p.prev);
     const auto out = ctx.global(p.out);
@@ -104,7 +106,8 @@ TEST(PriorLaunch, AViewOfAWrittenBufferBeforeTheWaitIsMisuseNamingTheBuffer) {
   pass_run r;
   r.run<true>(plan::scratch_before_wait);
   EXPECT_EQ(r.m.log.misuse_count, blocks);  // once per block
-  EXPECT_NE(r.first_misuse().find("global(prev) before wait_prior_launch()"), std::string::npos) << r.first_misuse();
+  EXPECT_NE(r.first_misuse().find("global(prev) before wait_prior_launch()"), std::string::npos)
+      << r.first_misuse();
 }
 
 TEST(PriorLaunch, AWaitInABodyThatDoesNotDeclareItIsMisuse) {

@@ -19,9 +19,13 @@ struct tile_kernel {
     float tile[n_threads];
   };
   template <class Params>
-  static launch_dim grid(const Params&) { return {Blocks, 1, 1}; }
+  static launch_dim grid(const Params&) {
+    return {Blocks, 1, 1};
+  }
   template <class Params>
-  static launch_dim block(const Params&) { return {n_threads, 1, 1}; }
+  static launch_dim block(const Params&) {
+    return {n_threads, 1, 1};
+  }
 };
 
 }  // namespace headroom::sim

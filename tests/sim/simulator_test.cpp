@@ -72,7 +72,7 @@ struct uninit_kernel : tile_kernel<2> {
     const int64_t bx = ctx.block_idx().x;
     ctx.threads([&](const thread_idx& t) {
       if (bx == 0 && p.write_tile) a.store(t.x, 1.0f);  // block 1 never writes the tile
-      if (t.x < 2) scratch.store(t.x, 3.0f);          // elements 2.. stay unwritten
+      if (t.x < 2) scratch.store(t.x, 3.0f);            // elements 2.. stay unwritten
     });
     ctx.sync();
     ctx.threads([&](const thread_idx& t) {
@@ -178,8 +178,8 @@ TEST(Simulator, LaneSumMatchesNative) {
   auto out = m.alloc<float>("out", 64, fill::scratch);
   launch(m, lanes_kernel{}, {out});
   const auto sim = m.download(out);
-  EXPECT_EQ(sim[0], 28.0f);          // 0 + ... + 7
-  EXPECT_EQ(sim[2 * 8], 92.0f);      // 8 + ... + 15
+  EXPECT_EQ(sim[0], 28.0f);      // 0 + ... + 7
+  EXPECT_EQ(sim[2 * 8], 92.0f);  // 8 + ... + 15
   launch_native(lanes_kernel{}, {out});
   EXPECT_EQ(m.download(out), sim);
 }

@@ -78,7 +78,8 @@ TEST(WarpOps, Transpose8x8TransposesEveryMatrixOfTheLane) {
   for (int l = 0; l < 32; ++l)
     for (int m = 0; m < 3; ++m) {
       const int g = l / 4, c = 2 * (l % 4);  // the lane now holds M^T[g][c..c+1] = M[c..c+1][g]
-      EXPECT_EQ(lanes[l].t[m], pack(element(m, c, g), element(m, c + 1, g))) << "lane " << l << " matrix " << m;
+      EXPECT_EQ(lanes[l].t[m], pack(element(m, c, g), element(m, c + 1, g)))
+          << "lane " << l << " matrix " << m;
     }
 }
 

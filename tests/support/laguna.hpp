@@ -36,8 +36,8 @@ inline model_geometry uniform(int layers, int64_t heads, int64_t kv, int64_t d) 
   m.num_kv_heads = kv;
   m.head_size = d;
   for (int i = 0; i < layers; ++i)
-    m.layers.push_back({"model.layers." + std::to_string(i) + ".self_attn.attn", attn_kind::full,
-                        heads, kv, d, d, 0, 0});
+    m.layers.push_back(
+        {"model.layers." + std::to_string(i) + ".self_attn.attn", attn_kind::full, heads, kv, d, d, 0, 0});
   return m;
 }
 

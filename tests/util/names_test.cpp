@@ -8,7 +8,8 @@ namespace headroom {
 namespace {
 
 enum class colour { red, green, blue, ultraviolet };
-constexpr name_table<colour, 3> colours = {{{colour::red, "red"}, {colour::green, "green"}, {colour::blue, "blue"}}};
+constexpr name_table<colour, 3> colours = {
+    {{colour::red, "red"}, {colour::green, "green"}, {colour::blue, "blue"}}};
 
 TEST(name_table, reads_both_ways) {
   EXPECT_STREQ(name_in(colours, colour::green), "green");

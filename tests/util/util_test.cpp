@@ -24,8 +24,10 @@ std::string message_of(const std::function<void()>& f) {
 TEST(one_line, escapes_what_a_terminal_acts_on) {
   EXPECT_EQ(one_line("a\nb\rc\td\x1b[2J\x7f"), "a\\nb\\rc\\td\\x1b[2J\\x7f");
   EXPECT_EQ(one_line("caf\xc3\xa9 \xe2\x9c\x93"), "caf\xc3\xa9 \xe2\x9c\x93");  // valid UTF-8 stays
-  EXPECT_EQ(one_line("\xc2\x9b" "31m"), "\\u{009b}31m");                      // C1 CSI
-  EXPECT_EQ(one_line("x\xe2\x80\xaey"), "x\\u{202e}y");                       // right-to-left override
+  EXPECT_EQ(one_line("\xc2\x9b"
+                     "31m"),
+            "\\u{009b}31m");                                                   // C1 CSI
+  EXPECT_EQ(one_line("x\xe2\x80\xaey"), "x\\u{202e}y");                        // right-to-left override
   EXPECT_EQ(one_line("\xff\xc3(\xed\xa0\x80"), "\\xff\\xc3(\\xed\\xa0\\x80");  // not UTF-8
 }
 
@@ -44,8 +46,9 @@ TEST(input_error, every_part_is_one_line) {
 }
 
 TEST(parse_json_text, numbers_past_a_double_name_their_field) {
-  EXPECT_NE(message_of([] { parse_json_text(R"({"head_dim": 1e400})", "c.json"); })
-                .find("c.json: field 'head_dim' = 1e400: number out of range"),
+  EXPECT_NE(message_of([] {
+              parse_json_text(R"({"head_dim": 1e400})", "c.json");
+            }).find("c.json: field 'head_dim' = 1e400: number out of range"),
             std::string::npos);
   EXPECT_NE(message_of([] {
               parse_json_text(R"({"model": {"layers": [{"a": 1}, {"b": [2, -1e999]}]}})", "c.json");
@@ -65,8 +68,9 @@ TEST(parse_json_text, builds_what_nlohmann_builds) {
 TEST(parse_json_text, depth_and_value_count_are_bounded) {
   const auto nested = [](int64_t n) { return std::string(n, '[') + std::string(n, ']'); };
   EXPECT_NO_THROW(parse_json_text(nested(max_input_depth), "x"));
-  EXPECT_NE(message_of([&] { parse_json_text("{\"a\": " + nested(max_input_depth) + "}", "x"); })
-                .find("field 'a' = [...: nested deeper than 64 levels"),
+  EXPECT_NE(message_of([&] {
+              parse_json_text("{\"a\": " + nested(max_input_depth) + "}", "x");
+            }).find("field 'a' = [...: nested deeper than 64 levels"),
             std::string::npos);
   std::string many = "[0";
   for (int64_t i = 2; i < max_input_items; ++i) many += ",0";
@@ -89,8 +93,7 @@ TEST(read_json_file, refuses_what_is_not_a_small_regular_file) {
   std::filesystem::resize_file(big, 0);
   EXPECT_NE(message_of([&] { read_json_file(big); }).find("'<json>'"), std::string::npos);
   EXPECT_NE(message_of([] { read_json_file("/dev/null"); }).find("is a device"), std::string::npos);
-  EXPECT_NE(message_of([&] { read_json_file(dir.string()); }).find("is a directory"),
-            std::string::npos);
+  EXPECT_NE(message_of([&] { read_json_file(dir.string()); }).find("is a directory"), std::string::npos);
   std::filesystem::remove_all(dir);
 }
 

@@ -25,9 +25,12 @@ std::optional<class_finding> resume_finding(const class_scope& s, const mamba_gr
       std::to_string(used) + " = " + std::to_string(col) + " of a " + std::to_string(g.table_width) +
       "-column block table; the Mamba group's own block size " + std::to_string(g.block_size) + " gives " +
       std::to_string(right) + (past ? " (read past the row)" : " (another block's state, silently)");
-  const finding f{past ? invariant::buffer_capacity : invariant::block_unit, "mamba_block_table",
-                  past ? g.table_width * table_entry_bytes : 0, past ? (col + 1) * table_entry_bytes : 0,
-                  what, bug_class::c11};
+  const finding f{past ? invariant::buffer_capacity : invariant::block_unit,
+                  "mamba_block_table",
+                  past ? g.table_width * table_entry_bytes : 0,
+                  past ? (col + 1) * table_entry_bytes : 0,
+                  what,
+                  bug_class::c11};
   return class_finding{f, b, s.ctx.base.step, "num_computed_tokens", n};
 }
 

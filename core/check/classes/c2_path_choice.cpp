@@ -25,11 +25,14 @@ void check_c2_path_choice(const class_scope& s, std::vector<class_finding>& out)
   l.num_kv_heads = ag.spec.num_kv_heads;
   const triton_shape sh = triton_launch_shape(l, decode_batch(first, 1));
   class_finding f;
-  f.f = {invariant::path_choice, "", 0, 0,
+  f.f = {invariant::path_choice,
+         "",
+         0,
+         0,
          "seq_threshold_3D is " + std::to_string(used) + " (from " + std::to_string(used_kv) +
-             " kv heads) but the group's own " + std::to_string(ag.spec.num_kv_heads) +
-             " kv heads give " + std::to_string(right) + ": decode batches " + std::to_string(first) +
-             ".." + std::to_string(std::max(used, right)) + " take the " +
+             " kv heads) but the group's own " + std::to_string(ag.spec.num_kv_heads) + " kv heads give " +
+             std::to_string(right) + ": decode batches " + std::to_string(first) + ".." +
+             std::to_string(std::max(used, right)) + " take the " +
              (used < right ? "2D path (grid " + std::to_string(sh.grid_x * sh.grid_y) + " blocks at " +
                                  std::to_string(first) + " requests)"
                            : "3D path") +

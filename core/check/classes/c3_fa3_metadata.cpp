@@ -53,8 +53,9 @@ void check_c3_fa3_metadata(const class_scope& s, std::vector<class_finding>& out
     for (auto& p : eager_probe(c)) probes.push_back(std::move(p));
   }
   if (c.be != backend::fa3) {
-    run_probes(s, probes, [](const step_probe&, const rank_layer&) { return std::vector<planned_part>{}; },
-               [&](const step_probe& p) { return rows_formula(c, p); }, bug_class::c3, out);
+    run_probes(
+        s, probes, [](const step_probe&, const rank_layer&) { return std::vector<planned_part>{}; },
+        [&](const step_probe& p) { return rows_formula(c, p); }, bug_class::c3, out);
     return;
   }
   const attention_group& ag = *s.ctx.ag;
@@ -74,10 +75,11 @@ void check_c3_fa3_metadata(const class_scope& s, std::vector<class_finding>& out
     if (f.sched.size() == f.run_size) return std::vector<finding>{};
     return std::vector<finding>{
         {invariant::plan_run_shape, "scheduler_metadata", 4 * f.sched.size(), 4 * f.run_size,
-         "scheduler metadata for " + std::to_string(f.sched.batch) + " requests was scheduled with num_splits " +
-             std::to_string(f.sched_splits) + " (" + std::to_string(f.sched.size()) +
-             " entries) but the kernel runs with num_splits " + std::to_string(f.run_splits) + " and expects " +
-             std::to_string(f.run_size) + ": FA3's CHECK_SHAPE fails"}};
+         "scheduler metadata for " + std::to_string(f.sched.batch) +
+             " requests was scheduled with num_splits " + std::to_string(f.sched_splits) + " (" +
+             std::to_string(f.sched.size()) + " entries) but the kernel runs with num_splits " +
+             std::to_string(f.run_splits) + " and expects " + std::to_string(f.run_size) +
+             ": FA3's CHECK_SHAPE fails"}};
   };
   if (layers.empty()) return;
   run_probes(s, probes, plans, formulas, bug_class::c3, out);

@@ -22,7 +22,8 @@ std::vector<finding> width_formula(const check_case& c, const attention_group& a
     return {{invariant::buffer_capacity, "block_table", 4 * rows * width, 4 * p.st.num_reqs_padded * width,
              "a dummy run of " + std::to_string(p.st.spec.tokens) + " tokens has " +
                  std::to_string(p.st.num_reqs_padded) + " requests; the block table holds " +
-                 std::to_string(rows) + " rows (max_num_seqs " + std::to_string(c.engine.max_num_seqs) + ")"}};
+                 std::to_string(rows) + " rows (max_num_seqs " + std::to_string(c.engine.max_num_seqs) +
+                 ")"}};
   for (int64_t r = p.st.b.num_seqs() - 1; r >= 0; --r) {  // the last row first: past the tensor
     const int64_t len = p.st.b.seq_lens[static_cast<std::size_t>(r)], need = ceil_div(len, c.block_size);
     if (need <= width) continue;
@@ -30,10 +31,10 @@ std::vector<finding> width_formula(const check_case& c, const attention_group& a
                                             : "past its row into row " + std::to_string(r + 1);
     return {{invariant::buffer_capacity, "block_table", 4 * width, 4 * need,
              "request " + std::to_string(r) + " of a dummy run of " + std::to_string(p.st.spec.tokens) +
-                 " tokens has seq_len " + std::to_string(len) + " = " + std::to_string(need) +
-                 " blocks of " + std::to_string(c.block_size) + ", a block-table row holds " +
-                 std::to_string(width) + " (max_model_len " + std::to_string(c.engine.max_model_len) +
-                 "): the kernel reads " + where}};
+                 " tokens has seq_len " + std::to_string(len) + " = " + std::to_string(need) + " blocks of " +
+                 std::to_string(c.block_size) + ", a block-table row holds " + std::to_string(width) +
+                 " (max_model_len " + std::to_string(c.engine.max_model_len) + "): the kernel reads " +
+                 where}};
   }
   return {};
 }
@@ -44,12 +45,16 @@ void check_c4_block_table(const class_scope& s, std::vector<class_finding>& out)
   const check_case& c = s.ctx.base;
   if (c.be == backend::flashinfer) return;
   std::vector<step_probe> probes;
-  if (s.sweep) probes = dummy_probes(c);
-  else if (c.step.kind == step_kind::dummy) probes = case_probes(c);
+  if (s.sweep)
+    probes = dummy_probes(c);
+  else if (c.step.kind == step_kind::dummy)
+    probes = case_probes(c);
   auto plans = [&](const step_probe& p, const rank_layer&) {
     return plan_parts(c, s.ctx.eng->rg, *s.ctx.ag, s.builder_heads, p.st.b);
   };
-  run_probes(s, probes, plans, [&](const step_probe& p) { return width_formula(c, *s.ctx.ag, p); }, bug_class::c4, out);
+  run_probes(
+      s, probes, plans, [&](const step_probe& p) { return width_formula(c, *s.ctx.ag, p); }, bug_class::c4,
+      out);
 }
 
 }  // namespace headroom

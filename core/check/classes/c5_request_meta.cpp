@@ -11,7 +11,8 @@
 namespace headroom {
 
 request_meta_mutants request_mutants_of(const check_case& c) {
-  return {has_mutant(c.mutants, "request-meta-from-pool"), has_mutant(c.mutants, "request-meta-graph-ceiling"),
+  return {has_mutant(c.mutants, "request-meta-from-pool"),
+          has_mutant(c.mutants, "request-meta-graph-ceiling"),
           has_mutant(c.mutants, "request-meta-max-num-seqs")};
 }
 
@@ -22,7 +23,8 @@ void check_c5_request_meta(const class_scope& s, std::vector<class_finding>& out
   if (s.sweep) {
     std::vector<step_spec> dummies = dummy_steps_of(c.engine);
     if (c.engine.flavour == engine_flavour::sglang)  // SGLang warms up eagerly at the pool's size
-      dummies.push_back({step_kind::dummy, std::min(request_pool_of(c.engine), c.engine.max_num_batched_tokens), true, 0});
+      dummies.push_back(
+          {step_kind::dummy, std::min(request_pool_of(c.engine), c.engine.max_num_batched_tokens), true, 0});
     for (const auto& d : dummies) probes.push_back(dummy_probe(c, d));
   }
   const auto layers = group_layers(s.ctx);
@@ -38,7 +40,8 @@ void check_c5_request_meta(const class_scope& s, std::vector<class_finding>& out
     }
     return parts;
   };
-  run_probes(s, probes, plans, [](const step_probe&) { return std::vector<finding>{}; }, bug_class::c5, out);
+  run_probes(
+      s, probes, plans, [](const step_probe&) { return std::vector<finding>{}; }, bug_class::c5, out);
 }
 
 }  // namespace headroom

@@ -23,7 +23,8 @@ void check_c6_int32_offsets(const class_scope& s, std::vector<class_finding>& ou
   auto plans = [&](const step_probe& p, const rank_layer&) {
     return std::vector<planned_part>{{plan_offset_probe(p.st.q_rows, int32, true), p.st.b}};
   };
-  run_probes(s, probes, plans, [](const step_probe&) { return std::vector<finding>{}; }, bug_class::c6, out);
+  run_probes(
+      s, probes, plans, [](const step_probe&) { return std::vector<finding>{}; }, bug_class::c6, out);
 }
 
 }  // namespace headroom

@@ -25,7 +25,8 @@ void check_c7_empty_work(const class_scope& s, std::vector<class_finding>& out) 
       parts.push_back({plan_mqa_meta(compressed_lens(p.st, l.compress_ratio, unclamped)), p.st.b});
     return parts;
   };
-  run_probes(s, probes, plans, [](const step_probe&) { return std::vector<finding>{}; }, bug_class::c7, out);
+  run_probes(
+      s, probes, plans, [](const step_probe&) { return std::vector<finding>{}; }, bug_class::c7, out);
 }
 
 }  // namespace headroom

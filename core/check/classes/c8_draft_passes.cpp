@@ -35,8 +35,10 @@ std::vector<finding> shape_formula(const step_probe& p) {
 void check_c8_draft_passes(const class_scope& s, std::vector<class_finding>& out) {
   const check_case& c = s.ctx.base;
   std::vector<step_probe> probes;
-  if (s.sweep) probes = draft_probes(c);
-  else if (c.step.kind == step_kind::draft) probes = case_probes(c);
+  if (s.sweep)
+    probes = draft_probes(c);
+  else if (c.step.kind == step_kind::draft)
+    probes = case_probes(c);
   auto plans = [&](const step_probe& p, const rank_layer&) {
     return plan_parts(c, s.ctx.eng->rg, *s.ctx.ag, s.builder_heads, p.st.b);
   };

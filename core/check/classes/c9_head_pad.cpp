@@ -27,8 +27,12 @@ padding pad_heads(int64_t h, int64_t tile, bool divisors_only) {
 
 class_finding finding_of(const class_scope& s, const batch& b, const std::string& buffer, int64_t holds,
                          int64_t needs, int64_t row_bytes, int64_t h, const std::string& what) {
-  const finding f{invariant::buffer_capacity, buffer, checked_product("C9 bytes", holds, row_bytes),
-                  checked_product("C9 bytes", needs, row_bytes), what, bug_class::c9};
+  const finding f{invariant::buffer_capacity,
+                  buffer,
+                  checked_product("C9 bytes", holds, row_bytes),
+                  checked_product("C9 bytes", needs, row_bytes),
+                  what,
+                  bug_class::c9};
   return {f, b, s.ctx.base.step, "heads_per_rank", h};
 }
 
@@ -48,8 +52,8 @@ void check_c9_head_pad(const class_scope& s, std::vector<class_finding>& out) {
     if (!l || l->num_heads >= tile || !seen.insert(l->num_heads).second) continue;
     const int64_t h = l->num_heads;
     const padding p = pad_heads(h, tile, divisors_only);
-    const std::string at = " (" + std::to_string(h) + " heads per rank, tile " + std::to_string(tile) +
-                           ", " + std::to_string(tokens) + " tokens)";
+    const std::string at = " (" + std::to_string(h) + " heads per rank, tile " + std::to_string(tile) + ", " +
+                           std::to_string(tokens) + " tokens)";
     if (p.padded_heads < tile)
       out.push_back(finding_of(s, b, "mla_q_padded", tokens * p.padded_heads, tokens * tile,
                                checked_mul(l->head_size, elem), h,

@@ -27,7 +27,7 @@ struct checked_thread_state {
 };
 
 __noinline__ HEADROOM_HOST_DEVICE inline void log_oob(checked_thread_state& s, int32_t id, const char* name,
-                                         int64_t index, int64_t extent, bool write) {
+                                                      int64_t index, int64_t extent, bool write) {
 #if HEADROOM_ON_DEVICE
   if (!s.in_threads && s.t.linear != 0) return;  // block-uniform: one record per block
   const unsigned long long slot = atomicAdd(&s.log->oob_count, 1ull);
@@ -55,8 +55,8 @@ __noinline__ HEADROOM_HOST_DEVICE inline void log_oob(checked_thread_state& s, i
 // and inlining the checks and the log at every access site of an unrolled body multiplies
 // compile time. Loads out of bounds return the simulator's poison (0xFF bytes).
 template <class V>
-__noinline__ HEADROOM_HOST_DEVICE V checked_load_one(const V* d, int64_t n, int64_t j, checked_thread_state& s,
-                                                     int32_t id, const char* name) {
+__noinline__ HEADROOM_HOST_DEVICE V checked_load_one(const V* d, int64_t n, int64_t j,
+                                                     checked_thread_state& s, int32_t id, const char* name) {
   if (j >= 0 && j < n) return d[j];
   log_oob(s, id, name, j, n, false);
   V x;
@@ -65,8 +65,9 @@ __noinline__ HEADROOM_HOST_DEVICE V checked_load_one(const V* d, int64_t n, int6
 }
 
 template <class V>
-__noinline__ HEADROOM_HOST_DEVICE void checked_store_one(V* d, int64_t n, int64_t j, V x, checked_thread_state& s,
-                                                         int32_t id, const char* name) {
+__noinline__ HEADROOM_HOST_DEVICE void checked_store_one(V* d, int64_t n, int64_t j, V x,
+                                                         checked_thread_state& s, int32_t id,
+                                                         const char* name) {
   if (j >= 0 && j < n)
     d[j] = x;
   else
@@ -195,7 +196,7 @@ class checked_context : public gpu_context_base {
     T* d = dst.template address<N>(di);
     const U* s = src.template address<N>(si);
     if (d && s)
-      cp_async<N * static_cast<int>(sizeof(T))>(d, s);
+      cp_async<N* static_cast<int>(sizeof(T))>(d, s);
     else
       dst.template store_vec<N>(di, src.template load_vec<N>(si));
   }
@@ -219,6 +220,5 @@ class checked_context : public gpu_context_base {
  private:
   checked_thread_state s_;
 };
-
 
 }  // namespace headroom::gpu

@@ -46,15 +46,15 @@ inline bool is_sticky(cudaError_t e) {
   (void)cudaGetLastError();  // clear it, so a non-sticky error does not poison the next call
   const bool sticky = is_sticky(e) || cudaPeekAtLastError() != cudaSuccess;
   throw cuda_error(e, sticky,
-                   std::string(file) + ":" + std::to_string(line) + ": " + call + ": " +
-                       cudaGetErrorName(e) + ": " + cudaGetErrorString(e));
+                   std::string(file) + ":" + std::to_string(line) + ": " + call + ": " + cudaGetErrorName(e) +
+                       ": " + cudaGetErrorString(e));
 }
 
 }  // namespace headroom::gpu
 
-#define HEADROOM_CUDA_TRY(call)                                                        \
-  do {                                                                                 \
-    const cudaError_t headroom_cuda_status_ = (call);                                  \
-    if (headroom_cuda_status_ != cudaSuccess)                                          \
-      ::headroom::gpu::cuda_fail(headroom_cuda_status_, #call, __FILE__, __LINE__);    \
+#define HEADROOM_CUDA_TRY(call)                                                     \
+  do {                                                                              \
+    const cudaError_t headroom_cuda_status_ = (call);                               \
+    if (headroom_cuda_status_ != cudaSuccess)                                       \
+      ::headroom::gpu::cuda_fail(headroom_cuda_status_, #call, __FILE__, __LINE__); \
   } while (0)

@@ -26,11 +26,11 @@ struct device_oob_record {
 };
 
 struct device_log {
-  unsigned long long oob_count = 0;          // out-of-bounds element accesses, all of them
-  unsigned long long used_mask = 0;          // bit i: buffer id i was accessed
-  unsigned long long index_overflows = 0;    // ctx.offset32 evaluations that wrapped 32 bits
-  long long touched[max_log_buffers] = {};   // largest element index + 1 per buffer id
-  device_oob_record rec[max_log_records];    // the first max_log_records, in arrival order
+  unsigned long long oob_count = 0;         // out-of-bounds element accesses, all of them
+  unsigned long long used_mask = 0;         // bit i: buffer id i was accessed
+  unsigned long long index_overflows = 0;   // ctx.offset32 evaluations that wrapped 32 bits
+  long long touched[max_log_buffers] = {};  // largest element index + 1 per buffer id
+  device_oob_record rec[max_log_records];   // the first max_log_records, in arrival order
 };
 
 static_assert(max_log_buffers <= 64, "used_mask holds one bit per buffer id");

@@ -40,9 +40,13 @@ P patched_params(const launch_args& a) {
 template <class Ctx>
 typename Ctx::launch_state state_of(const launch_args& a);
 template <>
-inline gpu_context::launch_state state_of<gpu_context>(const launch_args&) { return {}; }
+inline gpu_context::launch_state state_of<gpu_context>(const launch_args&) {
+  return {};
+}
 template <>
-inline checked_context::launch_state state_of<checked_context>(const launch_args& a) { return {a.log}; }
+inline checked_context::launch_state state_of<checked_context>(const launch_args& a) {
+  return {a.log};
+}
 
 // The device's Launch policy: each body through body_kernel<K, Ctx>, then the caller's hook.
 template <class Ctx>
@@ -61,9 +65,12 @@ template <class T, class Ctx>
 void launch_typed(const launch_args& a) {
   device_launch<Ctx> launch{a};
   switch (a.rq->fam) {
-    case family::triton: return launch_family(launch, patched_params<triton_params<T>>(a));
-    case family::fi_decode: return launch_family(launch, patched_params<fi_decode_params<T>>(a));
-    default: break;
+    case family::triton:
+      return launch_family(launch, patched_params<triton_params<T>>(a));
+    case family::fi_decode:
+      return launch_family(launch, patched_params<fi_decode_params<T>>(a));
+    default:
+      break;
   }
   throw std::invalid_argument("gpu request: not an attention family");
 }
@@ -73,11 +80,16 @@ template <class Ctx>
 void launch_meta(const launch_args& a) {
   device_launch<Ctx> launch{a};
   switch (a.rq->fam) {
-    case family::fa3_scheduler: return launch_family(launch, patched_params<fa3_scheduler_params>(a));
-    case family::request_meta: return launch_family(launch, patched_params<request_meta_params>(a));
-    case family::mqa_metadata: return launch_family(launch, patched_params<mqa_metadata_params>(a));
-    case family::offset_probe: return launch_family(launch, patched_params<offset_probe_params>(a));
-    default: break;
+    case family::fa3_scheduler:
+      return launch_family(launch, patched_params<fa3_scheduler_params>(a));
+    case family::request_meta:
+      return launch_family(launch, patched_params<request_meta_params>(a));
+    case family::mqa_metadata:
+      return launch_family(launch, patched_params<mqa_metadata_params>(a));
+    case family::offset_probe:
+      return launch_family(launch, patched_params<offset_probe_params>(a));
+    default:
+      break;
   }
   throw std::invalid_argument("gpu request: not a metadata family");
 }

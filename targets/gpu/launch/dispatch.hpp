@@ -21,9 +21,9 @@ struct launch_args {
   const gpu_request* rq = nullptr;
   const std::vector<void*>* ptrs = nullptr;  // device pointer per buffer id
   bool checked = false;
-  device_log* log = nullptr;                 // checked runs only
+  device_log* log = nullptr;  // checked runs only
   cudaStream_t stream = nullptr;
-  std::function<void(int)> after_launch;     // called behind launch k (may be empty)
+  std::function<void(int)> after_launch;  // called behind launch k (may be empty)
 };
 
 // Launches the request's family (enqueued on a.stream; after_launch runs between launches).
@@ -41,9 +41,12 @@ inline void launch_request(const launch_args& a) {
   if (a.rq->fam == family::planted) return launch_planted(a);
   if (is_meta_family(a.rq->fam)) return a.checked ? launch_meta_checked(a) : launch_meta_fast(a);
   switch (a.rq->type) {
-    case elem_type::f32: return a.checked ? launch_f32_checked(a) : launch_f32_fast(a);
-    case elem_type::bf16: return a.checked ? launch_bf16_checked(a) : launch_bf16_fast(a);
-    case elem_type::fp16: return a.checked ? launch_fp16_checked(a) : launch_fp16_fast(a);
+    case elem_type::f32:
+      return a.checked ? launch_f32_checked(a) : launch_f32_fast(a);
+    case elem_type::bf16:
+      return a.checked ? launch_bf16_checked(a) : launch_bf16_fast(a);
+    case elem_type::fp16:
+      return a.checked ? launch_fp16_checked(a) : launch_fp16_fast(a);
   }
 }
 

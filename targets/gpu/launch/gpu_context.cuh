@@ -239,7 +239,9 @@ class gpu_context_base {
   }
   HEADROOM_HOST_DEVICE const thread_idx& thread() const { return t_; }
   // a * b + c in int32 arithmetic, as a kernel with 32-bit offsets computes it.
-  HEADROOM_HOST_DEVICE int64_t offset32(int64_t a, int64_t b, int64_t c = 0) const { return wrap32_mad(a, b, c); }
+  HEADROOM_HOST_DEVICE int64_t offset32(int64_t a, int64_t b, int64_t c = 0) const {
+    return wrap32_mad(a, b, c);
+  }
 
  protected:
   // The xor butterfly of lane_sum / lane_max (core/sim/warp_ops.hpp's lane_butterfly on the host).
@@ -280,11 +282,11 @@ class gpu_context : public gpu_context_base {
     return {a, n};
   }
   template <int N, class T, class U>
-  HEADROOM_HOST_DEVICE void copy_async(const raw_view<T>& dst, int64_t di, const raw_view<U>& src, int64_t si) {
-    cp_async<N * static_cast<int>(sizeof(T))>(dst.d + di, src.d + si);
+  HEADROOM_HOST_DEVICE void copy_async(const raw_view<T>& dst, int64_t di, const raw_view<U>& src,
+                                       int64_t si) {
+    cp_async<N* static_cast<int>(sizeof(T))>(dst.d + di, src.d + si);
   }
   HEADROOM_HOST_DEVICE void finish() {}
 };
-
 
 }  // namespace headroom::gpu

@@ -27,20 +27,26 @@ inline constexpr std::size_t default_dynamic_smem_limit = 48 * 1024;
 // they let ptxas budget registers for the occupancy the body was tuned for.
 template <class K>
 constexpr int body_max_threads() {
-  if constexpr (requires { K::max_block_threads; }) return K::max_block_threads;
-  else return 1024;
+  if constexpr (requires { K::max_block_threads; })
+    return K::max_block_threads;
+  else
+    return 1024;
 }
 template <class K>
 constexpr int body_min_blocks() {
-  if constexpr (requires { K::min_blocks_per_sm; }) return K::min_blocks_per_sm;
-  else return 1;
+  if constexpr (requires { K::min_blocks_per_sm; })
+    return K::min_blocks_per_sm;
+  else
+    return 1;
 }
 // Dynamic shared memory of a launch: K::shared_bytes(p) when the body allocates only a prefix of
 // its shared_storage for this shape (attend_shared.hpp), else all of it.
 template <class K>
 std::size_t body_shared_bytes(const typename K::params& p) {
-  if constexpr (requires { K::shared_bytes(p); }) return K::shared_bytes(p);
-  else return sizeof(typename K::shared_storage);
+  if constexpr (requires { K::shared_bytes(p); })
+    return K::shared_bytes(p);
+  else
+    return sizeof(typename K::shared_storage);
 }
 
 template <class K, class Ctx>
@@ -48,8 +54,7 @@ __global__ void __launch_bounds__(body_max_threads<K>(), body_min_blocks<K>())
     body_kernel(const typename K::params p, const typename Ctx::launch_state ls) {
   extern __shared__ __align__(16) unsigned char smem_bytes[];
   using storage = typename K::shared_storage;
-  static_assert(std::is_trivially_default_constructible_v<storage>,
-                "shared_storage must be a plain struct");
+  static_assert(std::is_trivially_default_constructible_v<storage>, "shared_storage must be a plain struct");
   allow_dependent_launch();  // a guard check behind this launch may become resident
   // Launched early (launch_body's `early`): wait until the previous grid is done, unless the body
   // reads its inputs first and waits itself (ctx.wait_prior_launch()).
@@ -61,11 +66,11 @@ __global__ void __launch_bounds__(body_max_threads<K>(), body_min_blocks<K>())
 
 inline void check_gpu_shape(launch_dim g, launch_dim b) {
   const bool block_ok = b.x >= 1 && b.y >= 1 && b.z >= 1 && b.count() <= 1024 && b.z <= 64;
-  const bool grid_ok = g.x >= 0 && g.y >= 0 && g.z >= 0 && g.x <= 2147483647LL && g.y <= 65535 &&
-                       g.z <= 65535;
+  const bool grid_ok =
+      g.x >= 0 && g.y >= 0 && g.z >= 0 && g.x <= 2147483647LL && g.y <= 65535 && g.z <= 65535;
   if (!block_ok || !grid_ok)
-    throw std::invalid_argument("gpu launch: grid (" + std::to_string(g.x) + "," + std::to_string(g.y) +
-                                "," + std::to_string(g.z) + ") block (" + std::to_string(b.x) + "," +
+    throw std::invalid_argument("gpu launch: grid (" + std::to_string(g.x) + "," + std::to_string(g.y) + "," +
+                                std::to_string(g.z) + ") block (" + std::to_string(b.x) + "," +
                                 std::to_string(b.y) + "," + std::to_string(b.z) +
                                 ") exceeds CUDA's launch limits");
 }
@@ -81,13 +86,13 @@ void launch_body(const typename K::params& p, const typename Ctx::launch_state& 
   if (g.count() == 0) return;
   constexpr std::size_t most = sizeof(typename K::shared_storage);
   if constexpr (most > default_dynamic_smem_limit)
-    HEADROOM_CUDA_TRY(cudaFuncSetAttribute(body_kernel<K, Ctx>,
-                                           cudaFuncAttributeMaxDynamicSharedMemorySize,
+    HEADROOM_CUDA_TRY(cudaFuncSetAttribute(body_kernel<K, Ctx>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                            static_cast<int>(most)));
   const std::size_t smem = body_shared_bytes<K>(p);
-  const launch_config lc(dim3(static_cast<unsigned>(g.x), static_cast<unsigned>(g.y), static_cast<unsigned>(g.z)),
-                         dim3(static_cast<unsigned>(b.x), static_cast<unsigned>(b.y), static_cast<unsigned>(b.z)),
-                         smem, s, early);
+  const launch_config lc(
+      dim3(static_cast<unsigned>(g.x), static_cast<unsigned>(g.y), static_cast<unsigned>(g.z)),
+      dim3(static_cast<unsigned>(b.x), static_cast<unsigned>(b.y), static_cast<unsigned>(b.z)), smem, s,
+      early);
   HEADROOM_CUDA_TRY(cudaLaunchKernelEx(&lc.cfg, body_kernel<K, Ctx>, p, ls));
 }
 

@@ -26,7 +26,9 @@ int64_t round_up(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
 
 // The band table sits after the check results in the meta allocation.
 band_table table_in(const std::byte* meta, int n_bands) {
-  return {reinterpret_cast<const band_range*>(meta + device_memory::max_checked_launches * sizeof(band_stats)), n_bands};
+  return {
+      reinterpret_cast<const band_range*>(meta + device_memory::max_checked_launches * sizeof(band_stats)),
+      n_bands};
 }
 
 // Pinned host slots for the check results, one set per thread and allocated once (a pinned
@@ -35,10 +37,13 @@ band_table table_in(const std::byte* meta, int n_bands) {
 band_stats* pinned_results() {
   thread_local struct holder {
     band_stats* p = nullptr;
-    ~holder() { if (p) (void)cudaFreeHost(p); }
+    ~holder() {
+      if (p) (void)cudaFreeHost(p);
+    }
   } h;
-  if (!h.p) HEADROOM_CUDA_TRY(cudaMallocHost(reinterpret_cast<void**>(&h.p),
-                                             device_memory::max_checked_launches * sizeof(band_stats)));
+  if (!h.p)
+    HEADROOM_CUDA_TRY(cudaMallocHost(reinterpret_cast<void**>(&h.p),
+                                     device_memory::max_checked_launches * sizeof(band_stats)));
   return h.p;
 }
 
@@ -100,7 +105,8 @@ device_memory::device_memory(std::vector<const wire_buffer*> bufs, bool guarded,
                              cudaStream_t s)
     : stream_(s), bufs_(std::move(bufs)) {
   for (const wire_buffer* b : bufs_) {
-    if (b->elem_bytes <= 0 || b->extent < 0) throw std::invalid_argument("gpu buffer " + b->name + ": bad size");
+    if (b->elem_bytes <= 0 || b->extent < 0)
+      throw std::invalid_argument("gpu buffer " + b->name + ": bad size");
     if (!b->scratch && static_cast<int64_t>(b->data.size()) != b->elem_bytes * b->extent)
       throw std::invalid_argument("gpu buffer " + b->name + ": data size does not match its extent");
   }
@@ -125,12 +131,14 @@ void device_memory::set_up(bool guarded, const guard_options& g) {
     bands_ = static_cast<int>(bands.size());
     meta.resize(max_checked_launches * sizeof(band_stats) + bands.size() * sizeof(band_range));
     const band_stats clean = no_change();
-    for (int k = 0; k < max_checked_launches; ++k) std::memcpy(meta.data() + k * sizeof(band_stats), &clean, sizeof(clean));
+    for (int k = 0; k < max_checked_launches; ++k)
+      std::memcpy(meta.data() + k * sizeof(band_stats), &clean, sizeof(clean));
     if (!bands.empty())
-      std::memcpy(meta.data() + max_checked_launches * sizeof(band_stats), bands.data(), bands.size() * sizeof(band_range));
+      std::memcpy(meta.data() + max_checked_launches * sizeof(band_stats), bands.data(),
+                  bands.size() * sizeof(band_range));
     // [meta][gap: an underrun of up to this much below the first buffer cannot reach it][arena]
-    const int64_t arena_at = round_up(static_cast<int64_t>(meta.size()), payload_alignment) +
-                             std::max(g.min_band, g.max_band);
+    const int64_t arena_at =
+        round_up(static_cast<int64_t>(meta.size()), payload_alignment) + std::max(g.min_band, g.max_band);
     meta_ = kept_arena.take(static_cast<std::size_t>(arena_at + arena_bytes_), block_bytes_);
     arena_ = meta_ + arena_at;
     upload(meta_, meta.data(), meta.size());
@@ -156,9 +164,10 @@ void device_memory::set_up(bool guarded, const guard_options& g) {
     }
   }
   if (guarded && (band_chunks_ > 0 || poison.n > 0)) {
-    const int64_t blocks = std::clamp<int64_t>((band_chunks_ + prepare_threads - 1) / prepare_threads, 1, 1024);
-    prepare_arena<<<dim3(static_cast<unsigned>(blocks), static_cast<unsigned>(1 + poison.n)), prepare_threads, 0,
-                    stream_>>>(arena_, table_in(meta_, bands_), band_chunks_, poison);
+    const int64_t blocks =
+        std::clamp<int64_t>((band_chunks_ + prepare_threads - 1) / prepare_threads, 1, 1024);
+    prepare_arena<<<dim3(static_cast<unsigned>(blocks), static_cast<unsigned>(1 + poison.n)), prepare_threads,
+                    0, stream_>>>(arena_, table_in(meta_, bands_), band_chunks_, poison);
     HEADROOM_CUDA_TRY(cudaGetLastError());
   }
 }
@@ -198,7 +207,8 @@ std::vector<std::byte> device_memory::finish(std::vector<guard_report>& into, in
   checks_ = 0;  // the next check starts a new sequence of launches
   band_stats* seen = checks > 0 ? pinned_results() : nullptr;
   if (seen)
-    HEADROOM_CUDA_TRY(cudaMemcpyAsync(seen, meta_, checks * sizeof(band_stats), cudaMemcpyDeviceToHost, stream_));
+    HEADROOM_CUDA_TRY(
+        cudaMemcpyAsync(seen, meta_, checks * sizeof(band_stats), cudaMemcpyDeviceToHost, stream_));
   std::vector<std::byte> out = download(download_id);  // behind the results on the stream
   if (!seen) return out;
   HEADROOM_CUDA_TRY(cudaStreamSynchronize(stream_));  // returns at once after a download
@@ -206,7 +216,8 @@ std::vector<std::byte> device_memory::finish(std::vector<guard_report>& into, in
   if (dirty == seen + checks) return out;  // the usual case: every result slot is still clean
   attribute(static_cast<int32_t>(dirty - seen), into);
   std::fill(seen, seen + checks, no_change());  // clean slots for the next sequence
-  HEADROOM_CUDA_TRY(cudaMemcpyAsync(meta_, seen, checks * sizeof(band_stats), cudaMemcpyHostToDevice, stream_));
+  HEADROOM_CUDA_TRY(
+      cudaMemcpyAsync(meta_, seen, checks * sizeof(band_stats), cudaMemcpyHostToDevice, stream_));
   HEADROOM_CUDA_TRY(cudaStreamSynchronize(stream_));
   return out;
 }
@@ -223,12 +234,12 @@ void device_memory::attribute(int32_t launch, std::vector<guard_report>& into) {
   const auto ends = thrust::reduce_by_key(
       thrust::cuda::par.on(stream_), thrust::make_transform_iterator(i0, band_of_chunk{t}),
       thrust::make_transform_iterator(i0 + band_chunks_, band_of_chunk{t}),
-      thrust::make_transform_iterator(i0, chunk_changes{arena_, t}), keys.p, per_band.p, thrust::equal_to<int>(),
-      band_stats_sum{});
+      thrust::make_transform_iterator(i0, chunk_changes{arena_, t}), keys.p, per_band.p,
+      thrust::equal_to<int>(), band_stats_sum{});
   if (ends.first - keys.p != bands_) throw std::logic_error("guard attribution: a band without chunks");
   std::vector<band_stats> seen(n);
-  HEADROOM_CUDA_TRY(cudaMemcpyAsync(seen.data(), per_band.p.get(), n * sizeof(band_stats), cudaMemcpyDeviceToHost,
-                                    stream_));
+  HEADROOM_CUDA_TRY(cudaMemcpyAsync(seen.data(), per_band.p.get(), n * sizeof(band_stats),
+                                    cudaMemcpyDeviceToHost, stream_));
   HEADROOM_CUDA_TRY(cudaStreamSynchronize(stream_));
   std::vector<band_stats> per_slot(slots_.size(), no_change());
   for (std::size_t k = 0; k < n; ++k) {
@@ -241,7 +252,8 @@ void device_memory::attribute(int32_t launch, std::vector<guard_report>& into) {
     if (s.count == 0 ||
         std::any_of(into.begin(), into.end(), [&](const guard_report& r) { return r.buffer == id; }))
       continue;
-    into.push_back({id, launch, static_cast<int64_t>(s.count), s.first - slots_[i].start, s.last - slots_[i].start});
+    into.push_back(
+        {id, launch, static_cast<int64_t>(s.count), s.first - slots_[i].start, s.last - slots_[i].start});
   }
 }
 

@@ -25,10 +25,8 @@ class device_memory {
  public:
   // The buffers are read at construction (bytes, sizes) and their sizes afterwards (download), so
   // they must outlive this object; their bytes need not.
-  device_memory(const std::vector<wire_buffer>& bufs, bool guarded, const guard_options& g,
-                cudaStream_t s);
-  device_memory(std::vector<const wire_buffer*> bufs, bool guarded, const guard_options& g,
-                cudaStream_t s);
+  device_memory(const std::vector<wire_buffer>& bufs, bool guarded, const guard_options& g, cudaStream_t s);
+  device_memory(std::vector<const wire_buffer*> bufs, bool guarded, const guard_options& g, cudaStream_t s);
   ~device_memory();
   device_memory(const device_memory&) = delete;
   device_memory& operator=(const device_memory&) = delete;
@@ -48,17 +46,17 @@ class device_memory {
  private:
   cudaStream_t stream_;
   std::vector<wire_buffer const*> bufs_;
-  std::vector<void*> ptrs_;                // per buffer id
-  std::vector<std::byte*> owned_;          // plain: one allocation per buffer
-  std::byte* arena_ = nullptr;             // guarded: in this thread's kept block, after the meta
+  std::vector<void*> ptrs_;        // per buffer id
+  std::vector<std::byte*> owned_;  // plain: one allocation per buffer
+  std::byte* arena_ = nullptr;     // guarded: in this thread's kept block, after the meta
   int64_t arena_bytes_ = 0;
   std::vector<arena_slot> slots_;
-  std::byte* meta_ = nullptr;              // the block's start: one band_stats per checked launch, the band table
-  std::size_t block_bytes_ = 0;            // the kept block's size (device_memory.cu)
+  std::byte* meta_ = nullptr;    // the block's start: one band_stats per checked launch, the band table
+  std::size_t block_bytes_ = 0;  // the kept block's size (device_memory.cu)
   int bands_ = 0;
-  std::vector<int32_t> band_owner_;        // per band: the buffer it guards
-  int64_t band_chunks_ = 0;                // 16-byte chunks the fill and the checks visit
-  int32_t checks_ = 0;  // checks enqueued since the last finish_guards()
+  std::vector<int32_t> band_owner_;  // per band: the buffer it guards
+  int64_t band_chunks_ = 0;          // 16-byte chunks the fill and the checks visit
+  int32_t checks_ = 0;               // checks enqueued since the last finish_guards()
   void set_up(bool guarded, const guard_options& g);
   void release();
   void attribute(int32_t launch, std::vector<guard_report>& into);

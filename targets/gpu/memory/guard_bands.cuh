@@ -26,15 +26,14 @@ __host__ __device__ inline uint8_t canary_byte(int64_t offset) {
   return static_cast<uint8_t>(canary_word(offset & ~int64_t{3}) >> (8 * (offset & 3)));
 }
 
-
 // The guard bands: each buffer's before band and the canary part of its after band, as ranges
 // [lo, hi) in arena order, each walked in 16-byte chunks aligned to the arena (a chunk shared with
 // a payload is clipped to the band). A fill or check visits band chunks only: its cost follows the
 // bands, not the inputs' size. The slack after a canary part is neither filled nor checked.
 struct band_range {
-  int64_t lo, hi;     // bytes of the band
-  int64_t chunk0;     // its first arena chunk (lo / chunk)
-  int64_t first;      // index of that chunk among all band chunks
+  int64_t lo, hi;  // bytes of the band
+  int64_t chunk0;  // its first arena chunk (lo / chunk)
+  int64_t first;   // index of that chunk among all band chunks
 };
 
 // owner[k]: the slot (buffer) band k belongs to.
@@ -50,7 +49,8 @@ inline std::vector<band_range> band_ranges(const std::vector<arena_slot>& slots,
     owner.push_back(static_cast<int32_t>(slot));
     band_chunks += c1 - c0;
   };
-  for (std::size_t i = 0; i < slots.size(); ++i) {  // arena order: before band, payload, canary part of the after band
+  for (std::size_t i = 0; i < slots.size();
+       ++i) {  // arena order: before band, payload, canary part of the after band
     add(slots[i].before, slots[i].start, i);
     add(slots[i].end, slots[i].checked, i);
   }
@@ -65,8 +65,10 @@ struct band_table {
     int lo = 0, hi = n;
     while (lo < hi) {
       const int mid = (lo + hi) / 2;
-      if (b[mid].first <= i) lo = mid + 1;
-      else hi = mid;
+      if (b[mid].first <= i)
+        lo = mid + 1;
+      else
+        hi = mid;
     }
     return lo - 1;
   }
@@ -74,7 +76,9 @@ struct band_table {
 };
 
 // Arena byte offset of band chunk i of band r.
-__host__ __device__ inline int64_t chunk_offset(const band_range& r, int64_t i) { return (r.chunk0 + i - r.first) * chunk; }
+__host__ __device__ inline int64_t chunk_offset(const band_range& r, int64_t i) {
+  return (r.chunk0 + i - r.first) * chunk;
+}
 
 // The arena's set-up in one kernel: row y = 0 writes the canary over every band chunk (clipped to
 // its band), row y = k > 0 poisons scratch payload k - 1 with 0xFF bytes (whole 16-byte chunks
@@ -86,8 +90,8 @@ struct poison_ranges {
   int64_t start[max_poison_ranges], end[max_poison_ranges];  // arena bytes; start 16-byte aligned
 };
 
-__global__ void __launch_bounds__(prepare_threads) prepare_arena(std::byte* arena, band_table t, int64_t band_chunks,
-                                                                 poison_ranges poison) {
+__global__ void __launch_bounds__(prepare_threads)
+    prepare_arena(std::byte* arena, band_table t, int64_t band_chunks, poison_ranges poison) {
   const int64_t step = int64_t{gridDim.x} * prepare_threads;
   const int64_t first = blockIdx.x * int64_t{prepare_threads} + threadIdx.x;
   if (blockIdx.y == 0) {
@@ -172,8 +176,8 @@ struct chunk_changes {
 constexpr int check_threads = 256, check_per_thread = 2, check_smem_bands = 128;
 constexpr int64_t check_span = check_threads * check_per_thread;
 
-__global__ void __launch_bounds__(check_threads) check_bands(const std::byte* arena, band_table t, int64_t n,
-                                                             band_stats* out) {
+__global__ void __launch_bounds__(check_threads)
+    check_bands(const std::byte* arena, band_table t, int64_t n, band_stats* out) {
   allow_dependent_launch();  // the launch after this check may become resident (dependent_launch.cuh)
   // Until wait_for_launch_before(), the launch being checked may still run (device_memory::
   // check_guards launches this early): only the band table (written at set-up) is read, in shared

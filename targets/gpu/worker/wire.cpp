@@ -106,9 +106,12 @@ bool read_all(int fd, void* p, std::size_t n) {
 
 const char* to_string(run_mode m) {
   switch (m) {
-    case run_mode::plain: return "plain";
-    case run_mode::guarded: return "guarded";
-    case run_mode::checked: return "checked";
+    case run_mode::plain:
+      return "plain";
+    case run_mode::guarded:
+      return "guarded";
+    case run_mode::checked:
+      return "checked";
   }
   return "?";
 }
@@ -146,7 +149,8 @@ std::vector<std::byte> encode(const gpu_response& r) {
   writer w;
   w.pod(static_cast<uint64_t>(r.runs.size()));
   for (const auto& x : r.runs) {
-    w.pod(x.mode), w.pod(x.faulted), w.str(x.fault), w.pods(x.touched), w.pod(x.oob_count), w.pod(x.index_overflows);
+    w.pod(x.mode), w.pod(x.faulted), w.str(x.fault), w.pods(x.touched), w.pod(x.oob_count),
+        w.pod(x.index_overflows);
     w.pods(x.oob), w.pods(x.guards), w.pods(x.output);
     w.pod(x.setup_ms), w.pod(x.kernels_ms), w.pod(x.guard_ms), w.pod(x.total_ms);
   }

@@ -43,9 +43,9 @@ const char* to_string(run_mode m);
 struct wire_buffer {
   std::string name;
   int64_t elem_bytes = 0;
-  int64_t extent = 0;             // elements
-  bool scratch = false;           // poisoned (0xFF) on the device before each run; no bytes sent
-  std::vector<std::byte> data;    // extent * elem_bytes bytes for input buffers
+  int64_t extent = 0;           // elements
+  bool scratch = false;         // poisoned (0xFF) on the device before each run; no bytes sent
+  std::vector<std::byte> data;  // extent * elem_bytes bytes for input buffers
 };
 
 // Guard bands: before each buffer `min_band` bytes; after a writable (scratch) buffer
@@ -69,10 +69,10 @@ struct guard_options {
 struct gpu_request {
   family fam = family::triton;
   elem_type type = elem_type::bf16;
-  std::vector<std::byte> params;         // triton_params<T> / fi_decode_params<T> / planted params
-  std::vector<wire_buffer> buffers;      // index = buffer id in params
+  std::vector<std::byte> params;     // triton_params<T> / fi_decode_params<T> / planted params
+  std::vector<wire_buffer> buffers;  // index = buffer id in params
   std::vector<run_mode> modes;
-  int32_t download = -1;                 // buffer id whose bytes come back (the output)
+  int32_t download = -1;  // buffer id whose bytes come back (the output)
   guard_options guards;
 };
 
@@ -86,13 +86,13 @@ struct guard_report {
 struct run_result {
   run_mode mode = run_mode::plain;
   bool faulted = false;
-  std::string fault;                        // the CUDA error, with file:line and call
-  std::vector<int64_t> touched;             // checked: per buffer id, largest index + 1; -1 untouched
-  int64_t oob_count = 0;                    // checked
-  int64_t index_overflows = 0;              // checked: ctx.offset32 evaluations that wrapped
-  std::vector<device_oob_record> oob;       // checked: the first few
-  std::vector<guard_report> guards;         // guarded / checked: corrupted bands
-  std::vector<std::byte> output;            // the downloaded buffer (empty after a fault)
+  std::string fault;                   // the CUDA error, with file:line and call
+  std::vector<int64_t> touched;        // checked: per buffer id, largest index + 1; -1 untouched
+  int64_t oob_count = 0;               // checked
+  int64_t index_overflows = 0;         // checked: ctx.offset32 evaluations that wrapped
+  std::vector<device_oob_record> oob;  // checked: the first few
+  std::vector<guard_report> guards;    // guarded / checked: corrupted bands
+  std::vector<std::byte> output;       // the downloaded buffer (empty after a fault)
   double setup_ms = 0, kernels_ms = 0, guard_ms = 0, total_ms = 0;  // wall clock in the worker
 };
 

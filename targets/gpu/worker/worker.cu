@@ -63,8 +63,7 @@ void run_once(const gpu_request& rq, run_mode mode, cudaStream_t s, run_result& 
   // the launch ends: device_memory::check_guards), so kernels_ms holds both. The checks' results
   // come back with the output in one synchronisation (guard_ms, guarded: that read-back).
   auto t = clock_type::now();
-  launch_args a{&rq, &mem.pointers(), mode == run_mode::checked, dlog ? dlog->d : nullptr, s,
-                [&](int k) {
+  launch_args a{&rq, &mem.pointers(), mode == run_mode::checked, dlog ? dlog->d : nullptr, s, [&](int k) {
                   mem.check_guards(k);  // guarded only
                   HEADROOM_CUDA_TRY(cudaStreamSynchronize(s));
                   r.kernels_ms += ms_since(t);

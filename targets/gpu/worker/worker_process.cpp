@@ -52,8 +52,9 @@ std::string find_worker() {
 namespace {
 
 std::string status_text(int status) {
-  if (WIFSIGNALED(status)) return std::string("killed by signal ") + std::to_string(WTERMSIG(status)) +
-                                  " (" + ::strsignal(WTERMSIG(status)) + ")";
+  if (WIFSIGNALED(status))
+    return std::string("killed by signal ") + std::to_string(WTERMSIG(status)) + " (" +
+           ::strsignal(WTERMSIG(status)) + ")";
   if (WIFEXITED(status)) return "exited with code " + std::to_string(WEXITSTATUS(status));
   return "ended with status " + std::to_string(status);
 }
@@ -90,15 +91,17 @@ bool worker_process::start() {
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_adddup2(&fa, sv[1], worker_channel_fd);
   pid_t pid = -1;
-  const int rc = exe.empty() || sv[1] < 0 ? ENOENT
-                                          : ::posix_spawnp(&pid, argv[0], &fa, nullptr, argv.data(), envp.data());
+  const int rc = exe.empty() || sv[1] < 0
+                     ? ENOENT
+                     : ::posix_spawnp(&pid, argv[0], &fa, nullptr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&fa);
   if (sv[1] >= 0) ::close(sv[1]);
   if (rc != 0) {
     ::close(sv[0]);
     hello_ = {};
-    hello_.error = exe.empty() ? std::string("no GPU worker executable (") + worker_name + ") was found"
-                               : "could not start the GPU worker (" + args.front() + "): " + std::strerror(rc);
+    hello_.error = exe.empty()
+                       ? std::string("no GPU worker executable (") + worker_name + ") was found"
+                       : "could not start the GPU worker (" + args.front() + "): " + std::strerror(rc);
     have_hello_ = true;
     return false;
   }

@@ -33,8 +33,8 @@ struct worker_options {
 
 struct call_result {
   gpu_response resp;
-  bool died = false;   // the worker faulted, crashed, hung or could not start
-  std::string death;   // why, in words (exit code, signal, timeout, the response's fault)
+  bool died = false;  // the worker faulted, crashed, hung or could not start
+  std::string death;  // why, in words (exit code, signal, timeout, the response's fault)
 };
 
 class worker_process {
