@@ -8,6 +8,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace headroom::gpu {
 
@@ -42,12 +43,19 @@ inline bool is_sticky(cudaError_t e) {
   }
 }
 
+// The source file from the project's targets/ folder on: __FILE__ holds the build machine's path,
+// which a message shown to users should not.
+inline std::string_view project_file(std::string_view file) {
+  const auto at = file.rfind("/targets/");
+  return at == std::string_view::npos ? file : file.substr(at + 1);
+}
+
 [[noreturn]] inline void cuda_fail(cudaError_t e, const char* call, const char* file, int line) {
   (void)cudaGetLastError();  // clear it, so a non-sticky error does not poison the next call
   const bool sticky = is_sticky(e) || cudaPeekAtLastError() != cudaSuccess;
   throw cuda_error(e, sticky,
-                   std::string(file) + ":" + std::to_string(line) + ": " + call + ": " + cudaGetErrorName(e) +
-                       ": " + cudaGetErrorString(e));
+                   std::string(project_file(file)) + ":" + std::to_string(line) + ": " + call + ": " +
+                       cudaGetErrorName(e) + ": " + cudaGetErrorString(e));
 }
 
 }  // namespace headroom::gpu
