@@ -2,20 +2,16 @@
 #include <variant>
 
 #include "core/check/executor.hpp"
+#include "core/util/names.hpp"
 
 namespace headroom {
 
-const char* to_string(target_kind t) {
-  switch (t) {
-    case target_kind::model:
-      return "model";
-    case target_kind::sim:
-      return "sim";
-    case target_kind::gpu:
-      return "gpu";
-  }
-  return "unknown";
-}
+namespace {
+constexpr name_table<target_kind, 3> target_names = {
+    {{target_kind::model, "model"}, {target_kind::sim, "sim"}, {target_kind::gpu, "gpu"}}};
+}  // namespace
+
+const char* to_string(target_kind t) { return name_in(target_names, t, "unknown"); }
 
 observation model_observation(const any_plan& plan, const rank_layer& layer, const batch& b, dtype kv_dtype) {
   observation o;

@@ -9,6 +9,8 @@
 #include <sys/mman.h>
 #include <stdexcept>
 
+#include "core/util/names.hpp"
+
 namespace headroom::sim {
 
 namespace {
@@ -16,21 +18,13 @@ namespace {
 constexpr std::size_t buffer_alignment = 64;
 // Allocations from this size on are anonymous mappings (64 pages of 4 KiB).
 constexpr std::size_t mmap_min_bytes = 256 * 1024;
+constexpr name_table<hazard_kind, 4> hazard_names = {{{hazard_kind::uninitialized_read, "uninitialized_read"},
+                                                      {hazard_kind::read_after_write, "read_after_write"},
+                                                      {hazard_kind::write_after_read, "write_after_read"},
+                                                      {hazard_kind::write_after_write, "write_after_write"}}};
 }  // namespace
 
-const char* to_string(hazard_kind k) {
-  switch (k) {
-    case hazard_kind::uninitialized_read:
-      return "uninitialized_read";
-    case hazard_kind::read_after_write:
-      return "read_after_write";
-    case hazard_kind::write_after_read:
-      return "write_after_read";
-    case hazard_kind::write_after_write:
-      return "write_after_write";
-  }
-  return "?";
-}
+const char* to_string(hazard_kind k) { return name_in(hazard_names, k); }
 
 memory::~memory() {
   for (const block& b : storage_) {

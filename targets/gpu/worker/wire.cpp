@@ -11,8 +11,13 @@
 #include <stdexcept>
 #include <type_traits>
 
+#include "core/util/names.hpp"
+
 namespace headroom::gpu {
 namespace {
+
+constexpr name_table<run_mode, 3> mode_names = {
+    {{run_mode::plain, "plain"}, {run_mode::guarded, "guarded"}, {run_mode::checked, "checked"}}};
 
 // The largest message accepted (a corrupt length must not allocate terabytes): 8 GiB.
 constexpr uint64_t max_message_bytes = uint64_t{8} << 30;
@@ -104,17 +109,7 @@ bool read_all(int fd, void* p, std::size_t n) {
 
 }  // namespace
 
-const char* to_string(run_mode m) {
-  switch (m) {
-    case run_mode::plain:
-      return "plain";
-    case run_mode::guarded:
-      return "guarded";
-    case run_mode::checked:
-      return "checked";
-  }
-  return "?";
-}
+const char* to_string(run_mode m) { return name_in(mode_names, m); }
 
 std::vector<std::byte> encode(const gpu_request& r) {
   writer w;
