@@ -12,6 +12,7 @@
 
 #include "core/util/error.hpp"
 #include "targets/gpu/worker/worker_process.hpp"
+#include "kernels/elem_type.hpp"
 #include "kernels/numeric.hpp"
 #include "kernels/reference.hpp"
 #include "targets/gpu/request.hpp"
@@ -61,15 +62,7 @@ std::vector<float> output_floats(const std::vector<std::byte>& bytes, std::size_
 
 std::vector<float> to_floats(dtype d, const std::vector<std::byte>& bytes, std::size_t n,
                              int64_t& unwritten) {
-  switch (d) {
-    case dtype::bf16:
-      return output_floats<bf16>(bytes, n, unwritten);
-    case dtype::fp16:
-      return output_floats<fp16>(bytes, n, unwritten);
-    case dtype::fp32:
-      return output_floats<float>(bytes, n, unwritten);
-  }
-  return {};
+  return with_elem_type(d, "gpu executor", [&]<class T>() { return output_floats<T>(bytes, n, unwritten); });
 }
 
 }  // namespace
@@ -93,15 +86,7 @@ gpu::gpu_request make_gpu_request(const run_request& r, std::vector<float>* refe
     const meta_params params = make_meta_params(m, *r.plan, *r.layer);
     return gpu::to_request(m, params);
   }
-  switch (r.kv_dtype) {
-    case dtype::bf16:
-      return package<bf16>(r, reference);
-    case dtype::fp16:
-      return package<fp16>(r, reference);
-    case dtype::fp32:
-      return package<float>(r, reference);
-  }
-  throw std::invalid_argument("gpu executor: unknown dtype");
+  return with_elem_type(r.kv_dtype, "gpu executor", [&]<class T>() { return package<T>(r, reference); });
 }
 
 gpu_executor::gpu_executor(gpu_executor_options o)

@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <variant>
 
+#include "kernels/elem_type.hpp"
 #include "kernels/numeric.hpp"
 #include "kernels/reference.hpp"
 #include "targets/sim/sim_launch.hpp"
@@ -97,15 +98,7 @@ observation sim_executor::run(const run_request& r) {
   last_ = {};
   if (!runs_kernels(*r.plan)) return {};  // not simulated (header)
   if (!is_attention_plan(*r.plan)) return run_meta(r, last_);
-  switch (r.kv_dtype) {
-    case dtype::bf16:
-      return run_typed<bf16>(r, last_);
-    case dtype::fp16:
-      return run_typed<fp16>(r, last_);
-    case dtype::fp32:
-      return run_typed<float>(r, last_);
-  }
-  throw std::invalid_argument("sim executor: unknown dtype");
+  return with_elem_type(r.kv_dtype, "sim executor", [&]<class T>() { return run_typed<T>(r, last_); });
 }
 
 }  // namespace headroom

@@ -8,6 +8,7 @@
 
 #include "core/backends/flashinfer.hpp"
 #include "core/backends/triton.hpp"
+#include "kernels/elem_type.hpp"
 #include "kernels/numeric.hpp"
 #include "targets/sim/sim_launch.hpp"
 
@@ -130,15 +131,7 @@ std::vector<float> sim_output_typed(const owned_case& c) {
 }  // namespace
 
 std::vector<float> sim_output(const owned_case& c) {
-  switch (c.dt) {
-    case dtype::bf16:
-      return sim_output_typed<bf16>(c);
-    case dtype::fp16:
-      return sim_output_typed<fp16>(c);
-    case dtype::fp32:
-      return sim_output_typed<float>(c);
-  }
-  return {};
+  return with_elem_type(c.dt, "gpu lane", [&]<class T>() { return sim_output_typed<T>(c); });
 }
 
 namespace {
