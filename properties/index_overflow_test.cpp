@@ -8,6 +8,7 @@
 #include "core/util/checked.hpp"
 #include "core/util/error.hpp"
 #include "generators/case_gen.hpp"
+#include "properties/support/edited.hpp"
 #include "properties/support/engine_view.hpp"
 #include "properties/support/prop_check.hpp"
 
@@ -91,24 +92,14 @@ TEST(IndexOverflow, ReportedExactlyWhenBeyond32Bits) {
       budget);
 }
 
-// An executor whose arithmetic wraps at 32 bits: the property must notice (it is not vacuous).
-class wrapping_model final : public executor {
- public:
-  target_kind kind() const override { return target_kind::model; }
-  observation run(const run_request& r) override {
-    observation o = inner_.run(r);
-    for (auto& t : o.touched) t.elems = static_cast<int32_t>(static_cast<uint32_t>(t.elems));
-    return o;
-  }
-
- private:
-  model_executor inner_;
-};
-
 TEST(IndexOverflow, DetectsWrappingArithmetic) {
   const auto r = props::run(
       [] {
-        wrapping_model model;
+        // arithmetic that wraps at 32 bits
+        model_executor formulas;
+        props::edited_executor model(formulas, [](observation& o) {
+          for (auto& t : o.touched) t.elems = static_cast<int32_t>(static_cast<uint32_t>(t.elems));
+        });
         no_wraparound(*generators::large_cases(policies), model);
       },
       budget);
@@ -146,24 +137,12 @@ TEST(IndexOverflow, TokenOffsetsWrapExactlyPast2To31) {
       budget);
 }
 
-// An executor that loses the wrap count: the property must notice.
-class uncounting_model final : public executor {
- public:
-  target_kind kind() const override { return target_kind::model; }
-  observation run(const run_request& r) override {
-    observation o = inner_.run(r);
-    o.index_overflows = 0;
-    return o;
-  }
-
- private:
-  model_executor inner_;
-};
-
 TEST(IndexOverflow, DetectsLostTokenOffsetWraps) {
   const auto r = props::run(
       [] {
-        uncounting_model model;
+        // an executor that loses the wrap count
+        model_executor formulas;
+        props::edited_executor model(formulas, [](observation& o) { o.index_overflows = 0; });
         token_offsets_wrap_exactly(*generators::large_offset_cases(), model);
       },
       budget);

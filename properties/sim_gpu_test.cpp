@@ -16,6 +16,7 @@
 
 #include "core/check/check.hpp"
 #include "targets/gpu/gpu_executor.hpp"
+#include "properties/support/edited.hpp"
 #include "properties/support/engine_view.hpp"
 #include "properties/support/paired.hpp"
 #include "properties/support/prop_check.hpp"
@@ -122,22 +123,12 @@ TEST(SimGpu, AgreeUnderEachCatalogueMutant) {
       budget);
 }
 
-// A device-checked build that under-reports by one element: the property must notice.
-class short_gpu final : public executor {
- public:
-  target_kind kind() const override { return target_kind::gpu; }
-  observation run(const run_request& r) override {
-    observation o = shared_gpu().run(r);
-    for (auto& t : o.touched) t.elems -= 1;
-    return o;
-  }
-};
-
 TEST(SimGpu, DetectsAPlantedUnderReport) {
   const auto p = props::everything();
   const auto r = props::run(
       [p] {
-        short_gpu gpu;
+        // a device-checked build that under-reports by one element
+        props::edited_executor gpu(shared_gpu(), props::one_element_short);
         sim_and_gpu_agree(*generators::cases(p), gpu);
       },
       budget);
