@@ -9,6 +9,7 @@
 #include <cstring>
 #include <memory>
 #include <type_traits>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,7 @@ struct sim_buffer {
   std::byte* data = nullptr;
   bool track_init = false;
   uint8_t* written = nullptr;  // per element, scratch buffers only (owned by the memory)
+  int64_t host_prefix = 0;     // scratch: elements [0, host_prefix) were written by the host (upload_prefix)
   buffer_stats stats;
 };
 
@@ -95,6 +97,21 @@ class memory {
   buffer_ref<const T> upload(const std::string& name, const std::vector<T>& src) {
     auto ref = alloc<T>(name, static_cast<int64_t>(src.size()), fill::data);
     if (!src.empty()) std::memcpy(ref.data, src.data(), src.size() * sizeof(T));
+    return {ref.data, ref.extent, ref.id};
+  }
+  // `extent` elements of which the host writes only the first src.size(), as a planner that
+  // allocates more work entries than it fills: the rest read as poison and count as uninitialized.
+  template <class T>
+  buffer_ref<const T> upload_prefix(const std::string& name, const std::vector<T>& src, int64_t extent) {
+    const auto n = static_cast<int64_t>(src.size());
+    if (n > extent) throw std::invalid_argument("sim buffer '" + name + "': prefix longer than the buffer");
+    auto ref = alloc<T>(name, extent, fill::scratch);
+    sim_buffer& b = at(ref.id);
+    if (n > 0) {
+      std::memcpy(ref.data, src.data(), src.size() * sizeof(T));
+      std::memset(b.written, 1, static_cast<std::size_t>(n));
+    }
+    b.host_prefix = n;
     return {ref.data, ref.extent, ref.id};
   }
   // The buffer's contents as the host would read them back: unwritten scratch elements read as

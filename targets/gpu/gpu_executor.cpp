@@ -149,6 +149,7 @@ observation gpu_executor::run(const run_request& r) {
       }
       o.oob_count = run.oob_count;
       o.index_overflows = run.index_overflows;
+      o.uninitialized_reads = run.uninitialized_reads;
     }
     for (const auto& g : run.guards) {
       o.guard_corrupted = true;

@@ -7,7 +7,8 @@ void add_buffers(const sim::memory& m, gpu_request& rq) {
   for (std::size_t i = 0; i < m.size(); ++i) {
     const sim::sim_buffer& b = m[i];
     wire_buffer w{b.name, b.elem_bytes, b.extent, b.track_init, {}};
-    if (!w.scratch) w.data.assign(b.data, b.data + b.elem_bytes * b.extent);
+    const int64_t sent = w.scratch ? b.host_prefix : b.extent;  // a scratch buffer: its host-written prefix
+    w.data.assign(b.data, b.data + b.elem_bytes * sent);
     if (b.name == output_buffer_name) rq.download = static_cast<int32_t>(i);
     rq.buffers.push_back(std::move(w));
   }

@@ -54,6 +54,8 @@ std::byte* alloc_like(sim::memory& m, const wire_buffer& b) {
       return reinterpret_cast<std::byte*>(m.alloc<int64_t>(b.name, b.extent, f).data);
     case 4:
       return reinterpret_cast<std::byte*>(m.alloc<float>(b.name, b.extent, f).data);
+    case 1:
+      return reinterpret_cast<std::byte*>(m.alloc<uint8_t>(b.name, b.extent, f).data);
     default:
       return reinterpret_cast<std::byte*>(m.alloc<uint16_t>(b.name, b.extent, f).data);
   }
@@ -65,7 +67,12 @@ run_result run_once(const gpu_request& rq, run_mode mode) {
   sim::memory m;
   for (const auto& b : rq.buffers) {
     std::byte* d = alloc_like(m, b);
-    if (!b.scratch && !b.data.empty()) std::memcpy(d, b.data.data(), b.data.size());
+    if (!b.data.empty()) std::memcpy(d, b.data.data(), b.data.size());
+    if (b.scratch) {  // the host-written prefix counts as written
+      sim::sim_buffer& sb = m.at(static_cast<int32_t>(m.size() - 1));
+      sb.host_prefix = static_cast<int64_t>(b.data.size()) / b.elem_bytes;
+      std::memset(sb.written, 1, static_cast<std::size_t>(sb.host_prefix));
+    }
   }
   switch (rq.type) {
     case elem_type::f32:
@@ -83,6 +90,8 @@ run_result run_once(const gpu_request& rq, run_mode mode) {
       r.touched.push_back(m[i].stats.loads + m[i].stats.stores > 0 ? m[i].stats.touched : -1);
     r.oob_count = m.log.oob_count;
     r.index_overflows = m.log.index_overflows;
+    for (std::size_t i = 0; i < m.size(); ++i)  // the device counts these only: see device_log.hpp
+      if (m[i].host_prefix > 0) r.uninitialized_reads += m[i].stats.uninitialized;
     for (const auto& a : m.log.oob) {
       device_oob_record d;
       d.index = a.index, d.extent = a.extent, d.write = a.write;

@@ -54,11 +54,19 @@ __noinline__ HEADROOM_HOST_DEVICE inline void log_oob(checked_thread_state& s, i
 // One element of an access that is (partly) out of bounds, out of line: such accesses are rare,
 // and inlining the checks and the log at every access site of an unrolled body multiplies
 // compile time. Loads out of bounds return the simulator's poison (0xFF bytes).
+// A read in [init, n) is uninitialized: counted (once per block from block-uniform code) and
+// answered with poison, as the simulator answers it.
 template <class V>
-__noinline__ HEADROOM_HOST_DEVICE V checked_load_one(const V* d, int64_t n, int64_t j,
+__noinline__ HEADROOM_HOST_DEVICE V checked_load_one(const V* d, int64_t n, int64_t init, int64_t j,
                                                      checked_thread_state& s, int32_t id, const char* name) {
-  if (j >= 0 && j < n) return d[j];
-  log_oob(s, id, name, j, n, false);
+  if (j >= 0 && j < init) return d[j];
+  if (j >= 0 && j < n) {
+#if HEADROOM_ON_DEVICE
+    if (s.in_threads || s.t.linear == 0) atomicAdd(&s.log->uninitialized_reads, 1ull);
+#endif
+  } else {
+    log_oob(s, id, name, j, n, false);
+  }
   V x;
   std::memset(static_cast<void*>(&x), 0xFF, sizeof(V));
   return x;
@@ -80,8 +88,10 @@ template <class T>
 class checked_view {
  public:
   using value_type = std::remove_const_t<T>;
-  HEADROOM_HOST_DEVICE checked_view(T* d, int64_t n, int32_t id, const char* name, checked_thread_state* s)
-      : d_(d), n_(n), id_(id), name_(name), s_(s) {}
+  // `init` <= n: elements [init, n) were never written by the host (reads of them are counted).
+  HEADROOM_HOST_DEVICE checked_view(T* d, int64_t n, int32_t id, const char* name, checked_thread_state* s,
+                                    int64_t init = -1)
+      : d_(d), n_(n), init_(init >= 0 && init < n ? init : n), id_(id), name_(name), s_(s) {}
   // The view keeps its own largest touched index (a register) and merges it into the thread's
   // per-buffer table once, when it goes out of scope: a dynamically indexed local-memory update
   // at every access made the checked kernels 4x slower to compile.
@@ -97,20 +107,20 @@ class checked_view {
   template <int N>
   HEADROOM_HOST_DEVICE vec<value_type, N> load_vec(int64_t i) const {
     vec<value_type, N> r;
-    if (i >= 0 && i <= n_ - N) {
+    if (i >= 0 && i <= init_ - N) {
       touch(i + N);
       copy_vec(r, d_ + i);
       return r;
     }
     touch(i + N);  // the largest element index + 1 of the access, out of bounds or not
-    for (int k = 0; k < N; ++k) r[k] = checked_load_one(d_, n_, i + k, *s_, id_, name_);
+    for (int k = 0; k < N; ++k) r[k] = checked_load_one(d_, n_, init_, i + k, *s_, id_, name_);
     return r;
   }
   // Checked like load_vec; the alignment promise is the simulator's to check (a misaligned
   // in-bounds address faults here, as it would in production).
   template <int N>
   HEADROOM_HOST_DEVICE vec<value_type, N> load_vec_aligned(int64_t i) const {
-    if (i >= 0 && i <= n_ - N) {
+    if (i >= 0 && i <= init_ - N) {
       vec<value_type, N> r;
       touch(i + N);
       copy_vec_aligned(r, d_ + i);
@@ -120,9 +130,11 @@ class checked_view {
   }
 
   // The address of elements [i, i + N) when all are in bounds (touched), else null (not touched).
+  // A read-only view's bound is its initialised prefix (copies are its only use of the address).
   template <int N>
   HEADROOM_HOST_DEVICE T* address(int64_t i) const {
-    if (!(i >= 0 && i <= n_ - N)) return nullptr;
+    const int64_t end = std::is_const_v<T> ? init_ : n_;
+    if (!(i >= 0 && i <= end - N)) return nullptr;
     touch(i + N);
     return d_ + i;
   }
@@ -150,7 +162,7 @@ class checked_view {
     if (end > max_) max_ = end;
   }
   T* d_;
-  int64_t n_;
+  int64_t n_, init_;
   int32_t id_;
   const char* name_;
   checked_thread_state* s_;
@@ -178,7 +190,7 @@ class checked_context : public gpu_context_base {
   template <class T>
   HEADROOM_HOST_DEVICE checked_view<T> global(buffer_ref<T> r) {
     const int32_t id = r.id >= 0 && r.id < max_log_buffers ? r.id : -1;
-    return {r.data, r.extent, id, nullptr, &s_};
+    return {r.data, r.extent, id, nullptr, &s_, id >= 0 ? static_cast<int64_t>(s_.log->init_end[id]) : -1};
   }
   template <int G = 1, class T, std::size_t N>
   HEADROOM_HOST_DEVICE checked_view<T> shared(T (&a)[N], const char* name) {

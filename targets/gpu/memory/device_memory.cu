@@ -107,7 +107,9 @@ device_memory::device_memory(std::vector<const wire_buffer*> bufs, bool guarded,
   for (const wire_buffer* b : bufs_) {
     if (b->elem_bytes <= 0 || b->extent < 0)
       throw std::invalid_argument("gpu buffer " + b->name + ": bad size");
-    if (!b->scratch && static_cast<int64_t>(b->data.size()) != b->elem_bytes * b->extent)
+    const auto sent = static_cast<int64_t>(b->data.size());
+    if (b->scratch ? sent > b->elem_bytes * b->extent || sent % b->elem_bytes != 0
+                   : sent != b->elem_bytes * b->extent)
       throw std::invalid_argument("gpu buffer " + b->name + ": data size does not match its extent");
   }
   try {
@@ -170,6 +172,8 @@ void device_memory::set_up(bool guarded, const guard_options& g) {
                     0, stream_>>>(arena_, table_in(meta_, bands_), band_chunks_, poison);
     HEADROOM_CUDA_TRY(cudaGetLastError());
   }
+  for (std::size_t i = 0; i < bufs_.size(); ++i)  // host-written prefixes of scratch, over the poison
+    if (bufs_[i]->scratch) upload(ptrs_[i], bufs_[i]->data.data(), bufs_[i]->data.size());
 }
 
 // Frees are not checked: after a lost context they fail, and the worker exits anyway. The arena's

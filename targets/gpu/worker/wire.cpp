@@ -145,7 +145,7 @@ std::vector<std::byte> encode(const gpu_response& r) {
   w.pod(static_cast<uint64_t>(r.runs.size()));
   for (const auto& x : r.runs) {
     w.pod(x.mode), w.pod(x.faulted), w.str(x.fault), w.pods(x.touched), w.pod(x.oob_count),
-        w.pod(x.index_overflows);
+        w.pod(x.index_overflows), w.pod(x.uninitialized_reads);
     w.pods(x.oob), w.pods(x.guards), w.pods(x.output);
     w.pod(x.setup_ms), w.pod(x.kernels_ms), w.pod(x.guard_ms), w.pod(x.total_ms);
   }
@@ -162,6 +162,7 @@ gpu_response decode_response(const std::vector<std::byte>& m) {
     run_result x;
     x.mode = rd.pod<run_mode>(), x.faulted = rd.pod<bool>(), x.fault = rd.str();
     x.touched = rd.pods<int64_t>(), x.oob_count = rd.pod<int64_t>(), x.index_overflows = rd.pod<int64_t>();
+    x.uninitialized_reads = rd.pod<int64_t>();
     x.oob = rd.pods<device_oob_record>(), x.guards = rd.pods<guard_report>();
     x.output = rd.pods<std::byte>();
     x.setup_ms = rd.pod<double>(), x.kernels_ms = rd.pod<double>();

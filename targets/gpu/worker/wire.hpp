@@ -43,9 +43,11 @@ const char* to_string(run_mode m);
 struct wire_buffer {
   std::string name;
   int64_t elem_bytes = 0;
-  int64_t extent = 0;           // elements
-  bool scratch = false;         // poisoned (0xFF) on the device before each run; no bytes sent
-  std::vector<std::byte> data;  // extent * elem_bytes bytes for input buffers
+  int64_t extent = 0;    // elements
+  bool scratch = false;  // poisoned (0xFF) on the device before each run
+  // Input buffers: extent * elem_bytes bytes. Scratch: the bytes of the first elements the host
+  // wrote (a planner's work list filled in part; usually none), uploaded over the poison.
+  std::vector<std::byte> data;
 };
 
 // Guard bands: before each buffer `min_band` bytes; after a writable (scratch) buffer
@@ -90,6 +92,7 @@ struct run_result {
   std::vector<int64_t> touched;        // checked: per buffer id, largest index + 1; -1 untouched
   int64_t oob_count = 0;               // checked
   int64_t index_overflows = 0;         // checked: ctx.offset32 evaluations that wrapped
+  int64_t uninitialized_reads = 0;     // checked: reads past a scratch buffer's host-written prefix
   std::vector<device_oob_record> oob;  // checked: the first few
   std::vector<guard_report> guards;    // guarded / checked: corrupted bands
   std::vector<std::byte> output;       // the downloaded buffer (empty after a fault)

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <exception>
+#include <limits>
 #include <memory>
 #include <string>
 
@@ -28,11 +29,19 @@ bool context_lost() {
   return e != cudaSuccess && (is_sticky(e) || cudaDeviceSynchronize() != cudaSuccess);
 }
 
+// The checked run's log, clean, with each buffer's initialised prefix: the host-written elements
+// of a partly written scratch buffer (a planner's work list), everything elsewhere.
 struct log_buffer {
   device_log* d = nullptr;
-  explicit log_buffer(cudaStream_t s) {
+  log_buffer(const gpu_request& rq, cudaStream_t s) {
+    auto h = std::make_unique<device_log>();
+    for (int i = 0; i < max_log_buffers; ++i) h->init_end[i] = std::numeric_limits<long long>::max();
+    for (std::size_t i = 0; i < rq.buffers.size() && i < static_cast<std::size_t>(max_log_buffers); ++i) {
+      const wire_buffer& b = rq.buffers[i];
+      if (b.scratch && !b.data.empty()) h->init_end[i] = static_cast<long long>(b.data.size()) / b.elem_bytes;
+    }
     HEADROOM_CUDA_TRY(cudaMalloc(&d, sizeof(device_log)));
-    HEADROOM_CUDA_TRY(cudaMemsetAsync(d, 0, sizeof(device_log), s));
+    HEADROOM_CUDA_TRY(cudaMemcpyAsync(d, h.get(), sizeof(device_log), cudaMemcpyHostToDevice, s));
   }
   ~log_buffer() { cudaFree(d); }
 };
@@ -46,6 +55,7 @@ void read_log(const device_log* d, std::size_t nbuf, run_result& r, cudaStream_t
     if (h.used_mask & (1ull << i)) r.touched[i] = h.touched[i];
   r.oob_count = static_cast<int64_t>(h.oob_count);
   r.index_overflows = static_cast<int64_t>(h.index_overflows);
+  r.uninitialized_reads = static_cast<int64_t>(h.uninitialized_reads);
   const auto kept = h.oob_count < max_log_records ? h.oob_count : max_log_records;
   r.oob.assign(h.rec, h.rec + kept);
 }
@@ -55,7 +65,7 @@ void run_once(const gpu_request& rq, run_mode mode, cudaStream_t s, run_result& 
   r.mode = mode;
   device_memory mem(rq.buffers, mode != run_mode::plain, rq.guards, s);
   std::unique_ptr<log_buffer> dlog;
-  if (mode == run_mode::checked) dlog = std::make_unique<log_buffer>(s);
+  if (mode == run_mode::checked) dlog = std::make_unique<log_buffer>(rq, s);
   HEADROOM_CUDA_TRY(cudaStreamSynchronize(s));
   r.setup_ms = ms_since(t0);
   // Each launch is synchronised (a fault is attributed to its launch); when guarded, its band check
