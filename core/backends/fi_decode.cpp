@@ -1,48 +1,35 @@
-// FlashInfer batch decode, CUDA-core split-KV path (docs/engines.md §6): the partition search, work items,
-// o_indptr and the float workspace, plus what a run with the layer's real heads writes.
+// FlashInfer batch decode, CUDA-core split-KV path (docs/engines.md §6), as DecodePlanImpl writes it:
+// the work estimation (occupancy budget, chunk search in pages), the work entries with their
+// unwritten padded tail, o_indptr, block_valid_mask and the float workspace, plus what a run with
+// the layer's real heads writes.
 #include <algorithm>
 
 #include "core/backends/flashinfer.hpp"
 #include "core/util/checked.hpp"
 
 namespace headroom {
-
-int64_t device_params::occupancy(int64_t group_size) const {
-  auto it = blocks_per_sm.find(group_size);
-  return it == blocks_per_sm.end() ? default_blocks_per_sm : it->second;
-}
-
-// Estimates for the decode kernel at D = 128, bf16: group size 1 uses an 8-deep KV tile per bdx
-// (64 KiB of shared memory per block: 3 blocks of 228 KiB per SM); larger groups use 8 KiB tiles
-// and are limited by registers to 8 blocks. Overridable per case.
-device_params h200_params() {
-  device_params d;
-  d.num_sms = 132;
-  d.blocks_per_sm = {{1, 3}};
-  d.default_blocks_per_sm = 8;
-  return d;
-}
-
 namespace {
 
+// kv_indptr differences: pages per request (a request holds at least one token).
 std::vector<int64_t> pages_of(const batch& b, int64_t page_size) {
   std::vector<int64_t> pages;
-  for (int64_t len : b.seq_lens) pages.push_back(std::max<int64_t>(1, ceil_div(len, page_size)));
+  for (int64_t len : b.seq_lens) pages.push_back(ceil_div(len, page_size));
   return pages;
 }
 
 int64_t work_items(const std::vector<int64_t>& pages, int64_t chunk) {
   int64_t n = 0;
-  for (int64_t p : pages) n = checked_add(n, ceil_div(p, chunk), "work items");
+  for (int64_t p : pages) n = checked_add(n, ceil_div(std::max<int64_t>(p, 1), chunk), "work items");
   return n;
 }
 
-// Smallest chunk (pages) with work_items(chunk) * kv <= max_grid, searched in [lo, hi].
-int64_t search_chunk(const std::vector<int64_t>& pages, int64_t kv, int64_t max_grid, int64_t lo,
-                     int64_t hi) {
+// PartitionPagedKVCacheBinarySearchMinNumPagePerBatch: the smallest chunk (pages) in
+// [lo, max pages] with work_items * gdy <= max_grid; lo itself when lo >= max pages.
+int64_t search_chunk(const std::vector<int64_t>& pages, int64_t gdy, int64_t max_grid, int64_t lo) {
+  int64_t hi = *std::max_element(pages.begin(), pages.end());
   while (lo < hi) {
-    int64_t mid = lo + (hi - lo) / 2;
-    if (checked_mul(work_items(pages, mid), kv) > max_grid)
+    const int64_t mid = (lo + hi) / 2;
+    if (checked_mul(work_items(pages, mid), gdy) > max_grid)
       lo = mid + 1;
     else
       hi = mid;
@@ -67,37 +54,41 @@ fi_decode_plan plan_fi_decode(int64_t builder_heads, int64_t kv_heads, int64_t h
   p.page_size = o.page_size;
   p.group_size_supported = supported_group(builder_heads, kv_heads);
   const int64_t group = std::max<int64_t>(1, builder_heads / std::max<int64_t>(1, kv_heads));
-  p.max_grid = checked_mul(o.device.occupancy(group), o.device.num_sms, "max_grid");
+  const int64_t gdy = kv_heads;  // grid y
+  p.max_grid = checked_mul(o.device.occupancy(group, head_size), o.device.num_sms, "max_grid");
 
+  // Work estimation: no split when the batch alone fills the grid; else the chunk search, and a
+  // split unless every request stays one chunk (always under CUDA graphs).
   const auto pages = pages_of(b, o.page_size);
-  const int64_t max_pages = *std::max_element(pages.begin(), pages.end());
   const int64_t nb = b.num_seqs();
-  p.chunk_pages = max_pages;
-  if (checked_mul(nb, kv_heads) < p.max_grid) {
-    const int64_t min_chunk = std::max<int64_t>(fi_min_chunk_tokens / o.page_size, 1);
-    const int64_t chunk =
-        search_chunk(pages, kv_heads, p.max_grid, min_chunk, std::max(min_chunk, max_pages));
-    const int64_t new_batch = work_items(pages, chunk);
-    p.split = !(new_batch == nb && !o.cuda_graph);
-    if (p.split) p.chunk_pages = chunk;
+  if (checked_mul(nb, gdy) >= p.max_grid) {
+    p.chunk_pages = std::max<int64_t>(1, *std::max_element(pages.begin(), pages.end()));
+    p.num_work = nb;
+  } else {
+    p.chunk_pages =
+        search_chunk(pages, gdy, p.max_grid, std::max<int64_t>(fi_min_chunk_tokens / o.page_size, 1));
+    p.num_work = work_items(pages, p.chunk_pages);
+    p.split = !(p.num_work == nb && !o.cuda_graph);
   }
-  p.num_work = p.split ? work_items(pages, p.chunk_pages) : nb;
-  p.padded = o.cuda_graph ? (p.split ? p.max_grid / kv_heads : nb) : p.num_work;
+  p.kv_chunk_size = checked_mul(p.chunk_pages, o.page_size, "kv_chunk_size");
+  p.padded = o.cuda_graph ? (p.split ? p.max_grid / gdy : nb) : p.num_work;
 
+  // DecodeSplitKVIndptr over the chunk found (also when not split: one chunk per request then).
   p.o_indptr.assign(1, 0);
   for (std::size_t i = 0; i < pages.size(); ++i) {
-    const int64_t chunks = p.split ? ceil_div(pages[i], p.chunk_pages) : 1;
+    const int64_t chunks = ceil_div(std::max<int64_t>(pages[i], 1), p.chunk_pages);
     for (int64_t c = 0; c < chunks; ++c) {
       p.request_indices.push_back(static_cast<int32_t>(i));
       p.kv_tile_indices.push_back(static_cast<int32_t>(c));
     }
     p.o_indptr.push_back(static_cast<int32_t>(p.o_indptr.back() + chunks));
   }
-  while (static_cast<int64_t>(p.request_indices.size()) < p.padded) {  // graph padding
-    p.request_indices.push_back(p.request_indices.back());
-    p.kv_tile_indices.push_back(p.kv_tile_indices.back());
-  }
+  if (p.num_work > p.padded)
+    throw std::logic_error("flashinfer decode plan: more work entries than the padded grid");
+  p.request_indices.resize(p.padded, fi_unwritten);  // allocated, never written by the planner
+  p.kv_tile_indices.resize(p.padded, fi_unwritten);
   if (p.split) {
+    for (int64_t i = 0; i < p.padded; ++i) p.block_valid_mask.push_back(i < p.num_work ? 1 : 0);
     const int64_t rows = checked_mul(builder_heads, p.padded, "tmp rows");
     p.buffers = {{"tmp_v", checked_product("tmp_v bytes", rows, head_size, 4), dtype_bytes(out)},
                  {"tmp_s", checked_mul(rows, 4, "tmp_s bytes"), 4}};

@@ -53,14 +53,26 @@ json to_json(const triton_options& t) {
 }
 
 json to_json(const flashinfer_options& f) {
-  json occ = json::object();
+  json occ = json::object(), by_head = json::object();
   for (auto [g, b] : f.device.blocks_per_sm) occ[std::to_string(g)] = b;
+  for (auto [gd, b] : f.device.blocks_by_head)
+    by_head[std::to_string(gd.first) + "x" + std::to_string(gd.second)] = b;
   return {{"cuda_graph", f.cuda_graph},
           {"page_size", f.page_size},
+          {"window_left", f.window_left},
+          {"disable_split_kv", f.disable_split_kv},
+          {"fixed_split_size", f.fixed_split_size},
+          {"uniform_q_len", f.uniform_q_len},
+          {"num_colocated_ctas", f.num_colocated_ctas},
+          {"kv_dtype_bytes", f.kv_dtype_bytes},
+          {"total_num_rows", f.total_num_rows},
           {"device",
            {{"num_sms", f.device.num_sms},
             {"blocks_per_sm", occ},
-            {"default_blocks_per_sm", f.device.default_blocks_per_sm}}}};
+            {"blocks_by_head", by_head},
+            {"default_blocks_per_sm", f.device.default_blocks_per_sm},
+            {"compute_major", f.device.compute_major},
+            {"max_smem_per_block_optin", f.device.max_smem_per_block_optin}}}};
 }
 
 namespace {
@@ -73,6 +85,14 @@ int64_t group_size_key(const std::string& k) {
   return std::to_string(g) == k ? g : 0;
 }
 
+// A blocks_by_head key "GxD" (group size x head size, as to_json writes it); {0, 0} otherwise.
+std::pair<int64_t, int64_t> group_head_key(const std::string& k) {
+  const auto x = k.find('x');
+  if (x == std::string::npos) return {0, 0};
+  const int64_t g = group_size_key(k.substr(0, x)), d = group_size_key(k.substr(x + 1));
+  return g > 0 && d > 0 ? std::pair<int64_t, int64_t>{g, d} : std::pair<int64_t, int64_t>{0, 0};
+}
+
 }  // namespace
 
 flashinfer_options flashinfer_from_json(const json& j, const std::string& file, const std::string& path) {
@@ -80,6 +100,13 @@ flashinfer_options flashinfer_from_json(const json& j, const std::string& file, 
   const std::string p = path + "flashinfer.";
   f.cuda_graph = jr::get_bool_or(j, "cuda_graph", f.cuda_graph, file, p);
   f.page_size = jr::get_int_or(j, "page_size", f.page_size, file, p, 1, 1 << 16);
+  f.window_left = jr::get_int_or(j, "window_left", f.window_left, file, p, -1, 1LL << 31);
+  f.disable_split_kv = jr::get_bool_or(j, "disable_split_kv", f.disable_split_kv, file, p);
+  f.fixed_split_size = jr::get_int_or(j, "fixed_split_size", f.fixed_split_size, file, p, -1, 1LL << 31);
+  f.uniform_q_len = jr::get_int_or(j, "uniform_q_len", f.uniform_q_len, file, p, 0, 1LL << 31);
+  f.num_colocated_ctas = jr::get_int_or(j, "num_colocated_ctas", f.num_colocated_ctas, file, p, 0, 1 << 20);
+  f.kv_dtype_bytes = jr::get_int_or(j, "kv_dtype_bytes", f.kv_dtype_bytes, file, p, 1, 8);
+  f.total_num_rows = jr::get_int_or(j, "total_num_rows", f.total_num_rows, file, p, 0, 1LL << 31);
   if (j.contains("device")) {
     const json& d = jr::get_object(j, "device", file, p);
     const std::string dp = p + "device.";
@@ -93,6 +120,18 @@ flashinfer_options flashinfer_from_json(const json& j, const std::string& file, 
         throw input_error(file, dp + "blocks_per_sm", "\"" + k + "\"", "keys are group sizes: integers >= 1");
       f.device.blocks_per_sm[g] = jr::as_int(v, file, dp + "blocks_per_sm." + k, 1, 1024);
     }
+    f.device.blocks_by_head.clear();
+    if (d.contains("blocks_by_head"))
+      for (auto& [k, v] : jr::get_object(d, "blocks_by_head", file, dp).items()) {
+        const auto gd = group_head_key(k);
+        if (gd.first < 1)
+          throw input_error(file, dp + "blocks_by_head", "\"" + k + "\"",
+                            "keys are GxD: group size x head size");
+        f.device.blocks_by_head[gd] = jr::as_int(v, file, dp + "blocks_by_head." + k, 1, 1024);
+      }
+    f.device.compute_major = jr::get_int_or(d, "compute_major", f.device.compute_major, file, dp, 1, 100);
+    f.device.max_smem_per_block_optin = jr::get_int_or(
+        d, "max_smem_per_block_optin", f.device.max_smem_per_block_optin, file, dp, 1, 1 << 24);
   }
   return f;
 }

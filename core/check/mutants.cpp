@@ -27,7 +27,7 @@ constexpr std::array<const char*, 12> class_titles = {
     "state index in the wrong block unit on hybrid models",
 };
 
-constexpr std::array<mutant_info, 19> mutants = {{
+constexpr std::array<mutant_info, 20> mutants = {{
     {"model-wide-heads", bug_class::c1, "vLLM #41651, #43241, #47039", invariant::buffer_capacity,
      "builders sized with num_attention_heads // tp", "the group's layers' heads (#42650)"},
     {"legacy-grouping", bug_class::c1, "vLLM #41651, #43543, #45564", invariant::group_agreement,
@@ -73,6 +73,11 @@ constexpr std::array<mutant_info, 19> mutants = {{
      "heads padded to h * (16 // h)", "padded to exactly the kernel's 16-head tile"},
     {"head-dim-from-hidden", bug_class::c9, "SGLang #30298", invariant::buffer_capacity,
      "head_dim = hidden_size // num_attention_heads", "the config's head_dim"},
+    {"fi-graph-grid-unwritten", bug_class::c10,
+     "flashinfer #4002, #4016, #4430, #4794; SGLang #31387, #34190", invariant::uninitialized_read,
+     "CUDA graph + disable_split_kv: padded_batch_size = max(2 * SMs / kv heads, total_num_tiles_q), "
+     "entries written for real tiles only, no block_valid_mask",
+     "uniform_q_len passed and padded_batch_size = new_batch_size (B * ceil(q_len * G / cta_tile_q))"},
     {"mamba-index-min-block-size", bug_class::c11, "vLLM #53142, #55600, #55507", invariant::block_unit,
      "state column (n - 1) // cache_config.block_size (the minimum over groups)",
      "(n - 1) // the Mamba group's own block size"},

@@ -42,6 +42,7 @@ TEST(FiDecode, ShortSequencesDoNotSplitWithoutGraphs) {
   EXPECT_EQ(q.padded, q.max_grid / 8);
   EXPECT_EQ(static_cast<int64_t>(q.request_indices.size()), q.padded);
   EXPECT_LE(q.num_work, q.padded);
+  EXPECT_EQ(q.request_indices[q.num_work], fi_unwritten);  // the padded tail is never written
 }
 
 TEST(FiDecode, ChunksKeepTheGridWithinMaxGrid) {
@@ -101,7 +102,7 @@ TEST(FiPrefill, TileHeightAtHeadSize256Is64) {
 TEST(FiPrefill, ScratchIsOversizedByAboutTheGroup) {
   batch b{{4096, 4096}, {64, 64}};
   auto p = plan_fi_prefill(32, 4, 128, b, flashinfer_options{});
-  ASSERT_TRUE(p.split);
+  ASSERT_TRUE(p.split_kv);
   auto run = fi_prefill_needs(p, layer(32, 4, 128), b);
   const auto* v = find_buffer(p.buffers, "tmp_v");
   EXPECT_GE(v->capacity_bytes, 8 * run.needs[0].bytes() / 2);
