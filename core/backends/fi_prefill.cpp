@@ -141,7 +141,7 @@ fi_prefill_plan plan_fi_prefill(int64_t builder_heads, int64_t kv_heads, int64_t
       p.block_valid_mask.push_back(i < p.new_batch_size ? 1 : 0);
     const int64_t rows =
         checked_product("prefill tmp rows", builder_heads, p.padded_batch_size, p.cta_tile_q);
-    p.buffers = {{"tmp_v", checked_product("tmp_v bytes", rows, head_size, 4), 4},
+    p.buffers = {{"tmp_v", checked_product("tmp_v bytes", rows, head_size, 4), o.o_dtype_bytes},
                  {"tmp_s", checked_mul(rows, 4, "tmp_s bytes"), 4}};
   }
   return p;
@@ -150,20 +150,18 @@ fi_prefill_plan plan_fi_prefill(int64_t builder_heads, int64_t kv_heads, int64_t
 fi_prefill_run fi_prefill_needs(const fi_prefill_plan& p, const rank_layer& l, const batch& b) {
   fi_prefill_run r;
   const int64_t group_l = l.num_heads / l.num_kv_heads;
-  int64_t row_end = 0, row_base = 0;  // partial-state rows: o_indptr over (token, kv chunk)
   for (std::size_t i = 0; i < b.seq_lens.size(); ++i) {
     const int64_t planned = checked_mul(p.qo_tiles[i], p.cta_tile_q, "planned rows");
     const int64_t packed = checked_mul(b.query_lens[i], group_l, "packed rows");
     if (packed > planned)
       r.rows_never_computed =
           checked_add(r.rows_never_computed, checked_mul(packed - planned, l.num_kv_heads));
-    const int64_t covered = std::min(b.query_lens[i], planned / group_l);
-    if (covered > 0) row_end = std::max(row_end, row_base + covered * p.kv_chunks[i]);
-    row_base = checked_add(row_base, checked_mul(b.query_lens[i], p.kv_chunks[i]));
   }
-  if (p.split_kv) {
-    const int64_t rows = checked_mul(row_end, l.num_heads, "prefill tmp rows");
-    r.needs = {{"tmp_v", 4, checked_mul(rows, l.head_size, "tmp_v index")}, {"tmp_s", 4, rows}};
+  if (p.split_kv && !p.o_indptr.empty()) {
+    const buffer_plan* v = find_buffer(p.buffers, "tmp_v");
+    const int64_t rows = checked_mul(p.o_indptr.back(), l.num_heads, "prefill tmp rows");
+    r.needs = {{"tmp_v", v ? v->elem_bytes : 4, checked_mul(rows, l.head_size, "tmp_v index")},
+               {"tmp_s", 4, rows}};
   }
   return r;
 }

@@ -41,7 +41,12 @@ struct flashinfer_options {
   int64_t uniform_q_len = 0;       // > 0: every request has this many query rows (graph tiles)
   int64_t num_colocated_ctas = 0;  // POD attention: CTAs taken from the prefill budget
   int64_t kv_dtype_bytes = 2;      // FA2DetermineCtaTileQ's shared-memory probe
-  int64_t total_num_rows = 0;      // > 0: the rows a graph was captured for (else the batch's tokens)
+  int64_t o_dtype_bytes = 2;       // sizeof_dtype_o: the prefill kernel's partial outputs (tmp_v) have
+                                   // the output's element type in scratch sized in fp32
+  // vLLM's use_tensor_cores: decode requests go through the prefill planner and kernel (one query
+  // row each) instead of the CUDA-core decode plan.
+  bool tensor_core_decode = false;
+  int64_t total_num_rows = 0;  // > 0: the rows a graph was captured for (else the batch's tokens)
   // With cuda_graph, disable_split_kv and uniform_q_len > 0, launch exactly the written work
   // entries (FlashInfer PR 4430, proposed; FlashInfer fb28d72 does not have it: false there). Off, the
   // planner pads past the written entries with no block_valid_mask (catalogue C10).
@@ -108,6 +113,9 @@ struct fi_prefill_run {
   std::vector<buffer_need> needs;
   int64_t rows_never_computed = 0;  // (token, qo head) pairs no planned tile covers
 };
+// What a run with the layer's heads reads and writes: the merge reads every partial row (o_indptr's
+// total) for each of the layer's heads, so that is the scratch need; and the (token, head) rows no
+// planned tile covers.
 fi_prefill_run fi_prefill_needs(const fi_prefill_plan& p, const rank_layer& l, const batch& b);
 
 // FA2DetermineCtaTileQ: the query tile height for a packed query length.

@@ -48,9 +48,14 @@ struct observation {
   std::vector<access_record> oob;    // first few out-of-bounds accesses
   int64_t oob_count = 0;             // all of them
   int64_t uninitialized_reads = 0;   // reads of never-written scratch or shared memory
-  int64_t races = 0;                 // shared-memory hazards across a missing barrier
-  int64_t index_overflows = 0;       // 32-bit offset arithmetic that wrapped (ctx.offset32)
-  bool output_checked = false;       // the executor compared the output with a reference
+  // Of those, the reads past a work list's planner-written entries (FlashInfer's request / tile
+  // indices past new_batch_size when the grid is larger and no block_valid_mask covers it: C10).
+  // Formulas: one per padded block and kv head for each of the three index arrays; gpu: the
+  // device-checked run's count (the only uninitialized reads a device can see).
+  int64_t worklist_uninitialized_reads = 0;
+  int64_t races = 0;            // shared-memory hazards across a missing barrier
+  int64_t index_overflows = 0;  // 32-bit offset arithmetic that wrapped (ctx.offset32)
+  bool output_checked = false;  // the executor compared the output with a reference
   bool output_mismatch = false;
   std::string mismatch_detail;      // first few mismatches with indices
   int64_t rows_never_computed = 0;  // prefill: (token, head) pairs no tile covers

@@ -26,6 +26,9 @@ observation model_observation(const any_plan& plan, const rank_layer& layer, con
           auto run = fi_prefill_needs(p, layer, b);
           o.touched = run.needs;
           o.rows_never_computed = run.rows_never_computed;
+          if (p.block_valid_mask.empty() && p.padded_batch_size > p.new_batch_size)
+            o.worklist_uninitialized_reads = o.uninitialized_reads =
+                3 * (p.padded_batch_size - p.new_batch_size) * layer.num_kv_heads;
         } else if constexpr (std::is_same_v<plan_t, fa3_plan>) {
           o.touched = fa3_needs(p);
         } else if constexpr (std::is_same_v<plan_t, request_meta_plan>) {

@@ -118,6 +118,13 @@ void plan_runner::judge(const any_plan& plan, const observation& o, const rank_l
                                  ? " but a layer with " + std::to_string(l.num_heads) + " heads "
                                  : " but the step ";
   std::set<std::string> reported;
+  // Blocks that read never-written work entries run on garbage indices (C10): their accesses past
+  // the inputs and the output, and a fault, are that read's consequences, reported with it.
+  const bool garbage_indices = o.worklist_uninitialized_reads > 0;
+  int64_t consequences = 0;
+  if (garbage_indices)
+    for (const auto& a : o.oob)
+      if (!find_buffer(buffers, a.buffer) && reported.insert(a.buffer).second) ++consequences;
   for (const auto& t : o.touched) {
     const buffer_plan* bp = find_buffer(buffers, t.name);
     if (!bp) continue;
@@ -153,10 +160,23 @@ void plan_runner::judge(const any_plan& plan, const observation& o, const rank_l
                        std::to_string(l.head_size) + ")"});
   if (o.output_mismatch) out.push_back({invariant::output_mismatch, "output", 0, 0, o.mismatch_detail});
   if (o.guard_corrupted) out.push_back({invariant::guard_corrupted, "", 0, 0, o.guard_detail});
-  if (o.faulted) out.push_back({invariant::out_of_bounds, "", 0, 0, "the launch faulted: " + o.fault_detail});
-  if (o.uninitialized_reads > 0)
+  if (o.faulted && !garbage_indices)
+    out.push_back({invariant::out_of_bounds, "", 0, 0, "the launch faulted: " + o.fault_detail});
+  if (garbage_indices) {
+    finding f{invariant::uninitialized_read, "request_indices", 0, 0,
+              std::to_string(o.worklist_uninitialized_reads) +
+                  " reads of work entries the planner never wrote (grid past its written entries, no "
+                  "block_valid_mask)"};
+    if (consequences > 0)
+      f.detail += "; the blocks that read them then accessed " + std::to_string(consequences) +
+                  " buffers out of bounds";
+    if (o.faulted) f.detail += "; the launch faulted: " + o.fault_detail;
+    f.cls = bug_class::c10;
+    out.push_back(std::move(f));
+  } else if (o.uninitialized_reads > 0) {
     out.push_back({invariant::uninitialized_read, "", 0, 0,
                    std::to_string(o.uninitialized_reads) + " reads of never-written memory"});
+  }
   if (o.races > 0)
     out.push_back({invariant::shared_race, "", 0, 0,
                    std::to_string(o.races) + " shared-memory accesses race across a missing barrier"});

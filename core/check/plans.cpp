@@ -12,6 +12,12 @@ policy effective_policy(const check_case& c) {
   return has_mutant(c.mutants, "model-wide-heads") ? policy::model_wide : c.pol;
 }
 
+flashinfer_options fi_options_of(const check_case& c) {
+  flashinfer_options o = c.flashinfer;
+  if (has_mutant(c.mutants, "fi-graph-grid-unwritten")) o.exact_no_split_graph_grid = false;
+  return o;
+}
+
 grouping effective_grouping(const check_case& c) {
   if (has_mutant(c.mutants, "legacy-grouping")) return grouping::legacy;
   if (has_mutant(c.mutants, "proposer-first-layer")) return grouping::proposer;
@@ -30,6 +36,30 @@ std::pair<batch, batch> split_batch(const batch& b) {
   }
   return {dec, pre};
 }
+
+}  // namespace
+
+// FlashInfer's two wrappers on one step: decode requests to the CUDA-core decode plan, or with
+// tensor cores to the prefill planner as one-row requests (uniform_q_len 1 under CUDA graphs, as
+// the fixed planner takes it; 0 with the C10 mutant, as FlashInfer passes it today); the rest to
+// the prefill planner.
+std::vector<planned_part> flashinfer_parts(const check_case& c, int64_t h, int64_t kv, int64_t hd,
+                                           const batch& b, flashinfer_options o) {
+  o.kv_dtype_bytes = o.o_dtype_bytes = dtype_bytes(c.model.kv_dtype);
+  const auto [dec, pre] = split_batch(b);
+  std::vector<planned_part> parts;
+  if (dec.num_seqs() > 0 && o.tensor_core_decode) {
+    flashinfer_options od = o;
+    od.uniform_q_len = od.cuda_graph && od.exact_no_split_graph_grid ? 1 : 0;
+    parts.push_back({plan_fi_prefill(h, kv, hd, dec, od), dec});
+  } else if (dec.num_seqs() > 0) {
+    parts.push_back({plan_fi_decode(h, kv, hd, c.model.kv_dtype, dec, o), dec});
+  }
+  if (pre.num_seqs() > 0) parts.push_back({plan_fi_prefill(h, kv, hd, pre, o), pre});
+  return parts;
+}
+
+namespace {
 
 // The attention groups a dump describes, in its order, for the case's backend.
 std::vector<attention_group> dumped_groups(const check_case& c, const registry& reg) {
@@ -73,14 +103,11 @@ std::vector<planned_part> dumped_parts(const check_case& c, const builder_dump& 
     return {{std::move(p), b}};
   }
   if (c.be == backend::fa3) return {};  // as the mirror: C3 checks its metadata (apply_dumped_capacities)
-  flashinfer_options o = c.flashinfer;
+  flashinfer_options o = fi_options_of(c);
   o.page_size = param(d, "page_size");
   o.cuda_graph = param(d, "use_cuda_graph") != 0;
   const int64_t h = param(d, "num_qo_heads"), kv = param(d, "num_kv_heads"), hd = param(d, "head_dim");
-  std::vector<planned_part> parts;
-  const auto [dec, pre] = split_batch(b);
-  if (dec.num_seqs() > 0) parts.push_back({plan_fi_decode(h, kv, hd, c.model.kv_dtype, dec, o), dec});
-  if (pre.num_seqs() > 0) parts.push_back({plan_fi_prefill(h, kv, hd, pre, o), pre});
+  std::vector<planned_part> parts = flashinfer_parts(c, h, kv, hd, b, o);
   for (auto& p : parts)
     std::visit(
         [&](auto& x) {
@@ -147,12 +174,7 @@ std::vector<planned_part> plan_parts(const check_case& c, const rank_geometry& r
     p.int32_offsets = has_mutant(c.mutants, "int32-token-offsets");
     return {{std::move(p), b}};
   }
-  const auto [dec, pre] = split_batch(b);
-  std::vector<planned_part> parts;
-  if (dec.num_seqs() > 0)
-    parts.push_back({plan_fi_decode(builder_heads, kv, d, c.model.kv_dtype, dec, c.flashinfer), dec});
-  if (pre.num_seqs() > 0) parts.push_back({plan_fi_prefill(builder_heads, kv, d, pre, c.flashinfer), pre});
-  return parts;
+  return flashinfer_parts(c, builder_heads, kv, d, b, fi_options_of(c));
 }
 
 }  // namespace headroom

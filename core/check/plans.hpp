@@ -45,6 +45,13 @@ struct planned_part {
 // The policy and grouping the mirror runs: the case's, unless a C1 mutant switches them.
 policy effective_policy(const check_case& c);
 grouping effective_grouping(const check_case& c);
+// The case's FlashInfer options with its C10 mutant applied (the pre-fix CUDA-graph grid).
+flashinfer_options fi_options_of(const check_case& c);
+// FlashInfer's plans for one step of b (builder geometry h / kv / hd): decode requests through the
+// CUDA-core decode plan, or with o.tensor_core_decode through the prefill planner; the rest through
+// the prefill planner (docs/engines.md §6, §7).
+std::vector<planned_part> flashinfer_parts(const check_case& c, int64_t h, int64_t kv, int64_t hd,
+                                           const batch& b, flashinfer_options o);
 
 // KV heads and head size the builder plans with: the group spec's (the fix), or for Triton the
 // model-wide values under the triton-model-kv-heads / triton-model-head-size mutants; under

@@ -49,7 +49,6 @@ std::string describe(const std::set<verdict>& s) {
 
 observation paired_executor::run(const run_request& r) {
   const observation m = model_.run(r);
-  if (std::holds_alternative<fi_prefill_plan>(*r.plan)) return m;  // not simulated
   observation s;
   try {
     s = other_.run(r);
@@ -95,10 +94,19 @@ void paired_executor::compare(const run_request& r, const observation& m, const 
     disagreements_.push_back(std::string("index overflow: model says ") +
                              (m.index_overflows > 0 ? "wraps" : "fits") + ", " + other_.name() + " counted " +
                              std::to_string(s.index_overflows) + where);
+  if (m.worklist_uninitialized_reads != s.worklist_uninitialized_reads)
+    disagreements_.push_back("reads of never-written work entries: model says " +
+                             std::to_string(m.worklist_uninitialized_reads) + ", " + other_.name() +
+                             " counted " + std::to_string(s.worklist_uninitialized_reads) + where);
+  if (s.output_checked && m.rows_never_computed != s.rows_never_computed)
+    disagreements_.push_back("rows never computed: model says " + std::to_string(m.rows_never_computed) +
+                             ", " + other_.name() + " saw " + std::to_string(s.rows_never_computed) + where);
   // Accesses past a buffer the plan does not hold (the inputs: q, query_start, the block table)
   // disagree unless the reference side saw one past the same buffer (a simulator paired with the
-  // GPU under a mutant that overruns the engine's persistent metadata, as C3's dummy rows do).
+  // GPU under a mutant that overruns the engine's persistent metadata, as C3's dummy rows do), or
+  // they follow a read of never-written work entries (garbage indices: that read is the finding).
   for (const auto& a : s.oob) {
+    if (s.worklist_uninitialized_reads > 0) break;
     bool planned = false;
     for (const auto& b : buffers) planned = planned || a.buffer == b.name;
     if (!planned && !has_oob(m, a.buffer))

@@ -114,7 +114,6 @@ gpu::gpu_response gpu_executor::execute(const gpu::gpu_request& rq) {
 observation gpu_executor::run(const run_request& r) {
   last_ = {};
   if (!r.layer || !r.plan || !r.b) throw std::invalid_argument("gpu executor: incomplete run request");
-  if (!runs_kernels(*r.plan)) return {};  // not run (sim_executor.hpp)
   std::vector<float> ref;
   gpu::gpu_request rq = make_gpu_request(r, opt_.compare_output ? &ref : nullptr);
   rq.modes = opt_.modes;
@@ -149,7 +148,7 @@ observation gpu_executor::run(const run_request& r) {
       }
       o.oob_count = run.oob_count;
       o.index_overflows = run.index_overflows;
-      o.uninitialized_reads = run.uninitialized_reads;
+      o.uninitialized_reads = o.worklist_uninitialized_reads = run.uninitialized_reads;
     }
     for (const auto& g : run.guards) {
       o.guard_corrupted = true;
@@ -168,6 +167,8 @@ observation gpu_executor::run(const run_request& r) {
   }
   if (out_run && opt_.compare_output && !ref.empty()) {
     const auto out = to_floats(r.kv_dtype, out_run->output, ref.size(), last_.unwritten);
+    if (std::holds_alternative<fi_prefill_plan>(*r.plan))
+      o.rows_never_computed = uncomputed_rows(out, r.layer->head_size);
     const auto cmp = compare_output(out, ref, r.kv_dtype, r.layer->num_heads, r.layer->head_size);
     o.output_checked = true;
     o.output_mismatch = cmp.mismatch || last_.unwritten > 0;

@@ -2,6 +2,7 @@
 // the layer's geometry.
 #include "targets/sim/package.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/util/checked.hpp"
@@ -25,6 +26,11 @@ buffer_ref<E> scratch_at_capacity(sim::memory& m, const Plan& plan, const char* 
     throw std::invalid_argument(std::string("plan buffer ") + name + " has " + std::to_string(b.elem_bytes) +
                                 "-byte elements, the kernel writes " + std::to_string(sizeof(E)));
   return m.alloc<E>(name, b.capacity_elems(), sim::fill::scratch);
+}
+
+// The entries a planner wrote: those before the first fi_unwritten slot.
+std::vector<int32_t> written_entries(const std::vector<int32_t>& v) {
+  return {v.begin(), std::find(v.begin(), v.end(), fi_unwritten)};
 }
 
 }  // namespace
@@ -83,8 +89,8 @@ fi_decode_params<T> make_fi_decode_params(sim::memory& m, const sim_inputs<T>& i
   fi_decode_params<T> p;
   p.in = in.in;
   p.output = in.output;
-  p.request_indices = m.upload("request_indices", plan.request_indices);
-  p.kv_tile_indices = m.upload("kv_tile_indices", plan.kv_tile_indices);
+  p.request_indices = m.upload_prefix("request_indices", written_entries(plan.request_indices), plan.padded);
+  p.kv_tile_indices = m.upload_prefix("kv_tile_indices", written_entries(plan.kv_tile_indices), plan.padded);
   p.o_indptr = m.upload("o_indptr", plan.o_indptr);
   p.padded = plan.padded;
   p.num_work = plan.num_work;
@@ -97,7 +103,34 @@ fi_decode_params<T> make_fi_decode_params(sim::memory& m, const sim_inputs<T>& i
   return p;
 }
 
-bool runs_kernels(const any_plan& plan) { return !std::holds_alternative<fi_prefill_plan>(plan); }
+template <class T>
+fi_prefill_params<T> make_fi_prefill_params(sim::memory& m, const sim_inputs<T>& in,
+                                            const fi_prefill_plan& plan) {
+  const int64_t padded = plan.padded_batch_size;
+  if (static_cast<int64_t>(plan.request_indices.size()) != padded ||
+      static_cast<int64_t>(plan.o_indptr.size()) != in.in.num_seqs + 1)
+    throw std::invalid_argument("flashinfer prefill plan: work-item arrays do not match the batch");
+  fi_prefill_params<T> p;
+  p.in = in.in;
+  p.output = in.output;
+  p.request_indices = m.upload_prefix("request_indices", written_entries(plan.request_indices), padded);
+  p.qo_tile_indices = m.upload_prefix("qo_tile_indices", written_entries(plan.qo_tile_indices), padded);
+  p.kv_tile_indices = m.upload_prefix("kv_tile_indices", written_entries(plan.kv_tile_indices), padded);
+  p.o_indptr = m.upload("o_indptr", plan.o_indptr);
+  p.padded = padded;
+  p.cta_tile_q = plan.cta_tile_q;
+  p.total_num_rows = in.in.num_tokens;  // the rows the merge's device counter holds: the step's tokens
+  p.split = plan.split_kv;
+  if (plan.split_kv) {
+    p.kv_chunk_tokens = plan.kv_chunk_size;
+    p.merge_indptr = m.upload_prefix("merge_indptr", written_entries(plan.merge_indptr),
+                                     static_cast<int64_t>(plan.merge_indptr.size()));
+    p.block_valid_mask = m.upload("block_valid_mask", plan.block_valid_mask);
+    p.tmp_v = scratch_at_capacity<T>(m, plan, "tmp_v");
+    p.tmp_s = scratch_at_capacity<float>(m, plan, "tmp_s");
+  }
+  return p;
+}
 
 template <class T>
 family_params<T> make_params(sim::memory& m, const sim_inputs<T>& in, const any_plan& plan,
@@ -105,7 +138,8 @@ family_params<T> make_params(sim::memory& m, const sim_inputs<T>& in, const any_
   if (const auto* tp = std::get_if<triton_plan>(&plan))
     return make_triton_params(m, in, *tp, l, b, triton_uses_3d(*tp, b));
   if (const auto* fp = std::get_if<fi_decode_plan>(&plan)) return make_fi_decode_params(m, in, *fp);
-  throw std::invalid_argument("no kernel family runs a prefill plan");
+  if (const auto* pp = std::get_if<fi_prefill_plan>(&plan)) return make_fi_prefill_params(m, in, *pp);
+  throw std::invalid_argument("no kernel family runs this plan");
 }
 
 #define HEADROOM_PACKAGE_INSTANCES(T)                                                                     \
@@ -114,6 +148,8 @@ family_params<T> make_params(sim::memory& m, const sim_inputs<T>& in, const any_
                                                   const rank_layer&, const batch&, bool);                 \
   template fi_decode_params<T> make_fi_decode_params<T>(sim::memory&, const sim_inputs<T>&,               \
                                                         const fi_decode_plan&);                           \
+  template fi_prefill_params<T> make_fi_prefill_params<T>(sim::memory&, const sim_inputs<T>&,             \
+                                                          const fi_prefill_plan&);                        \
   template family_params<T> make_params<T>(sim::memory&, const sim_inputs<T>&, const any_plan&,           \
                                            const rank_layer&, const batch&);
 HEADROOM_PACKAGE_INSTANCES(float)

@@ -41,11 +41,15 @@ template <class T>
 fi_decode_params<T> make_fi_decode_params(sim::memory& m, const sim_inputs<T>& in,
                                           const fi_decode_plan& plan);
 
+// FlashInfer prefill (and tensor-core decode): the work lists at their allocated size with only the
+// planner's entries written (the rest poison: a read of one is an uninitialized read), o_indptr,
+// and when split merge_indptr, block_valid_mask, tmp_v (element = T) and tmp_s at the plan's capacities.
 template <class T>
-using family_params = std::variant<triton_params<T>, fi_decode_params<T>>;
+fi_prefill_params<T> make_fi_prefill_params(sim::memory& m, const sim_inputs<T>& in,
+                                            const fi_prefill_plan& plan);
 
-// Whether any kernel family runs this plan (the prefill planner's plans have no kernel yet).
-bool runs_kernels(const any_plan& plan);
+template <class T>
+using family_params = std::variant<triton_params<T>, fi_decode_params<T>, fi_prefill_params<T>>;
 
 // The params of the family that runs `plan` on this batch (Triton's path from triton_uses_3d).
 // Throws std::invalid_argument for a plan no family runs or whose arrays do not fit the batch.

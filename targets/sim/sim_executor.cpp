@@ -35,6 +35,8 @@ void fill_observation(observation& o, const sim::memory& m, const std::vector<bu
   for (const auto& a : m.log.oob) o.oob.push_back(to_record(a));
   o.oob_count = m.log.oob_count;
   o.uninitialized_reads = m.log.uninitialized_reads;
+  for (std::size_t i = 0; i < m.size(); ++i)
+    if (m[i].host_prefix > 0) o.worklist_uninitialized_reads += m[i].stats.uninitialized;
   o.races = m.log.races;
   o.index_overflows = m.log.index_overflows;
 }
@@ -81,6 +83,8 @@ observation run_typed(const run_request& r, sim_run_details& details) {
   const auto out_t = m.download(in.output);
   std::vector<float> out(static_cast<std::size_t>(covered_output(host)));
   for (std::size_t i = 0; i < out.size(); ++i) out[i] = to_float(out_t[i]);
+  if (std::holds_alternative<fi_prefill_plan>(*r.plan))
+    o.rows_never_computed = uncomputed_rows(out, l.head_size);
   auto ref = attention_reference(host);
   ref.resize(out.size());
   const auto cmp = compare_output(out, ref, r.kv_dtype, l.num_heads, l.head_size);
@@ -96,7 +100,6 @@ observation run_typed(const run_request& r, sim_run_details& details) {
 observation sim_executor::run(const run_request& r) {
   if (!r.layer || !r.plan || !r.b) throw std::invalid_argument("sim executor: incomplete run request");
   last_ = {};
-  if (!runs_kernels(*r.plan)) return {};  // not simulated (header)
   if (!is_attention_plan(*r.plan)) return run_meta(r, last_);
   return with_elem_type(r.kv_dtype, "sim executor", [&]<class T>() { return run_typed<T>(r, last_); });
 }

@@ -3,8 +3,8 @@
 // capacities, compares the output with the fp32 reference, and reports what it saw.
 //   triton_plan      3D kernel + reduce when triton_uses_3d(plan, batch), else the 2D kernel
 //   fi_decode_plan   split-KV decode (+ merge when split); the batch must be pure decode
-//   fi_prefill_plan  not simulated: output_checked = false, nothing touched (prefill kernel out of
-//                    scope; the model executor's rows_never_computed covers it)
+//   fi_prefill_plan  batch prefill (+ merge when split) over the step's requests; the work lists
+//                    carry only the planner's entries (reads past them: worklist_uninitialized_reads)
 //   fa3_plan, request_meta_plan, mqa_meta_plan, offset_probe_plan
 //                    their metadata body (targets/sim/meta_package.hpp); no output to compare
 // A request with an engine step runs the attention bodies on the engine's persistent inputs
@@ -12,7 +12,8 @@
 // Observation: touched = per PLAN buffer accessed, largest index + 1 (out-of-bounds included);
 // oob = the first out-of-bounds records (inputs and output included); uninitialized_reads and
 // races = the simulator's uninitialized reads and shared-memory hazards across a missing barrier;
-// index_overflows = 32-bit offsets that wrapped (ctx.offset32).
+// index_overflows = 32-bit offsets that wrapped (ctx.offset32); rows_never_computed = output
+// (token, head) rows of a prefill plan no block wrote (still poison, or merged from poison).
 #pragma once
 
 #include <vector>

@@ -33,6 +33,8 @@ void launch_typed(const gpu_request& rq, sim::memory& m) {
       return launch_family(launch, patched<triton_params<T>>(rq, m));
     case family::fi_decode:
       return launch_family(launch, patched<fi_decode_params<T>>(rq, m));
+    case family::fi_prefill:
+      return launch_family(launch, patched<fi_prefill_params<T>>(rq, m));
     case family::fa3_scheduler:
       return launch_family(launch, patched<fa3_scheduler_params>(rq, m));
     case family::request_meta:

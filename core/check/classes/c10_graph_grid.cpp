@@ -1,21 +1,16 @@
 // C10 (flashinfer #4002; PRs 4016, 4430, 4794; SGLang #31387, #34190): the tensor-core decode path
-// (FlashInfer's prefill planner, one query row per request) under CUDA graphs with split-KV
-// disabled. The planner writes work entries only for real (request, q tile) work but pads the grid
-// to max(2 * SMs / kv heads, the ragged tile bound), and allocates block_valid_mask only for
-// split-KV: the padded tail reads entries no plan wrote. The fix (PR 4430, the mirror's default)
-// passes the uniform query length and launches exactly the written entries. Formula level: the
-// plan itself shows it (uninitialized_read); the steps are the capture sizes (or the case's batch).
+// (FlashInfer's prefill planner and kernel, one query row per request) under CUDA graphs with
+// split-KV disabled. The planner writes work entries only for real (request, q tile) work but pads
+// the grid to max(2 * SMs / kv heads, the ragged tile bound), and allocates block_valid_mask only
+// for split-KV: the padded blocks read entries no plan wrote. The fix (PR 4430, the mirror's
+// default) passes the uniform query length and launches exactly the written entries. Each capture
+// size's decode plan runs on the target: the formulas predict the reads of unwritten entries, the
+// simulator and the device-checked GPU observe them (uninitialized_read).
 #include "core/check/classes/classes.hpp"
 #include "core/check/plans.hpp"
-#include "core/util/checked.hpp"
+#include "core/check/step_runs.hpp"
 
 namespace headroom {
-
-flashinfer_options fi_options_of(const check_case& c) {
-  flashinfer_options o = c.flashinfer;
-  if (has_mutant(c.mutants, "fi-graph-grid-unwritten")) o.exact_no_split_graph_grid = false;
-  return o;
-}
 
 int64_t fi_unmasked_tail(const fi_prefill_plan& p) {
   return p.block_valid_mask.empty() ? std::max<int64_t>(0, p.padded_batch_size - p.new_batch_size) : 0;
@@ -23,31 +18,30 @@ int64_t fi_unmasked_tail(const fi_prefill_plan& p) {
 
 void check_c10_graph_grid(const class_scope& s, std::vector<class_finding>& out) {
   const check_case& c = s.ctx.base;
-  if (c.be != backend::flashinfer || !c.flashinfer.cuda_graph || !c.flashinfer.disable_split_kv) return;
+  const flashinfer_options& f = c.flashinfer;
+  if (c.be != backend::flashinfer || !f.tensor_core_decode || !f.cuda_graph || !f.disable_split_kv) return;
+  std::vector<step_probe> probes;
+  if (s.sweep) {
+    for (int64_t n : capture_sizes_of(c.engine)) {
+      step_probe p = forward_probe(c, decode_batch(n, std::min<int64_t>(256, c.engine.max_model_len)));
+      p.variable = "capture_size";
+      p.value = n;
+      probes.push_back(std::move(p));
+    }
+  } else {
+    for (step_probe& p : case_probes(c))
+      if (p.st.b.is_decode()) probes.push_back(std::move(p));
+  }
+  const auto layers = group_layers(s.ctx);
+  if (layers.empty()) return;
   const int64_t kv = builder_kv_heads(c, s.ctx.eng->rg, *s.ctx.ag);
   const int64_t d = builder_head_size(c, s.ctx.eng->rg, *s.ctx.ag);
-  std::vector<batch> steps;
-  if (s.sweep)
-    for (int64_t n : capture_sizes_of(c.engine)) steps.push_back(decode_batch(n, 1024));
-  else if (c.b.num_seqs() > 0 && c.b.is_decode())
-    steps.push_back(c.b);
-  flashinfer_options o = fi_options_of(c);
-  for (const batch& b : steps) {
-    o.uniform_q_len = o.exact_no_split_graph_grid ? 1 : 0;  // decode.py passes q_len_per_req (PR 4430) or 0
-    const fi_prefill_plan p = plan_fi_prefill(s.builder_heads, kv, d, b, o);
-    const int64_t tail = fi_unmasked_tail(p);
-    if (tail == 0) continue;
-    finding f{invariant::uninitialized_read,
-              "request_indices",
-              checked_mul(p.new_batch_size, 4, "C10 bytes"),
-              checked_mul(p.padded_batch_size, 4, "C10 bytes"),
-              "C10: the CUDA-graph grid launches " + std::to_string(p.padded_batch_size) + " blocks over " +
-                  std::to_string(p.new_batch_size) + " written work entries, with no block_valid_mask (" +
-                  std::to_string(b.num_seqs()) + " decode requests, split-KV disabled)",
-              bug_class::c10};
-    out.push_back({f, b, c.step, "capture_size", b.num_seqs()});
-    if (!s.sweep) break;
-  }
+  auto plans = [&](const step_probe& p, const rank_layer& l) {
+    if (&l != layers.front()) return std::vector<planned_part>{};  // the plan is the builder's
+    return flashinfer_parts(c, s.builder_heads, kv, d, p.st.b, fi_options_of(c));
+  };
+  run_probes(
+      s, probes, plans, [](const step_probe&) { return std::vector<finding>{}; }, bug_class::c10, out);
 }
 
 }  // namespace headroom

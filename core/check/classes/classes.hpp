@@ -33,9 +33,7 @@ void check_c8_draft_passes(const class_scope& s, std::vector<class_finding>& out
 void check_c9_head_pad(const class_scope& s, std::vector<class_finding>& out);
 // C10: the tensor-core decode plan's CUDA-graph grid past its written work entries, unmasked.
 void check_c10_graph_grid(const class_scope& s, std::vector<class_finding>& out);
-// The case's FlashInfer options with its C10 mutant applied; the padded entries no
-// block_valid_mask covers (0 when the grid is exact or masked).
-flashinfer_options fi_options_of(const check_case& c);
+// The padded entries no block_valid_mask covers (0 when the grid is exact or masked).
 int64_t fi_unmasked_tail(const fi_prefill_plan& p);
 // C11: the Mamba state column computed in the smallest group's block size.
 void check_c11_mamba_index(const class_scope& s, std::vector<class_finding>& out);

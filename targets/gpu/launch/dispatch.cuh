@@ -69,6 +69,8 @@ void launch_typed(const launch_args& a) {
       return launch_family(launch, patched_params<triton_params<T>>(a));
     case family::fi_decode:
       return launch_family(launch, patched_params<fi_decode_params<T>>(a));
+    case family::fi_prefill:
+      return launch_family(launch, patched_params<fi_prefill_params<T>>(a));
     default:
       break;
   }

@@ -24,6 +24,7 @@ enum class family : int32_t {
   request_meta,   // kernel_family::request_meta
   mqa_metadata,   // kernel_family::mqa_metadata
   offset_probe,   // kernel_family::offset_probe
+  fi_prefill,     // kernel_family::fi_prefill
   planted,        // planted_store (tests): stores and loads past a buffer on purpose
 };
 
