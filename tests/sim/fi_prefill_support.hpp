@@ -71,6 +71,7 @@ inline prefill_plan tile_prefill(const batch& b, const tiler_options& o) {
 
 struct prefill_result {
   output_comparison cmp;  // written rows against the reference (unwritten ones: mismatches)
+  dtype type = dtype::bf16;
   int64_t oob = 0, uninitialized = 0, races = 0, misuse = 0;
   int64_t uninit_request_indices = 0;  // of `uninitialized`: reads of request_indices
   int64_t unwritten_rows = 0;          // (token, head) output rows with an element never written
@@ -129,7 +130,8 @@ prefill_result run_prefill(const rank_layer& l, const batch& b, int64_t block_si
     r.unwritten_rows += !std::all_of(written + row * D, written + (row + 1) * D, [](uint8_t w) { return w; });
   std::vector<float> out;
   for (const T x : m.download(in.output)) out.push_back(to_float(x));
-  r.cmp = compare_output(out, attention_reference(host), dtype_of<T>(), H, D);
+  r.type = dtype_of<T>();
+  r.cmp = compare_output(out, attention_reference(host), r.type, H, D);
   return r;
 }
 

@@ -7,6 +7,9 @@
 // planned for fewer heads per kv head than the layer has leave output rows unwritten.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdio>
+
 #include "kernels/elem_type.hpp"
 #include "tests/sim/fi_prefill_support.hpp"
 
@@ -43,7 +46,16 @@ std::string describe(const shape& s, dtype d) {
   return r;
 }
 
+// The largest error seen per dtype (bf16, fp16, fp32), printed at exit.
+struct worst {
+  double err[3] = {0, 0, 0};
+  ~worst() { std::printf("largest |out - ref|: bf16 %.3g, fp16 %.3g, fp32 %.3g\n", err[0], err[1], err[2]); }
+};
+worst worst_seen;
+
 void expect_clean(const prefill_test::prefill_result& r, const std::string& what) {
+  double& w = worst_seen.err[static_cast<int>(r.type)];
+  w = std::max(w, r.cmp.max_abs_err);
   EXPECT_FALSE(r.cmp.mismatch) << what << ": " << r.cmp.detail;
   EXPECT_EQ(r.oob + r.uninitialized + r.races + r.misuse, 0) << what << "\n" << r.log;
   EXPECT_EQ(r.unwritten_rows, 0) << what;
