@@ -16,6 +16,7 @@
 
 #include "kernels/fa3_scheduler.hpp"
 #include "kernels/fi_decode.hpp"
+#include "kernels/fi_prefill.hpp"
 #include "kernels/mqa_metadata.hpp"
 #include "kernels/offset_probe.hpp"
 #include "kernels/request_meta.hpp"
@@ -31,6 +32,8 @@ enum class kernel_family : int32_t {
   request_meta,   // request_meta_fill: per-request FlashInfer metadata of a padded batch
   mqa_metadata,   // mqa_metadata: DeepGEMM's SM90 paged-MQA-logits scheduler
   offset_probe,   // offset_probe: the attention bodies' token offset for one element
+  fi_prefill,     // fi_batch_prefill, then fi_prefill_merge when the plan splits the kv (last: the
+                  // GPU wire lists the families before it in this order)
 };
 
 // The compile-time head layout of a head size: the smallest of 64, 128, 256 and 512 that holds it.
@@ -78,6 +81,14 @@ void launch_plan(Launch& launch, const fi_decode_params<T>& p) {
   if (p.split) launch.template run<fi_merge_states<T, Dp>>(p);
 }
 
+// FlashInfer batch prefill over the paged cache: the prefill, then the merge of the partial states
+// when split.
+template <class T, int Dp, class Launch>
+void launch_plan(Launch& launch, const fi_prefill_params<T>& p) {
+  launch.template run<fi_batch_prefill<T, Dp>>(p);
+  if (p.split) launch.template run<fi_prefill_merge<T, Dp>>(p);
+}
+
 // What each family's params are: its element type and family id.
 template <class P>
 struct family_traits;
@@ -90,6 +101,11 @@ template <class T>
 struct family_traits<fi_decode_params<T>> {
   using elem = T;
   static constexpr kernel_family id = kernel_family::fi_decode;
+};
+template <class T>
+struct family_traits<fi_prefill_params<T>> {
+  using elem = T;
+  static constexpr kernel_family id = kernel_family::fi_prefill;
 };
 
 // The families of one body that does not depend on the element type (an engine step's metadata,
@@ -144,6 +160,16 @@ void for_each_ref(fi_decode_params<T>& p, F&& f) {
                 "fi_decode_params changed: update for_each_ref");
   for_each_input_ref(p.in, f);
   f(p.request_indices), f(p.kv_tile_indices), f(p.o_indptr), f(p.output), f(p.tmp_v), f(p.tmp_s);
+}
+
+template <class T, class F>
+void for_each_ref(fi_prefill_params<T>& p, F&& f) {
+  static_assert(sizeof(fi_prefill_params<T>) == sizeof(paged_attention_inputs<T>) +
+                                                    9 * sizeof(buffer_ref<float>) + 4 * sizeof(int64_t) + 8,
+                "fi_prefill_params changed: update for_each_ref");
+  for_each_input_ref(p.in, f);
+  f(p.request_indices), f(p.qo_tile_indices), f(p.kv_tile_indices), f(p.o_indptr), f(p.merge_indptr);
+  f(p.block_valid_mask), f(p.output), f(p.tmp_v), f(p.tmp_s);
 }
 
 template <class F>

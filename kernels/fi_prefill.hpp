@@ -1,0 +1,162 @@
+// FlashInfer batch prefill over the paged KV cache (BatchPrefillWithPagedKVCacheKernel, and
+// VariableLengthMergeStates when the plan splits the kv; docs/kernels-prefill.md), as kernel bodies:
+//   fi_batch_prefill  grid (P, KV): block (w, kvh) exits when a block_valid_mask is given and
+//                     mask[w] is 0; otherwise it reads request_indices[w], qo_tile_indices[w] and
+//                     kv_tile_indices[w] (a plan that launches more blocks than entries it wrote,
+//                     without a mask, reads never-written entries here: catalogue C10). Its rows are
+//                     the request's packed rows [tile * cta_tile_q, + cta_tile_q) clipped to
+//                     qo_len * G (packed row r: query r / G, head kvh * G + r % G, with the LAYER's
+//                     G = H / KV). Not split: writes output row o_indptr[req] + r / G. Split: writes
+//                     partial row (o_indptr[req] + (r / G) * num_kv_chunks + kv_tile) of tmp_v
+//                     (output dtype) and tmp_s (log-sum-exp, fp32), rows of H heads.
+//   fi_prefill_merge  grid (R, H), R = total_num_rows: merges partial rows merge_indptr[t] ..
+//                     merge_indptr[t + 1] into output row t.
+#pragma once
+
+#include "kernels/attend_range.hpp"
+#include "kernels/fi_merge.hpp"
+
+namespace headroom {
+
+template <class T>
+struct fi_prefill_params {
+  paged_attention_inputs<T> in;
+  buffer_ref<const int32_t> request_indices;   // P entries (padded)
+  buffer_ref<const int32_t> qo_tile_indices;   // P entries
+  buffer_ref<const int32_t> kv_tile_indices;   // P entries
+  buffer_ref<const int32_t> o_indptr;          // B + 1 entries
+  buffer_ref<const int32_t> merge_indptr;      // total_num_rows + 1 entries (split)
+  buffer_ref<const uint8_t> block_valid_mask;  // P entries (split); extent 0: no mask
+  buffer_ref<T> output;                        // [tokens][heads][head_size]
+  buffer_ref<T> tmp_v;                         // plan buffer (split), output dtype
+  buffer_ref<float> tmp_s;                     // plan buffer (split)
+  int64_t padded = 0;                          // P: grid x
+  int64_t cta_tile_q = 16;                     // packed rows per q tile
+  int64_t kv_chunk_tokens = 0;                 // keys per kv chunk (split)
+  int64_t total_num_rows = 0;                  // R: query rows the merge writes
+  bool split = false;
+};
+
+// One work item as its block reads it: the request's lengths, its packed rows, its keys.
+struct fi_prefill_item {
+  int64_t req = 0, kv_tile = 0, qo_start = 0, qo_len = 0, kv_len = 0, o_base = 0;
+  int64_t rows_lo = 0, rows_hi = 0;  // packed rows
+  int64_t lo = 0, hi = 0;            // keys of the item's chunk
+  int64_t num_kv_chunks = 1;         // partial rows per query row (split)
+};
+
+// The item of block w, with FlashInfer's formulas: a window moves the first key of the tile
+// (kv_start) and the chunks with it, and bounds the chunks a row has (num_kv_chunks).
+template <class T, class Ctx>
+HEADROOM_HOST_DEVICE fi_prefill_item fi_prefill_work(Ctx& ctx, const fi_prefill_params<T>& p, int64_t w) {
+  fi_prefill_item it;
+  it.req = ctx.global(p.request_indices).load(w);
+  const int64_t qo_tile = ctx.global(p.qo_tile_indices).load(w);
+  it.kv_tile = ctx.global(p.kv_tile_indices).load(w);
+  const auto qs = ctx.global(p.in.query_start);
+  it.qo_start = qs.load(it.req);
+  it.qo_len = qs.load(it.req + 1) - it.qo_start;
+  it.kv_len = ctx.global(p.in.seq_lens).load(it.req);
+  it.o_base = ctx.global(p.o_indptr).load(it.req);
+  const int64_t G = p.in.num_heads / p.in.num_kv_heads, ctq = p.cta_tile_q;
+  it.rows_lo = qo_tile * ctq;
+  it.rows_hi = it.rows_lo + ctq < it.qo_len * G ? it.rows_lo + ctq : it.qo_len * G;
+  const int64_t window_left = p.in.sliding_window > 0 ? p.in.sliding_window - 1 : it.kv_len;
+  const int64_t start = it.kv_len + it.rows_lo / G - (it.qo_len + window_left);
+  const int64_t kv_start = start > 0 ? start : 0;
+  it.lo = kv_start;
+  it.hi = it.kv_len;
+  if (p.split) {
+    const int64_t c = p.kv_chunk_tokens > 0 ? p.kv_chunk_tokens : 1, lo = it.kv_tile * c + kv_start;
+    it.lo = lo < it.kv_len ? lo : it.kv_len;
+    it.hi = lo + c < it.kv_len ? lo + c : it.kv_len;
+    const int64_t len = it.kv_len > 0 ? it.kv_len : 1;
+    const int64_t span = len < window_left + ctq ? len : window_left + ctq;
+    it.num_kv_chunks = (span + c - 1) / c;
+  }
+  return it;
+}
+
+// Longest key range one pass attends to: a chunk, or a sequence; a window bounds it to the window
+// plus the pass's rows.
+template <class T>
+inline int64_t fi_prefill_max_keys(const fi_prefill_params<T>& p) {
+  const int64_t len = p.in.max_blocks_per_seq * p.in.block_size;
+  const int64_t keys = p.split && p.kv_chunk_tokens < len ? p.kv_chunk_tokens : len;
+  const int64_t win = p.in.sliding_window + attn_rows;
+  return p.in.sliding_window > 0 && win < keys ? win : keys;
+}
+
+template <class T, int Dp, int Stages = 1>
+struct fi_batch_prefill {
+  using params = fi_prefill_params<T>;
+  using shared_storage = attn_shared<T, Dp, Stages>;
+
+  static launch_dim grid(const params& p) { return {p.padded, p.in.num_kv_heads, 1}; }
+  static constexpr int max_block_threads = attn_max_threads<Dp>, min_blocks_per_sm = attn_min_blocks;
+  static constexpr int64_t warp_keys = HEADROOM_FI_WARP_KEYS;
+  static launch_dim block(const params& p) { return attn_block<Dp>(fi_prefill_max_keys(p), warp_keys); }
+  static std::size_t shared_bytes(const params& p) { return attn_shared_bytes<T, Dp, Stages>(block(p).y); }
+
+  template <class Ctx>
+  HEADROOM_HOST_DEVICE void operator()(Ctx& ctx, const params& p, shared_storage& s) const {
+    const launch_dim b = ctx.block_idx();
+    const int64_t w = b.x, kvh = b.y;
+    if (p.block_valid_mask.extent > 0 && ctx.global(p.block_valid_mask).load(w) == 0) return;
+    const fi_prefill_item it = fi_prefill_work(ctx, p, w);
+    const int64_t H = p.in.num_heads, G = H / p.in.num_kv_heads, shift = it.kv_len - it.qo_len;
+    const int64_t win = p.in.sliding_window;
+    auto rg = make_attn_registers<T, Dp>(ctx);
+    for (int64_t base = it.rows_lo; base < it.rows_hi; base += attn_rows) {
+      const int64_t last = (base + attn_rows < it.rows_hi ? base + attn_rows : it.rows_hi) - 1;
+      const auto row_of = [&](int64_t mi) {
+        const int64_t r = base + mi;
+        const bool valid = r <= last;
+        const int64_t qi = (valid ? r : base) / G;
+        return row_desc{valid, it.qo_start + qi, kvh * G + (valid ? r : base) % G, shift + qi};
+      };
+      // The pass's keys: the item's, cut to what its first row may see and its last row sees.
+      const int64_t first_key = win > 0 ? shift + base / G - win + 1 : it.lo;
+      const int64_t lo = first_key > it.lo ? first_key : it.lo;
+      const int64_t hi = shift + last / G + 1 < it.hi ? shift + last / G + 1 : it.hi;
+      if (base > it.rows_lo) ctx.sync();  // the previous pass's stores read what this pass overwrites
+      attend_range<T, Dp>(ctx, p.in, s, row_of, it.req, kvh, lo, hi, rg);
+      fi_store_rows<Dp>(ctx, s, row_of, p.in.head_size, p.split ? p.tmp_v : p.output, p.tmp_s, p.split,
+                        [&](const row_desc& row) {
+                          const int64_t qi = row.token - it.qo_start;
+                          const int64_t r =
+                              p.split ? it.o_base + qi * it.num_kv_chunks + it.kv_tile : it.o_base + qi;
+                          return r * H + row.head;
+                        });
+    }
+  }
+};
+
+// The merge (fi_merge.hpp): a block per query row and head; a row has at most as many partial
+// rows as its longest possible sequence has chunks.
+template <class T, int Dp>
+struct fi_prefill_merge {
+  using params = fi_prefill_params<T>;
+  static constexpr bool waits_for_prior_launch = true;
+  using shared_storage = fi_merge_shared<Dp>;
+
+  static launch_dim grid(const params& p) { return {p.total_num_rows, p.in.num_heads, 1}; }
+  static int64_t groups(const params& p) {
+    const int64_t len = p.in.max_blocks_per_seq * p.in.block_size, c = p.kv_chunk_tokens;
+    return p.split && c > 0 ? (len + c - 1) / c : 1;
+  }
+  static launch_dim block(const params& p) { return fi_merge_block<Dp>(groups(p)); }
+  static std::size_t shared_bytes(const params& p) { return fi_merge_shared_bytes<Dp>(block(p).y); }
+
+  template <class Ctx>
+  HEADROOM_HOST_DEVICE void operator()(Ctx& ctx, const params& p, shared_storage& sh) const {
+    const launch_dim b = ctx.block_idx();
+    const auto mi = ctx.global(p.merge_indptr);
+    const int64_t begin = mi.load(b.x), end = mi.load(b.x + 1);
+    ctx.wait_prior_launch();  // tmp_v / tmp_s are the attention launch's
+    fi_merge_rows<T, Dp>(ctx, sh, p.tmp_v, p.tmp_s, p.output, begin, end, b.x, p.in.num_heads, b.y,
+                         p.in.head_size);
+  }
+};
+
+}  // namespace headroom
