@@ -34,9 +34,14 @@ bool holds_counterexample(const std::string& path, const std::string& name, exec
     generators::counterexample f;
     f.shrunk = e.c;
     f.shrunk_report = generators::run_guarded(e.c, ex);
-    f.kind = generators::primary_failure(f.shrunk_report).value_or(generators::failure_kind{});
     f.signature = generators::signature(e.c, f.shrunk_report);
-    return counterexample_file_name(f) == name;
+    // The name carries the kind the case was shrunk for, one of its report's failures (not always
+    // the report's primary one).
+    for (const auto& v : f.shrunk_report.violations) {
+      f.kind = generators::failure_kind{v.inv, v.buffer};
+      if (counterexample_file_name(f) == name) return true;
+    }
+    return false;
   } catch (const input_error&) {
     return false;
   }

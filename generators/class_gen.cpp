@@ -18,11 +18,15 @@ rc::Gen<class_draw> class_draws() {
       rc::gen::set(&d::hybrid, weighted<bool>({{2, false}, {1, true}})),
       rc::gen::set(&d::mamba_block_size, rc::gen::element<int64_t>(0, 64, 128, 256, 512)),
       rc::gen::set(&d::extra_group_block_size, rc::gen::element<int64_t>(0, 4, 8)),
-      rc::gen::set(&d::max_model_len, rc::gen::element<int64_t>(1024, 2048, 4096)));
+      rc::gen::set(&d::max_model_len, rc::gen::element<int64_t>(1024, 2048, 4096)),
+      rc::gen::set(&d::tensor_core_decode, weighted<bool>({{2, false}, {1, true}})),
+      rc::gen::set(&d::disable_split_kv, weighted<bool>({{3, false}, {1, true}})));
 }
 
 void apply(const class_draw& d, check_case& c) {
   c.engine.head_tile = d.head_tile;
+  c.flashinfer.tensor_core_decode = d.tensor_core_decode;
+  c.flashinfer.disable_split_kv = d.disable_split_kv;
   model_geometry& m = c.model;
   m.hidden_size = m.num_attention_heads * m.head_size * d.hidden_ratio.first / d.hidden_ratio.second;
   if (!d.hybrid) return;

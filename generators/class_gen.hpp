@@ -1,8 +1,9 @@
 // Draws of the catalogue's formula-level classes into generated cases (docs/catalogue.md):
 // C9, an MLA head tile (per-rank head counts of the generated geometries often do not divide it)
 // and a hidden_size that may disagree with heads x head size; C11, a hybrid model with Mamba state
-// layers, its own Mamba block size and a smaller KV-cache group, under a short max_model_len. The
-// fixed mirror finds nothing in them; the C9 and C11 mutants do.
+// layers, its own Mamba block size and a smaller KV-cache group, under a short max_model_len; C10,
+// FlashInfer's tensor-core decode with split-KV disabled. The fixed mirror finds nothing in them;
+// the C9, C10 and C11 mutants do.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +23,10 @@ struct class_draw {
   int64_t mamba_block_size = 0;  // engine settings of the Mamba group and a smaller group
   int64_t extra_group_block_size = 0;
   int64_t max_model_len = 4096;
+  // C10: FlashInfer decode on tensor cores (the prefill planner and kernel), split-KV disabled
+  // (the case's cuda_graph comes from the options draw).
+  bool tensor_core_decode = false;
+  bool disable_split_kv = false;
 };
 
 rc::Gen<class_draw> class_draws();

@@ -75,7 +75,8 @@ int64_t class_options(const check_case& c) {
   const engine_settings d;
   return (c.engine.head_tile != d.head_tile) + (c.engine.mamba_block_size != d.mamba_block_size) +
          (c.engine.extra_group_block_size != d.extra_group_block_size) +
-         (c.engine.max_model_len != d.max_model_len) + (c.model.hidden_size != 0);
+         (c.engine.max_model_len != d.max_model_len) + (c.model.hidden_size != 0) +
+         c.flashinfer.tensor_core_decode + c.flashinfer.disable_split_kv;
 }
 
 int64_t non_default_options(const check_case& c) {
@@ -121,6 +122,8 @@ void option_candidates(const check_case& c, std::vector<check_case>& out) {
   if (c.be != backend::triton && c.triton != d.triton) push([&](check_case& o) { o.triton = d.triton; });
   if (c.hybrid != d.hybrid) push([](check_case& o) { o.hybrid = true; });
   if (c.flashinfer.cuda_graph) push([](check_case& o) { o.flashinfer.cuda_graph = false; });
+  if (c.flashinfer.tensor_core_decode) push([](check_case& o) { o.flashinfer.tensor_core_decode = false; });
+  if (c.flashinfer.disable_split_kv) push([](check_case& o) { o.flashinfer.disable_split_kv = false; });
   if (c.block_size != 16 || c.flashinfer.page_size != 16)
     push([](check_case& o) { o.block_size = o.flashinfer.page_size = 16; });
   if (c.be == backend::triton && c.triton != d.triton) push([&](check_case& o) { o.triton = d.triton; });

@@ -64,17 +64,6 @@ template std::vector<float> attention_reference<float>(const attention_inputs<fl
 template std::vector<float> attention_reference<bf16>(const attention_inputs<bf16>&);
 template std::vector<float> attention_reference<fp16>(const attention_inputs<fp16>&);
 
-int64_t uncomputed_rows(const std::vector<float>& out, int64_t head_size) {
-  int64_t rows = 0;
-  const auto n = static_cast<std::size_t>(head_size);
-  for (std::size_t r = 0; n > 0 && r + n <= out.size(); r += n) {
-    bool nan = true;
-    for (std::size_t d = 0; d < n && nan; ++d) nan = std::isnan(out[r + d]);
-    rows += nan ? 1 : 0;
-  }
-  return rows;
-}
-
 output_comparison compare_output(const std::vector<float>& out, const std::vector<float>& ref, dtype d,
                                  int64_t heads, int64_t head_size, int max_listed) {
   output_comparison c;

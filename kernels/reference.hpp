@@ -31,10 +31,6 @@ struct output_comparison {
   std::string detail;      // the first few mismatches with [t][h][d] indices
 };
 
-// Output rows (one token's head) that hold no computed value: every element NaN, the poison of an
-// output no block wrote or of a merge over partial states no block wrote (the inputs are finite).
-int64_t uncomputed_rows(const std::vector<float>& out, int64_t head_size);
-
 // `out` holds the kernel's output converted to float.
 output_comparison compare_output(const std::vector<float>& out, const std::vector<float>& ref, dtype d,
                                  int64_t heads, int64_t head_size, int max_listed = 5);

@@ -73,15 +73,18 @@ int64_t max_pages(const std::vector<int64_t>& kv_pages) {
 
 fi_prefill_plan plan_fi_prefill(int64_t builder_heads, int64_t kv_heads, int64_t head_size, const batch& b,
                                 const flashinfer_options& o) {
-  if (kv_heads <= 0 || builder_heads % kv_heads != 0)
-    throw input_error("flashinfer", "num_qo_heads", std::to_string(builder_heads),
-                      "a multiple of num_kv_heads " + std::to_string(kv_heads));
+  if (kv_heads <= 0 || builder_heads <= 0)
+    throw input_error("flashinfer", "num_kv_heads", std::to_string(kv_heads),
+                      "at least 1 (and num_qo_heads too)");
   fi_prefill_plan p;
+  // FlashInfer raises when num_qo_heads is not a multiple of num_kv_heads; a builder planning with
+  // a model-wide count can hit that (recorded; the plan then packs floor(H / KV) rows, at least 1).
+  p.group_divisible = builder_heads % kv_heads == 0;
   p.builder_heads = builder_heads;
   p.kv_heads = kv_heads;
   p.head_size = head_size;
   p.batch_size = b.num_seqs();
-  const int64_t group = builder_heads / kv_heads;
+  const int64_t group = std::max<int64_t>(1, builder_heads / kv_heads);
   const int64_t budget = std::max<int64_t>(0, 2 * o.device.num_sms - o.num_colocated_ctas) / kv_heads;
   p.total_num_rows = o.total_num_rows > 0 ? o.total_num_rows : b.num_tokens();
 

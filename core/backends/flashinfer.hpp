@@ -89,6 +89,7 @@ std::vector<buffer_need> fi_decode_needs(const fi_decode_plan& p, const rank_lay
 // PrefillPlanImpl with PrefillSplitQOKVIndptr (also the tensor-core decode plan: query length 1).
 struct fi_prefill_plan {
   int64_t builder_heads = 0, kv_heads = 0, head_size = 0, batch_size = 0;
+  bool group_divisible = true;  // num_qo_heads % num_kv_heads == 0 (else FlashInfer's plan raises)
   bool split_kv = false;
   int64_t cta_tile_q = 16;        // 16 / 32 / 64 / 128 (FA2DetermineCtaTileQ)
   int64_t kv_chunk_size = 0;      // kv_chunk_size_ptr[0], int32 as stored (tokens)

@@ -18,6 +18,15 @@ flashinfer_options fi_options_of(const check_case& c) {
   return o;
 }
 
+flashinfer_options fi_options_of(const check_case& c, const rank_geometry& rg, const attention_group& ag) {
+  flashinfer_options o = fi_options_of(c);
+  // vLLM's builder reads window_left from its layers (all must agree): the first builder layer's.
+  const std::string& first = ag.builder_layers.empty() ? ag.layers.front() : ag.builder_layers.front();
+  for (const rank_layer& l : rg.layers)
+    if (l.name == first) o.window_left = l.sliding_window > 0 ? l.sliding_window - 1 : -1;
+  return o;
+}
+
 grouping effective_grouping(const check_case& c) {
   if (has_mutant(c.mutants, "legacy-grouping")) return grouping::legacy;
   if (has_mutant(c.mutants, "proposer-first-layer")) return grouping::proposer;
@@ -42,7 +51,7 @@ std::pair<batch, batch> split_batch(const batch& b) {
 // FlashInfer's two wrappers on one step: decode requests to the CUDA-core decode plan, or with
 // tensor cores to the prefill planner as one-row requests (uniform_q_len 1 under CUDA graphs, as
 // the fixed planner takes it; 0 with the C10 mutant, as FlashInfer passes it today); the rest to
-// the prefill planner.
+// the prefill planner, without CUDA graphs.
 std::vector<planned_part> flashinfer_parts(const check_case& c, int64_t h, int64_t kv, int64_t hd,
                                            const batch& b, flashinfer_options o) {
   o.kv_dtype_bytes = o.o_dtype_bytes = dtype_bytes(c.model.kv_dtype);
@@ -55,7 +64,11 @@ std::vector<planned_part> flashinfer_parts(const check_case& c, int64_t h, int64
   } else if (dec.num_seqs() > 0) {
     parts.push_back({plan_fi_decode(h, kv, hd, c.model.kv_dtype, dec, o), dec});
   }
-  if (pre.num_seqs() > 0) parts.push_back({plan_fi_prefill(h, kv, hd, pre, o), pre});
+  if (pre.num_seqs() > 0) {
+    flashinfer_options op = o;
+    op.cuda_graph = false;  // vLLM captures decode only: its prefill wrapper plans eagerly
+    parts.push_back({plan_fi_prefill(h, kv, hd, pre, op), pre});
+  }
   return parts;
 }
 
@@ -90,7 +103,8 @@ int64_t param(const builder_dump& d, const char* name) {
 // The dumped builder's plans: Triton's are fixed (its buffers at the dumped capacities); FlashInfer
 // plans each step from the dumped parameters, as its wrappers do, and carves the parts out of the
 // dumped float workspace (a "float_workspace" entry of the plan's buffers).
-std::vector<planned_part> dumped_parts(const check_case& c, const builder_dump& d, const batch& b) {
+std::vector<planned_part> dumped_parts(const check_case& c, const builder_dump& d, const batch& b,
+                                       flashinfer_options o) {
   if (c.be == backend::triton) {
     triton_plan p = plan_triton(param(d, "num_heads_q"), param(d, "num_heads_kv"), param(d, "headdim"),
                                 c.triton, c.engine);
@@ -103,7 +117,6 @@ std::vector<planned_part> dumped_parts(const check_case& c, const builder_dump& 
     return {{std::move(p), b}};
   }
   if (c.be == backend::fa3) return {};  // as the mirror: C3 checks its metadata (apply_dumped_capacities)
-  flashinfer_options o = fi_options_of(c);
   o.page_size = param(d, "page_size");
   o.cuda_graph = param(d, "use_cuda_graph") != 0;
   const int64_t h = param(d, "num_qo_heads"), kv = param(d, "num_kv_heads"), hd = param(d, "head_dim");
@@ -165,7 +178,7 @@ int64_t builder_head_size(const check_case& c, const rank_geometry& rg, const at
 
 std::vector<planned_part> plan_parts(const check_case& c, const rank_geometry& rg, const attention_group& ag,
                                      int64_t builder_heads, const batch& b) {
-  if (const builder_dump* dump = dump_of(c, ag)) return dumped_parts(c, *dump, b);
+  if (const builder_dump* dump = dump_of(c, ag)) return dumped_parts(c, *dump, b, fi_options_of(c, rg, ag));
   const int64_t kv = builder_kv_heads(c, rg, ag);
   const int64_t d = builder_head_size(c, rg, ag);
   if (c.be == backend::fa3) return {};  // no FA3 attention body: its metadata is class C3's check
@@ -174,7 +187,7 @@ std::vector<planned_part> plan_parts(const check_case& c, const rank_geometry& r
     p.int32_offsets = has_mutant(c.mutants, "int32-token-offsets");
     return {{std::move(p), b}};
   }
-  return flashinfer_parts(c, builder_heads, kv, d, b, fi_options_of(c));
+  return flashinfer_parts(c, builder_heads, kv, d, b, fi_options_of(c, rg, ag));
 }
 
 }  // namespace headroom

@@ -47,6 +47,9 @@ policy effective_policy(const check_case& c);
 grouping effective_grouping(const check_case& c);
 // The case's FlashInfer options with its C10 mutant applied (the pre-fix CUDA-graph grid).
 flashinfer_options fi_options_of(const check_case& c);
+// ... and the sliding window of the group's first builder layer (window_left = window - 1, as
+// vLLM's builder plans it).
+flashinfer_options fi_options_of(const check_case& c, const rank_geometry& rg, const attention_group& ag);
 // FlashInfer's plans for one step of b (builder geometry h / kv / hd): decode requests through the
 // CUDA-core decode plan, or with o.tensor_core_decode through the prefill planner; the rest through
 // the prefill planner (docs/engines.md §6, §7).

@@ -100,8 +100,9 @@ class sim_context {
     if (r.id < 0 && r.data == nullptr) return global_view<T>(nullptr, 0, &null_buffer_, &hot_);
     sim_buffer* b = checked_buffer(r.id, r.data, r.extent);
     if (!b) return global_view<T>(r.data, 0, &bad_buffer_, &hot_);
-    if (!waited_ && b->track_init) [[unlikely]]
-      view_before_wait(*b);
+    if (!waited_ && b->track_init && b->host_prefix == 0) [[unlikely]]  // a partly host-written input
+      view_before_wait(*b);                                             // is no launch's output
+
     return global_view<T>(r.data, r.extent, b, &hot_);
   }
 

@@ -60,6 +60,15 @@ std::vector<float> output_floats(const std::vector<std::byte>& bytes, std::size_
   return out;
 }
 
+// Element i of a downloaded buffer still holds the scratch poison (0xFF bytes): never written.
+bool poisoned(const std::vector<std::byte>& bytes, int64_t i, int64_t elem_bytes) {
+  const auto at = static_cast<std::size_t>(i * elem_bytes), n = static_cast<std::size_t>(elem_bytes);
+  if (i < 0 || at + n > bytes.size()) return true;
+  for (std::size_t k = 0; k < n; ++k)
+    if (bytes[at + k] != std::byte{0xFF}) return false;
+  return true;
+}
+
 std::vector<float> to_floats(dtype d, const std::vector<std::byte>& bytes, std::size_t n,
                              int64_t& unwritten) {
   return with_elem_type(d, "gpu executor", [&]<class T>() { return output_floats<T>(bytes, n, unwritten); });
@@ -167,8 +176,11 @@ observation gpu_executor::run(const run_request& r) {
   }
   if (out_run && opt_.compare_output && !ref.empty()) {
     const auto out = to_floats(r.kv_dtype, out_run->output, ref.size(), last_.unwritten);
-    if (std::holds_alternative<fi_prefill_plan>(*r.plan))
-      o.rows_never_computed = uncomputed_rows(out, r.layer->head_size);
+    if (const auto* pp = std::get_if<fi_prefill_plan>(r.plan))
+      o.rows_never_computed = prefill_rows_never_computed(
+          *pp, static_cast<int64_t>(ref.size()) / (r.layer->num_heads * r.layer->head_size),
+          r.layer->num_heads, r.layer->head_size, [&](int64_t i) { return !poisoned(out_run->states, i, 4); },
+          [&](int64_t i) { return !poisoned(out_run->output, i, dtype_bytes(r.kv_dtype)); });
     const auto cmp = compare_output(out, ref, r.kv_dtype, r.layer->num_heads, r.layer->head_size);
     o.output_checked = true;
     o.output_mismatch = cmp.mismatch || last_.unwritten > 0;

@@ -10,6 +10,8 @@ void add_buffers(const sim::memory& m, gpu_request& rq) {
     const int64_t sent = w.scratch ? b.host_prefix : b.extent;  // a scratch buffer: its host-written prefix
     w.data.assign(b.data, b.data + b.elem_bytes * sent);
     if (b.name == output_buffer_name) rq.download = static_cast<int32_t>(i);
+    if (b.name == "tmp_s" && rq.fam == family::fi_prefill)  // which partial states a run wrote
+      rq.download_states = static_cast<int32_t>(i);
     rq.buffers.push_back(std::move(w));
   }
 }

@@ -51,6 +51,29 @@ fi_prefill_params<T> make_fi_prefill_params(sim::memory& m, const sim_inputs<T>&
 template <class T>
 using family_params = std::variant<triton_params<T>, fi_decode_params<T>, fi_prefill_params<T>>;
 
+// The (token, head) rows of a prefill run no block computed, from what the run wrote: for a split
+// plan the rows whose partial states (tmp_s rows merge_indptr[t] .. merge_indptr[t + 1], `heads`
+// entries each) all stayed unwritten; otherwise the output rows that stayed unwritten (their first
+// element). state_written(i) / output_written(i): element i of tmp_s / of the output holds a value.
+template <class StateWritten, class OutputWritten>
+int64_t prefill_rows_never_computed(const fi_prefill_plan& plan, int64_t tokens, int64_t heads,
+                                    int64_t head_size, StateWritten state_written,
+                                    OutputWritten output_written) {
+  int64_t rows = 0;
+  for (int64_t t = 0; t < tokens; ++t)
+    for (int64_t h = 0; h < heads; ++h) {
+      bool computed = false;
+      if (!plan.split_kv) {
+        computed = output_written((t * heads + h) * head_size);
+      } else if (t + 1 < static_cast<int64_t>(plan.merge_indptr.size())) {
+        for (int64_t r = plan.merge_indptr[t]; r < plan.merge_indptr[t + 1] && !computed; ++r)
+          computed = state_written(r * heads + h);
+      }
+      rows += computed ? 0 : 1;
+    }
+  return rows;
+}
+
 // The params of the family that runs `plan` on this batch (Triton's path from triton_uses_3d).
 // Throws std::invalid_argument for a plan no family runs or whose arrays do not fit the batch.
 template <class T>

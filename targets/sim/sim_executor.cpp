@@ -83,8 +83,14 @@ observation run_typed(const run_request& r, sim_run_details& details) {
   const auto out_t = m.download(in.output);
   std::vector<float> out(static_cast<std::size_t>(covered_output(host)));
   for (std::size_t i = 0; i < out.size(); ++i) out[i] = to_float(out_t[i]);
-  if (std::holds_alternative<fi_prefill_plan>(*r.plan))
-    o.rows_never_computed = uncomputed_rows(out, l.head_size);
+  if (const auto* pp = std::get_if<fi_prefill_plan>(r.plan)) {
+    const sim::sim_buffer* ts = m.find("tmp_s");
+    const sim::sim_buffer& ob = m.at(in.output.id);
+    o.rows_never_computed = prefill_rows_never_computed(
+        *pp, in.in.num_tokens, l.num_heads, l.head_size,
+        [&](int64_t i) { return ts && i >= 0 && i < ts->extent && ts->written[i]; },
+        [&](int64_t i) { return i >= 0 && i < ob.extent && ob.written[i]; });
+  }
   auto ref = attention_reference(host);
   ref.resize(out.size());
   const auto cmp = compare_output(out, ref, r.kv_dtype, l.num_heads, l.head_size);

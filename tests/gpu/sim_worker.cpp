@@ -69,6 +69,8 @@ run_result run_once(const gpu_request& rq, run_mode mode) {
   sim::memory m;
   for (const auto& b : rq.buffers) {
     std::byte* d = alloc_like(m, b);
+    if (b.scratch)  // poisoned, as the device's scratch is
+      std::memset(d, 0xFF, static_cast<std::size_t>(b.elem_bytes * b.extent));
     if (!b.data.empty()) std::memcpy(d, b.data.data(), b.data.size());
     if (b.scratch) {  // the host-written prefix counts as written
       sim::sim_buffer& sb = m.at(static_cast<int32_t>(m.size() - 1));
@@ -108,10 +110,15 @@ run_result run_once(const gpu_request& rq, run_mode mode) {
       r.oob.push_back(d);
     }
   }
-  if (rq.download >= 0) {
-    const auto& b = m[static_cast<std::size_t>(rq.download)];
-    r.output.assign(b.data, b.data + b.elem_bytes * b.extent);
-  }
+  const auto bytes_of = [&](int32_t id) {
+    std::vector<std::byte> v;
+    if (id < 0 || static_cast<std::size_t>(id) >= m.size()) return v;
+    const auto& b = m[static_cast<std::size_t>(id)];
+    v.assign(b.data, b.data + b.elem_bytes * b.extent);
+    return v;
+  };
+  r.output = bytes_of(rq.download);
+  r.states = bytes_of(rq.download_states);
   return r;
 }
 

@@ -318,16 +318,42 @@ TEST(Kernels, MergeGroupsCoverARequestsWorkItems) {
   expect_merge_groups<512>();
 }
 
-TEST(Kernels, PrefillPlanIsNotSimulated) {
+// The tensor-core decode path through the executor: FlashInfer's prefill plan of two one-row
+// requests runs the prefill body and matches the reference, reading only written work entries.
+TEST(Kernels, TensorCoreDecodePlanIsSimulated) {
   geometry_case c;
   c.layer = {"l", attn_kind::full, 8, 2, 64, 64, 0};
   c.b = decode_batch(2, 40);
   const any_plan plan = plan_fi_prefill(8, 2, 64, c.b, {});
   sim_executor ex;
   const observation o = run_case(c, plan, dtype::bf16, 0, ex);
-  EXPECT_FALSE(o.output_checked);
-  EXPECT_TRUE(o.touched.empty());
-  EXPECT_FALSE(ex.last().simulated);
+  EXPECT_TRUE(ex.last().simulated);
+  EXPECT_TRUE(o.output_checked);
+  EXPECT_FALSE(o.output_mismatch) << o.mismatch_detail;
+  EXPECT_EQ(o.uninitialized_reads, 0);
+  EXPECT_EQ(o.rows_never_computed, 0);
+}
+
+// C10 on the simulator: the pre-fix CUDA-graph grid with split-KV disabled launches 2 * 132 / 2 =
+// 132 blocks per kv head over 2 written entries and no mask; each of the 130 padded blocks of each
+// of the 2 kv heads reads request_indices, qo_tile_indices and kv_tile_indices once (block-uniform
+// code): 3 * 130 * 2 = 780 reads of never-written entries, the count the formulas give too.
+TEST(Kernels, GraphGridPastWrittenEntriesIsObserved) {
+  geometry_case c;
+  c.layer = {"l", attn_kind::full, 8, 2, 64, 64, 0};
+  c.b = decode_batch(2, 40);
+  flashinfer_options o;
+  o.cuda_graph = o.disable_split_kv = true;
+  o.exact_no_split_graph_grid = false;
+  const any_plan plan = plan_fi_prefill(8, 2, 64, c.b, o);
+  sim_executor ex;
+  const observation s = run_case(c, plan, dtype::bf16, 0, ex);
+  EXPECT_EQ(s.worklist_uninitialized_reads, 780);
+  EXPECT_EQ(model_observation(plan, c.layer, c.b, dtype::bf16).worklist_uninitialized_reads, 780);
+  o.exact_no_split_graph_grid = true;  // the fix: one block per written entry
+  o.uniform_q_len = 1;
+  EXPECT_EQ(run_case(c, plan_fi_prefill(8, 2, 64, c.b, o), dtype::bf16, 0, ex).worklist_uninitialized_reads,
+            0);
 }
 
 TEST(Kernels, Bf16AndFp16ConversionsRoundToNearestEven) {

@@ -38,7 +38,7 @@ void check_c10_graph_grid(const class_scope& s, std::vector<class_finding>& out)
   const int64_t d = builder_head_size(c, s.ctx.eng->rg, *s.ctx.ag);
   auto plans = [&](const step_probe& p, const rank_layer& l) {
     if (&l != layers.front()) return std::vector<planned_part>{};  // the plan is the builder's
-    return flashinfer_parts(c, s.builder_heads, kv, d, p.st.b, fi_options_of(c));
+    return flashinfer_parts(c, s.builder_heads, kv, d, p.st.b, fi_options_of(c, s.ctx.eng->rg, *s.ctx.ag));
   };
   run_probes(
       s, probes, plans, [](const step_probe&) { return std::vector<finding>{}; }, bug_class::c10, out);

@@ -118,7 +118,7 @@ std::vector<std::byte> encode(const gpu_request& r) {
   for (const auto& b : r.buffers) {
     w.str(b.name), w.pod(b.elem_bytes), w.pod(b.extent), w.pod(b.scratch), w.pods(b.data);
   }
-  w.pods(r.modes), w.pod(r.download), w.pod(r.guards);
+  w.pods(r.modes), w.pod(r.download), w.pod(r.download_states), w.pod(r.guards);
   return std::move(w.out);
 }
 
@@ -135,7 +135,8 @@ gpu_request decode_request(const std::vector<std::byte>& m) {
     b.scratch = rd.pod<bool>(), b.data = rd.pods<std::byte>();
     r.buffers.push_back(std::move(b));
   }
-  r.modes = rd.pods<run_mode>(), r.download = rd.pod<int32_t>(), r.guards = rd.pod<guard_options>();
+  r.modes = rd.pods<run_mode>(), r.download = rd.pod<int32_t>(), r.download_states = rd.pod<int32_t>();
+  r.guards = rd.pod<guard_options>();
   rd.done();
   return r;
 }
@@ -146,7 +147,7 @@ std::vector<std::byte> encode(const gpu_response& r) {
   for (const auto& x : r.runs) {
     w.pod(x.mode), w.pod(x.faulted), w.str(x.fault), w.pods(x.touched), w.pod(x.oob_count),
         w.pod(x.index_overflows), w.pod(x.uninitialized_reads);
-    w.pods(x.oob), w.pods(x.guards), w.pods(x.output);
+    w.pods(x.oob), w.pods(x.guards), w.pods(x.output), w.pods(x.states);
     w.pod(x.setup_ms), w.pod(x.kernels_ms), w.pod(x.guard_ms), w.pod(x.total_ms);
   }
   w.str(r.error), w.pod(r.worker_exiting);
@@ -164,7 +165,7 @@ gpu_response decode_response(const std::vector<std::byte>& m) {
     x.touched = rd.pods<int64_t>(), x.oob_count = rd.pod<int64_t>(), x.index_overflows = rd.pod<int64_t>();
     x.uninitialized_reads = rd.pod<int64_t>();
     x.oob = rd.pods<device_oob_record>(), x.guards = rd.pods<guard_report>();
-    x.output = rd.pods<std::byte>();
+    x.output = rd.pods<std::byte>(), x.states = rd.pods<std::byte>();
     x.setup_ms = rd.pod<double>(), x.kernels_ms = rd.pod<double>();
     x.guard_ms = rd.pod<double>(), x.total_ms = rd.pod<double>();
     r.runs.push_back(std::move(x));

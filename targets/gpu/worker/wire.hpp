@@ -75,7 +75,8 @@ struct gpu_request {
   std::vector<std::byte> params;     // triton_params<T> / fi_decode_params<T> / planted params
   std::vector<wire_buffer> buffers;  // index = buffer id in params
   std::vector<run_mode> modes;
-  int32_t download = -1;  // buffer id whose bytes come back (the output)
+  int32_t download = -1;         // buffer id whose bytes come back (the output)
+  int32_t download_states = -1;  // and this one's (a split prefill plan's tmp_s: which states were written)
   guard_options guards;
 };
 
@@ -97,6 +98,7 @@ struct run_result {
   std::vector<device_oob_record> oob;  // checked: the first few
   std::vector<guard_report> guards;    // guarded / checked: corrupted bands
   std::vector<std::byte> output;       // the downloaded buffer (empty after a fault)
+  std::vector<std::byte> states;       // download_states' bytes (empty after a fault or without one)
   double setup_ms = 0, kernels_ms = 0, guard_ms = 0, total_ms = 0;  // wall clock in the worker
 };
 

@@ -83,6 +83,7 @@ void run_once(const gpu_request& rq, run_mode mode, cudaStream_t s, run_result& 
   if (dlog) read_log(dlog->d, rq.buffers.size(), r, s);
   const auto tg = clock_type::now();
   r.output = mem.finish(r.guards, rq.download);
+  r.states = mem.download(rq.download_states);
   r.guard_ms = mem.guarded() ? ms_since(tg) : 0;
   r.total_ms = ms_since(t0);
 }
