@@ -11,9 +11,11 @@
 
 #include "core/backends/flashinfer.hpp"
 #include "core/backends/triton.hpp"
+#include "core/check/check.hpp"
 #include "kernels/reference.hpp"
 #include "targets/sim/sim_executor.hpp"
 #include "targets/sim/sim_launch.hpp"
+#include "tests/support/laguna.hpp"
 
 namespace headroom {
 namespace {
@@ -136,6 +138,42 @@ TEST(KvLayout, ExecutorUploadsOnePackedBuffer) {
     if (u.name == "kv_cache") kv_extent = u.extent;
   }
   EXPECT_EQ(kv_extent, 6 * 16 * l.num_kv_heads * 2 * l.head_size);  // 2 requests of 3 blocks, K + V
+}
+
+// The formulas, recording the layout of every run a check asks for.
+class layout_recorder final : public executor {
+ public:
+  target_kind kind() const override { return target_kind::sim; }
+  observation run(const run_request& r) override {
+    seen.push_back(r.layout);
+    return model_.run(r);
+  }
+  std::vector<kv_layout> seen;
+
+ private:
+  model_executor model_;
+};
+
+// A case's layout reaches every kernel run of its check (replay), and check's option its cases.
+TEST(KvLayout, EveryRunOfACaseUsesItsLayout) {
+  for (kv_layout k : {kv_layout::separate, kv_layout::packed}) {
+    check_case c =
+        make_case(testing::laguna_xs2(), 8, backend::triton, policy::per_layer, grouping::heads, true, 16, 3);
+    c.layout = k;
+    c.b = decode_batch(3, 40);
+    layout_recorder rec;
+    run_case(c, rec);
+    EXPECT_FALSE(rec.seen.empty());
+    for (kv_layout s : rec.seen) EXPECT_EQ(s, k) << to_string(k);
+    check_options o;
+    o.layout = k;
+    o.max_num_seqs = 4;
+    o.backends = {backend::flashinfer};
+    layout_recorder all;
+    run_check(testing::laguna_xs2(), o, all);
+    EXPECT_FALSE(all.seen.empty());
+    for (kv_layout s : all.seen) EXPECT_EQ(s, k) << to_string(k);
+  }
 }
 
 // The packed allocation one row (2 x head_size elements) short: the keys of its last row read past
