@@ -6,6 +6,7 @@
 // wrong output.
 #include <gtest/gtest.h>
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -174,6 +175,55 @@ TEST(KvLayout, EveryRunOfACaseUsesItsLayout) {
     EXPECT_FALSE(all.seen.empty());
     for (kv_layout s : all.seen) EXPECT_EQ(s, k) << to_string(k);
   }
+}
+
+// The simulator, noting the KV-cache buffers of every run.
+class kv_buffer_recorder final : public executor {
+ public:
+  target_kind kind() const override { return target_kind::sim; }
+  observation run(const run_request& r) override {
+    observation o = sim_.run(r);
+    for (const auto& u : sim_.last().buffers)
+      if (u.name == "k_cache" || u.name == "v_cache" || u.name == "kv_cache") names.insert(u.name);
+    return o;
+  }
+  std::set<std::string> names;
+
+ private:
+  sim_executor sim_;
+};
+
+// The invariants a case reports on the simulator, and the KV-cache buffers its runs had.
+std::pair<std::set<std::string>, std::set<std::string>> verdicts_of(const check_case& c) {
+  kv_buffer_recorder ex;
+  std::set<std::string> out;
+  for (const auto& v : run_case(c, ex).violations) out.insert(to_string(v.inv));
+  return {out, ex.names};
+}
+
+// The engine's persistent inputs (make_step_inputs: dummy runs, draft passes) in either layout: the
+// step regressions report the same invariants with K and V packed, with the mutant and without.
+TEST(KvLayout, StepCasesGiveTheSameVerdictsOnBothLayouts) {
+  int attention = 0;
+  for (const char* name : {"c3-dummy-num-reqs-tokens.json", "c4-dummy-seq-lens-unclamped.json",
+                           "c7-empty-work-unclamped.json", "c8-draft-reuses-verify-metadata.json"}) {
+    check_case c = load_case(std::string(HEADROOM_SOURCE_DIR) + "/regressions/" + name);
+    ASSERT_EQ(c.layout, kv_layout::separate) << name;  // written before the field: separate
+    for (bool mutants : {true, false}) {
+      if (!mutants) c.mutants.clear();
+      c.layout = kv_layout::separate;
+      const auto [separate, separate_buffers] = verdicts_of(c);
+      c.layout = kv_layout::packed;
+      const auto [packed, packed_buffers] = verdicts_of(c);
+      EXPECT_EQ(packed, separate) << name << (mutants ? "" : " without its mutant");
+      if (mutants) EXPECT_FALSE(separate.empty()) << name;
+      if (separate_buffers.empty() && packed_buffers.empty()) continue;  // no attention body ran
+      ++attention;
+      EXPECT_EQ(separate_buffers, (std::set<std::string>{"k_cache", "v_cache"})) << name;
+      EXPECT_EQ(packed_buffers, (std::set<std::string>{"kv_cache"})) << name;
+    }
+  }
+  EXPECT_GE(attention, 4);
 }
 
 // The packed allocation one row (2 x head_size elements) short: the keys of its last row read past
