@@ -22,6 +22,7 @@ check_options options_of(const parsed_args& a) {
   }
   if (auto v = a.get("--policy")) o.pol = parse_policy(*v, cmdline, "--policy");
   if (auto v = a.get("--grouping")) o.grp = parse_grouping(*v, cmdline, "--grouping");
+  if (auto v = a.get("--kv-layout")) o.layout = parse_kv_layout(*v, cmdline, "--kv-layout");
   if (auto v = a.get("--max-num-seqs")) o.max_num_seqs = to_int("--max-num-seqs", *v, 1, max_check_num_seqs);
   o.hybrid = !a.has("--no-hybrid");
   o.flashinfer.cuda_graph = a.has("--cuda-graph");
@@ -32,7 +33,7 @@ check_options options_of(const parsed_args& a) {
 
 int check_main(int argc, char** argv) {
   std::vector<std::string> value_flags = {"--tp",     "--backend", "--policy", "--grouping", "--max-num-seqs",
-                                          "--target", "--tight",   "--json",   "--seed"};
+                                          "--target", "--tight",   "--json",   "--seed",     "--kv-layout"};
   value_flags.insert(value_flags.end(), engine_flags.begin(), engine_flags.end());
   auto a = parse(argc, argv, 2, value_flags, {"--no-hybrid", "--cuda-graph"}, {"--mutant"});
   if (a.positional.size() != 1)

@@ -47,10 +47,13 @@ void read_profile(const parsed_args& a, fuzz_options& o) {
   if (auto v = a.get("--policy")) p.policies = {parse_policy(*v, cmdline, "--policy")};
   if (auto v = a.get("--grouping")) p.groupings = {parse_grouping(*v, cmdline, "--grouping")};
   if (auto v = a.get("--backend"); v && *v != "all") p.backends = {parse_backend(*v, cmdline, "--backend")};
+  if (auto v = a.get("--kv-layout")) p.kv_layouts = {parse_kv_layout(*v, cmdline, "--kv-layout")};
   p.mutants = mutants_of(a);
   o.profile_flags = std::string("--policy ") + to_string(p.policies.front()) + " --grouping " +
                     to_string(p.groupings.front()) + " --backend " +
                     (p.backends.size() == 1 ? to_string(p.backends.front()) : "all");
+  if (p.kv_layouts.size() == 1)
+    o.profile_flags += std::string(" --kv-layout ") + to_string(p.kv_layouts.front());
   for (const auto& m : p.mutants) o.profile_flags += " --mutant " + m;
 }
 
@@ -59,7 +62,7 @@ void read_profile(const parsed_args& a, fuzz_options& o) {
 fuzz_options read_fuzz_options(int argc, char** argv) {
   auto a = parse(argc, argv, 2,
                  {"--seed", "--cases", "--time", "--target", "--policy", "--grouping", "--backend", "--out",
-                  "--jobs", "--stop-after"},
+                  "--jobs", "--stop-after", "--kv-layout"},
                  {}, {"--mutant"});
   if (!a.positional.empty())
     throw input_error(cmdline, a.positional.front(), "(argument)", "fuzz takes no positional arguments");

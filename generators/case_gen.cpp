@@ -23,6 +23,7 @@ struct options_draw {
   backend be = backend::triton;
   policy pol = policy::per_layer;
   grouping grp = grouping::heads;
+  kv_layout layout = kv_layout::packed;
   bool hybrid = true;
   int64_t page = 16;
   bool cuda_graph = false;
@@ -38,12 +39,14 @@ rc::Gen<options_draw> option_draws(const case_profile& p) {
     return rc::gen::build<o>(rc::gen::set(&o::be, rc::gen::elementOf(p.backends)),
                              rc::gen::set(&o::pol, rc::gen::elementOf(p.policies)),
                              rc::gen::set(&o::grp, rc::gen::elementOf(p.groupings)),
+                             rc::gen::set(&o::layout, rc::gen::elementOf(p.kv_layouts)),
                              rc::gen::set(&o::max_num_seqs, rc::gen::element<int64_t>(4, 8, 16)),
                              rc::gen::set(&o::seed, rc::gen::arbitrary<uint64_t>()));
   return rc::gen::build<o>(
       rc::gen::set(&o::be, rc::gen::elementOf(p.backends)),
       rc::gen::set(&o::pol, rc::gen::elementOf(p.policies)),
       rc::gen::set(&o::grp, rc::gen::elementOf(p.groupings)),
+      rc::gen::set(&o::layout, rc::gen::elementOf(p.kv_layouts)),
       rc::gen::set(&o::hybrid, weighted<bool>({{5, true}, {1, false}})),
       rc::gen::set(&o::page, weighted<int64_t>({{6, 16}, {1, 8}, {1, 32}})),
       rc::gen::set(&o::cuda_graph, weighted<bool>({{4, false}, {1, true}})),
@@ -56,6 +59,7 @@ rc::Gen<options_draw> option_draws(const case_profile& p) {
 
 check_case assemble(const options_draw& d, const sized_geometry& g, const mutant_set& mutants) {
   check_case c = make_case(g.model, g.tp, d.be, d.pol, d.grp, d.hybrid, d.page, d.seed);
+  c.layout = d.layout;
   c.flashinfer.page_size = d.page;
   c.flashinfer.cuda_graph = d.cuda_graph;
   c.engine.max_num_seqs = d.max_num_seqs;

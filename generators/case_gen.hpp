@@ -18,6 +18,7 @@ struct case_profile {
   std::vector<policy> policies = {policy::per_layer};
   std::vector<grouping> groupings = {grouping::heads};
   std::vector<backend> backends = {backend::triton, backend::flashinfer, backend::fa3};
+  std::vector<kv_layout> kv_layouts = {kv_layout::separate, kv_layout::packed};
   int max_layers = 6;
   int64_t max_work = 1 << 21;  // batch_limits::max_work: bounds the simulator's time per case
   int64_t max_head_size = 64;

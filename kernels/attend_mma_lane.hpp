@@ -105,16 +105,14 @@ template <class T, bool Aligned, class Ctx, class Regs>
 HEADROOM_HOST_DEVICE void mma_rows(Ctx& ctx, const paged_attention_inputs<T>& p, Regs& rg, int64_t seq,
                                    int64_t kvh, int64_t lo, int64_t hi, int64_t step) {
   const auto bt = ctx.global(p.block_table);
-  const int64_t bs = p.block_size, W = ctx.block_dim().y;
+  const int64_t W = ctx.block_dim().y;
   ctx.threads([&](const thread_idx& t) {
     const int64_t base = mma_step_base(lo, W, t.y, step);
     HEADROOM_UNROLL
     for (int h = 0; h < 2; ++h) {
       int64_t key = base + 8 * h + t.x / 4, off = -1;
       if (Aligned && key >= hi) key = hi - 1;
-      if (key < hi)
-        off = ((bt.load(seq * p.max_blocks_per_seq + key / bs) * bs + key % bs) * p.num_kv_heads + kvh) *
-              p.head_size;
+      if (key < hi) off = kv_key_row(p, bt, seq, key, kvh);
       rg.st[t].off[h] = off;
     }
   });

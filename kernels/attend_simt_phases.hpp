@@ -37,7 +37,7 @@ HEADROOM_HOST_DEVICE void attn_scores(Ctx& ctx, const paged_attention_inputs<T>&
   const auto qs = ctx.template shared<attn_chunk>(s.q, "q_rows");
   const auto ss = ctx.template shared<1>(s.s, "scores");
   const auto ko = ctx.template shared<1>(s.koff, "key_offsets");
-  const int64_t D = p.head_size, bs = p.block_size, W = ctx.block_dim().y;
+  const int64_t D = p.head_size, W = ctx.block_dim().y;
   ctx.threads([&](const thread_idx& t) {
     auto& acc = rg.sc[t];
     HEADROOM_UNROLL
@@ -50,9 +50,7 @@ HEADROOM_HOST_DEVICE void attn_scores(Ctx& ctx, const paged_attention_inputs<T>&
     for (int j = 0; j < PK; ++j) {
       const int64_t key = base + pair * PK + j;
       off[j] = -1;
-      if (key < hi)
-        off[j] =
-            ((bt.load(seq * p.max_blocks_per_seq + key / bs) * bs + key % bs) * p.num_kv_heads + kvh) * D;
+      if (key < hi) off[j] = kv_key_row(p, bt, seq, key, kvh);
       if (half == 0) ko.store((par * W + t.y) * attn_tile + pair * PK + j, off[j]);
     }
     vec<T, attn_chunk> kr[2][PK];

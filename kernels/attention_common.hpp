@@ -40,7 +40,8 @@ struct head_layout {
 };
 
 // The inputs every attention kernel reads. Layouts (row-major): q [tokens][heads][head_size];
-// k_cache / v_cache [blocks][block_size][kv_heads][head_size]; block_table
+// k_cache / v_cache [blocks][block_size][kv_heads] rows of head_size elements, kv_row_stride apart
+// (kv_offset below: two arrays, or views of one packed allocation); block_table
 // [num_seqs][max_blocks_per_seq]; query_start [num_seqs + 1] (cumulative query lengths).
 template <class T>
 struct paged_attention_inputs {
@@ -48,6 +49,10 @@ struct paged_attention_inputs {
   buffer_ref<const int32_t> block_table, seq_lens, query_start;
   int64_t num_seqs = 0, num_tokens = 0, num_heads = 0, num_kv_heads = 0, head_size = 0;
   int64_t block_size = 16, max_blocks_per_seq = 0;
+  // Elements between consecutive kv-head rows of k_cache / v_cache: head_size in the separate
+  // layout, 2 * head_size in vLLM's packed one (v_cache then starts head_size elements into the
+  // same allocation as k_cache: buffer_ref::offset).
+  int64_t kv_row_stride = 0;
   int64_t sliding_window = 0;  // 0: none; else key j is visible from position p iff p - j < window
   int64_t max_query_len = 1;
   float scale = 1.0f;          // softmax scale, 1 / sqrt(head_size)
@@ -79,6 +84,23 @@ HEADROOM_HOST_DEVICE void store_chunk(const View& v, int64_t off, int64_t n_vali
   for (int k = 0; k < V; ++k) r[k] = from_float<T>(x[k] * scale);
   if (whole) return v.template store_vec<V>(off, r);
   for (int k = 0; k < V && k < n_valid; ++k) v.store(off + k, r[k]);
+}
+
+// The element offset in k_cache / v_cache of dimension d of kv head kvh at slot `slot` of physical
+// block `block`. Every K and V load of every body takes its row from here (kv_key_row), so the
+// separate and the packed layout differ in kv_row_stride and in where v_cache starts, nowhere else.
+template <class T>
+HEADROOM_HOST_DEVICE int64_t kv_offset(const paged_attention_inputs<T>& p, int64_t block, int64_t slot,
+                                       int64_t kvh, int64_t d = 0) {
+  return ((block * p.block_size + slot) * p.num_kv_heads + kvh) * p.kv_row_stride + d;
+}
+
+// The row (d = 0) of `key` of request seq, its physical block read from the block table bt.
+template <class T, class View>
+HEADROOM_HOST_DEVICE int64_t kv_key_row(const paged_attention_inputs<T>& p, const View& bt, int64_t seq,
+                                        int64_t key, int64_t kvh) {
+  const int64_t block = bt.load(seq * p.max_blocks_per_seq + key / p.block_size);
+  return kv_offset(p, block, key % p.block_size, kvh);
 }
 
 HEADROOM_HOST_DEVICE inline bool key_visible(const row_desc& r, int64_t key, int64_t window) {

@@ -189,14 +189,15 @@ void for_each_ref(offset_probe_params& p, F&& f) {
   f(p.out);
 }
 
-// The one patching helper: points every buffer handle of p at `resolve(ref)` (a void* for the
-// handle's buffer id; handles with id -1 become null). resolve may throw when a handle's extent or
-// element size disagrees with the memory it names.
+// The one patching helper: points every buffer handle of p at `resolve(ref)` (a void* to the start
+// of the handle's buffer id) plus the handle's offset (a view inside its buffer: buffer_ref);
+// handles with id -1 become null. resolve may throw when a handle's offset, extent or element size
+// disagrees with the memory it names.
 template <class P, class Resolve>
 void patch_refs(P& p, Resolve&& resolve) {
   for_each_ref(p, [&](auto& r) {
     using ptr = decltype(r.data);
-    r.data = r.id < 0 ? nullptr : static_cast<ptr>(resolve(r));
+    r.data = r.id < 0 ? nullptr : static_cast<ptr>(resolve(r)) + r.offset;
   });
 }
 

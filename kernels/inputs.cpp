@@ -48,9 +48,10 @@ std::vector<T> random_values(splitmix64& rng, int64_t n) {
 
 // The layer's geometry, checked for the simulator's limits.
 template <class T>
-attention_inputs<T> layer_inputs(const rank_layer& l, int64_t block_size) {
+attention_inputs<T> layer_inputs(const rank_layer& l, int64_t block_size, kv_layout layout) {
   check_geometry(l, block_size);
   attention_inputs<T> in;
+  in.layout = layout;
   in.num_heads = l.num_heads;
   in.num_kv_heads = l.num_kv_heads;
   in.head_size = l.head_size;
@@ -67,6 +68,21 @@ std::vector<int32_t> shuffled_blocks(splitmix64& rng, int64_t blocks, int32_t fi
   return perm;
 }
 
+// The packed cache from k_cache and v_cache: row r (a slot's kv head) is K row r, then V row r.
+template <class T>
+void pack_kv(attention_inputs<T>& in) {
+  const auto D = static_cast<std::size_t>(in.head_size), rows = in.k_cache.size() / D;
+  in.kv_cache.resize(2 * in.k_cache.size());
+  for (std::size_t r = 0; r < rows; ++r) {
+    std::copy_n(in.k_cache.begin() + static_cast<std::ptrdiff_t>(r * D), D,
+                in.kv_cache.begin() + static_cast<std::ptrdiff_t>(2 * r * D));
+    std::copy_n(in.v_cache.begin() + static_cast<std::ptrdiff_t>(r * D), D,
+                in.kv_cache.begin() + static_cast<std::ptrdiff_t>((2 * r + 1) * D));
+  }
+  in.k_cache = {};
+  in.v_cache = {};
+}
+
 // q for `rows` tokens and a cache of `blocks` blocks, random values.
 template <class T>
 void fill_values(attention_inputs<T>& in, splitmix64& rng, const rank_layer& l, int64_t rows,
@@ -80,6 +96,7 @@ void fill_values(attention_inputs<T>& in, splitmix64& rng, const rank_layer& l, 
   in.q = random_values<T>(rng, q_elems);
   in.k_cache = random_values<T>(rng, kv_elems);
   in.v_cache = random_values<T>(rng, kv_elems);
+  if (in.layout == kv_layout::packed) pack_kv(in);
 }
 
 splitmix64 input_rng(uint64_t seed) { return splitmix64{seed ^ 0x68656164726F6F6Dull}; }  // "headroom"
@@ -88,8 +105,8 @@ splitmix64 input_rng(uint64_t seed) { return splitmix64{seed ^ 0x68656164726F6F6
 
 template <class T>
 attention_inputs<T> make_attention_inputs(const rank_layer& l, const batch& b, int64_t block_size,
-                                          uint64_t seed) {
-  attention_inputs<T> in = layer_inputs<T>(l, block_size);
+                                          uint64_t seed, kv_layout layout) {
+  attention_inputs<T> in = layer_inputs<T>(l, block_size, layout);
   in.max_query_len = b.max_query_len();
   splitmix64 rng = input_rng(seed);
   int64_t blocks = 0;
@@ -115,8 +132,8 @@ attention_inputs<T> make_attention_inputs(const rank_layer& l, const batch& b, i
 
 template <class T>
 attention_inputs<T> make_step_inputs(const rank_layer& l, const engine_step& st, int64_t max_num_seqs,
-                                     int64_t width, int64_t block_size, uint64_t seed) {
-  attention_inputs<T> in = layer_inputs<T>(l, block_size);
+                                     int64_t width, int64_t block_size, uint64_t seed, kv_layout layout) {
+  attention_inputs<T> in = layer_inputs<T>(l, block_size, layout);
   in.max_query_len = st.max_query_len;
   in.max_blocks_per_seq = width;
   in.metadata_rows = st.num_reqs_padded;
@@ -145,10 +162,11 @@ attention_inputs<T> make_step_inputs(const rank_layer& l, const engine_step& st,
   return in;
 }
 
-#define HEADROOM_INPUT_INSTANCES(T)                                                                          \
-  template attention_inputs<T> make_attention_inputs<T>(const rank_layer&, const batch&, int64_t, uint64_t); \
-  template attention_inputs<T> make_step_inputs<T>(const rank_layer&, const engine_step&, int64_t, int64_t,  \
-                                                   int64_t, uint64_t);
+#define HEADROOM_INPUT_INSTANCES(T)                                                                         \
+  template attention_inputs<T> make_attention_inputs<T>(const rank_layer&, const batch&, int64_t, uint64_t, \
+                                                        kv_layout);                                         \
+  template attention_inputs<T> make_step_inputs<T>(const rank_layer&, const engine_step&, int64_t, int64_t, \
+                                                   int64_t, uint64_t, kv_layout);
 HEADROOM_INPUT_INSTANCES(float)
 HEADROOM_INPUT_INSTANCES(bf16)
 HEADROOM_INPUT_INSTANCES(fp16)

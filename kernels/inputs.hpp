@@ -5,12 +5,15 @@
 // (docs/catalogue.md C4, C8): the persistent block table [max_num_seqs][width] (unused entries hold
 // the null block 0, never given to a request), seq_lens [max_num_seqs] and query_start
 // [max_num_seqs + 1] holding the step's metadata rows, and q with the step's rows.
+// Either KV-cache layout (docs/engines.md §10) holds the same K and V values: the packed cache is
+// the separate k_cache and v_cache interleaved row by row, so outputs agree across layouts.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
 #include "core/backends/batch.hpp"
+#include "core/engine/engine.hpp"
 #include "core/engine/steps.hpp"
 #include "core/model/geometry.hpp"
 
@@ -22,7 +25,11 @@ struct attention_inputs {
   int64_t block_size = 16, sliding_window = 0, max_blocks_per_seq = 0, max_query_len = 0;
   std::vector<int32_t> seq_lens, query_start, block_table;  // block_table: -1 past a request's blocks
   std::vector<T> q;                                         // [tokens][heads][head_size]
-  std::vector<T> k_cache, v_cache;                          // [blocks][block_size][kv_heads][head_size]
+  kv_layout layout = kv_layout::separate;
+  std::vector<T> k_cache, v_cache;  // separate: [blocks][block_size][kv_heads][head_size] each
+  std::vector<T> kv_cache;          // packed: [blocks][block_size][kv_heads][2 * head_size], K then V
+  // Elements between consecutive kv-head rows; V's row starts head_size in (packed) or in v_cache.
+  int64_t kv_row_stride() const { return layout == kv_layout::packed ? 2 * head_size : head_size; }
   // The engine's shape: the requests the kernels iterate and q's rows (-1: the vectors' own sizes);
   // `consistent`: the metadata stays inside its buffers, so the fp32 reference is defined.
   int64_t metadata_rows = -1, q_rows = -1;
@@ -40,11 +47,12 @@ inline constexpr int64_t max_sim_kv_elems = int64_t{1} << 26;
 // above max_kernel_head_size, a cache or a q above max_sim_kv_elems).
 template <class T>
 attention_inputs<T> make_attention_inputs(const rank_layer& l, const batch& b, int64_t block_size,
-                                          uint64_t seed);
+                                          uint64_t seed, kv_layout layout = kv_layout::separate);
 // The engine's shape for step `st` (max_num_seqs rows of `width` blocks).
 template <class T>
 attention_inputs<T> make_step_inputs(const rank_layer& l, const engine_step& st, int64_t max_num_seqs,
-                                     int64_t width, int64_t block_size, uint64_t seed);
+                                     int64_t width, int64_t block_size, uint64_t seed,
+                                     kv_layout layout = kv_layout::separate);
 
 // splitmix64: the project's small deterministic generator.
 struct splitmix64 {

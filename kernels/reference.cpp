@@ -24,14 +24,20 @@ std::vector<float> attention_reference(const attention_inputs<T>& in) {
   const int64_t H = in.num_heads, KV = in.num_kv_heads, D = in.head_size, G = H / KV;
   const int64_t bs = in.block_size, W = in.sliding_window;
   const float scale = 1.0f / std::sqrt(static_cast<float>(D));
-  const auto q = widen(in.q), k = widen(in.k_cache), v = widen(in.v_cache);
+  // Either layout (inputs.hpp): K row r at r * stride of k, V row r at r * stride of v.
+  const bool packed = in.layout == kv_layout::packed;
+  const auto q = widen(in.q), kv = widen(packed ? in.kv_cache : in.k_cache),
+             vs = packed ? std::vector<float>{} : widen(in.v_cache);
+  const float* k = kv.data();
+  const float* v = packed ? kv.data() + D : vs.data();
+  const int64_t stride = in.kv_row_stride();
   std::vector<float> out(static_cast<std::size_t>(in.num_tokens() * H * D), 0.0f);
   std::vector<float> p;
   for (int64_t s = 0; s < in.num_seqs(); ++s) {
     const int64_t len = in.seq_lens[s], q0 = in.query_start[s], qn = in.query_start[s + 1] - q0;
     auto kv_at = [&](int64_t key, int64_t kvh) {  // element offset of (key, kv head) in the cache
       const int64_t blk = in.block_table[s * in.max_blocks_per_seq + key / bs];
-      return ((blk * bs + key % bs) * KV + kvh) * D;
+      return ((blk * bs + key % bs) * KV + kvh) * stride;
     };
     for (int64_t i = 0; i < qn; ++i) {
       const int64_t pos = len - qn + i, first = W > 0 && pos - W + 1 > 0 ? pos - W + 1 : 0;

@@ -24,7 +24,7 @@ TEST(Generators, CasesAreValidAndWithinBudget) {
         // Within the budget, except that a request never shrinks below 1 token (decode) or a 2 x 2
         // query-by-sequence block (prefill).
         RC_ASSERT(work <= p.max_work + 4 * c.b.num_seqs() * generators::token_cost_of(c));
-        RC_TAG(c.b.is_decode() ? "decode" : "prefill or mixed", to_string(c.be));
+        RC_TAG(c.b.is_decode() ? "decode" : "prefill or mixed", to_string(c.be), to_string(c.layout));
       },
       budget);
 }
@@ -57,6 +57,19 @@ TEST(Generators, SizeKeyCountsEveryRequestsTokens) {
   check_case shorter = c;
   shorter.b.seq_lens[1] = 25;  // the shorter request, shorter still: the longest is unchanged
   EXPECT_LT(generators::shrink_key(shorter), key);
+}
+
+// The profile's KV-cache layouts: both by default (each about half the cases), one when pinned.
+TEST(Generators, CasesDrawTheProfilesKvLayouts) {
+  auto p = props::everything();
+  int packed = 0;
+  for (uint64_t i = 0; i < 200; ++i) packed += generators::sample_case(p, 5, i).layout == kv_layout::packed;
+  EXPECT_GT(packed, 60);
+  EXPECT_LT(packed, 140);
+  for (kv_layout k : {kv_layout::separate, kv_layout::packed}) {
+    p.kv_layouts = {k};
+    for (uint64_t i = 0; i < 50; ++i) EXPECT_EQ(generators::sample_case(p, 5, i).layout, k);
+  }
 }
 
 TEST(Generators, SamplingIsDeterministic) {

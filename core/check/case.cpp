@@ -161,6 +161,7 @@ json to_json(const check_case& c) {
             {"grouping", to_string(c.grp)},
             {"hybrid", c.hybrid},
             {"block_size", c.block_size},
+            {"kv_layout", to_string(c.layout)},
             {"batch", {{"seq_lens", c.b.seq_lens}, {"query_lens", c.b.query_lens}}},
             {"seed", c.seed},
             {"engine", to_json(c.engine)},
@@ -191,6 +192,9 @@ check_case case_from_json(const json& j, const std::string& file, const std::vec
   c.grp = parse_grouping(jr::get_string(j, "grouping", file, path), file, path + "grouping");
   c.hybrid = jr::get_bool_or(j, "hybrid", true, file, path);
   c.block_size = jr::get_int_or(j, "block_size", 16, file, path, 1, 1 << 16);
+  c.layout = j.contains("kv_layout")
+                 ? parse_kv_layout(jr::get_string(j, "kv_layout", file, path), file, path + "kv_layout")
+                 : kv_layout::separate;
   const json& b = jr::field(j, "batch", file, path);
   c.b.seq_lens = int_list(b, "seq_lens", file, path + "batch.");
   c.b.query_lens = int_list(b, "query_lens", file, path + "batch.");

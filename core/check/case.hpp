@@ -27,6 +27,9 @@ struct check_case {
   grouping grp = grouping::heads;
   bool hybrid = true;       // hybrid KV-cache manager
   int64_t block_size = 16;  // KV-cache block size (tokens)
+  // How the KV cache holds K and V (docs/engines.md §10): packed, vLLM's layout since PR #44455, for
+  // a new case; a case file without the field was written before it existed: separate.
+  kv_layout layout = kv_layout::packed;
   batch b;
   uint64_t seed = 0;
   engine_settings engine;  // max_num_seqs, max_model_len, CUDA graphs, speculative tokens

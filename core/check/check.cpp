@@ -78,6 +78,7 @@ report run_check(const model_geometry& m, const check_options& o, executor& ex) 
   for (int64_t tp : o.tps)
     for (backend be : o.backends) {
       check_case base = make_case(m, tp, be, o.pol, o.grp, o.hybrid, o.block_size, o.seed);
+      base.layout = o.layout;
       base.triton = o.triton;
       base.engine = o.engine;
       base.engine.max_num_seqs = o.max_num_seqs;

@@ -68,6 +68,7 @@ struct check_options {
   grouping grp = grouping::heads;
   bool hybrid = true;
   int64_t block_size = 16;
+  kv_layout layout = kv_layout::packed;  // vLLM's since PR #44455 (docs/engines.md §10)
   int64_t max_num_seqs = 256;
   int64_t decode_seq_len = 256;  // activates all 16 Triton segments and splits FlashInfer KV
   std::optional<double> tight;   // report tight_bound when a buffer exceeds K x the largest need

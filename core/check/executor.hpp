@@ -9,6 +9,7 @@
 
 #include "core/backends/batch.hpp"
 #include "core/backends/plan.hpp"
+#include "core/engine/engine.hpp"
 #include "core/engine/steps.hpp"
 #include "core/model/geometry.hpp"
 
@@ -31,6 +32,7 @@ struct run_request {
   // of the step's rows. Null: compact inputs made for the batch alone.
   const engine_step* step = nullptr;
   int64_t max_num_seqs = 0, table_width = 0;  // the persistent shapes, with `step`
+  kv_layout layout = kv_layout::separate;     // how the KV cache holds K and V (docs/engines.md §10)
 };
 
 // One out-of-bounds access, attributed (Kokkos style: buffer, index, extent).

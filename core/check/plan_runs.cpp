@@ -78,7 +78,7 @@ std::vector<finding> plan_runner::run_parts(const rank_layer& l, const std::vect
     const table_shape table = block_table_of(c, *ctx_.ag);
     for (const auto& p : parts) {
       run_request req{&l,   c.model.kv_dtype, c.block_size, &p.plan, &p.b, c.seed,
-                      step, table.rows,       table.width};
+                      step, table.rows,       table.width,  c.layout};
       observation o = ctx_.ex->run(req);
       const std::size_t first = out.size();
       judge(p.plan, o, l, p.b, out);

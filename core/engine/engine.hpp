@@ -19,13 +19,19 @@ namespace headroom {
 enum class backend { triton, flashinfer, fa3 };
 enum class grouping { heads, legacy, proposer };
 enum class policy { per_layer, model_wide, max };
+// How the paged KV cache holds K and V (docs/engines.md §10): two arrays [blocks][block_size]
+// [kv_heads][head_size], or, since vLLM PR #44455, one allocation [blocks][block_size][kv_heads]
+// [2 * head_size] with K the first head_size elements of each (slot, kv head) row and V the second.
+enum class kv_layout { separate, packed };
 
 const char* to_string(backend b);
 const char* to_string(grouping g);
 const char* to_string(policy p);
+const char* to_string(kv_layout k);
 backend parse_backend(const std::string& s, const std::string& file, const std::string& field);
 grouping parse_grouping(const std::string& s, const std::string& file, const std::string& field);
 policy parse_policy(const std::string& s, const std::string& file, const std::string& field);
+kv_layout parse_kv_layout(const std::string& s, const std::string& file, const std::string& field);
 
 // The KV-cache spec: what KV-cache groups are keyed by. Query heads are NOT part of it.
 struct kv_spec {

@@ -24,12 +24,22 @@ struct thread_idx {
 // A named global buffer as kernel params carry it: base pointer, extent in elements, and the id the
 // executor gave it (the simulator attributes accesses by id; a device-checked build logs it).
 // Bodies never dereference `data` themselves: they ask the context for a view.
+// A view may start inside its buffer (the packed KV cache's V, docs/sim.md): `offset` elements
+// from the buffer's start to `data`, and then offset + extent is the buffer's extent, so bounds
+// and statistics stay those of the whole allocation (index i of the view is element offset + i).
 template <class T>
 struct buffer_ref {
   T* data = nullptr;
   int64_t extent = 0;
   int32_t id = -1;
+  int64_t offset = 0;
 };
+
+// The view of r that starts `first` elements in and runs to the buffer's end.
+template <class T>
+HEADROOM_HOST_DEVICE buffer_ref<T> view_from(buffer_ref<T> r, int64_t first) {
+  return {r.data + first, r.extent - first, r.id, r.offset + first};
+}
 
 // N consecutive elements moved by one access (a vectorised load or store of one lane's chunk).
 template <class T, int N>

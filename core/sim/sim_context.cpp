@@ -123,10 +123,12 @@ void sim_context::view_before_wait(const sim_buffer& b) {
          "read it only once the launch before has ended");
 }
 
-sim_buffer* sim_context::checked_buffer(int32_t id, const void* data, int64_t extent) {
+sim_buffer* sim_context::checked_buffer(int32_t id, const void* data, int64_t extent, int64_t offset) {
   if (id >= 0 && static_cast<std::size_t>(id) < mem_.size()) {
     sim_buffer& b = mem_.at(id);
-    if (b.data == data && b.extent == extent) return &b;
+    if (offset >= 0 && offset <= b.extent && b.extent - offset == extent &&
+        b.data + offset * b.elem_bytes == static_cast<const std::byte*>(data))
+      return &b;
   }
   misuse("global(): buffer_ref id " + std::to_string(id) + " does not name a buffer of this memory");
   return nullptr;

@@ -98,12 +98,11 @@ class sim_context {
   template <class T>
   global_view<T> global(buffer_ref<T> r) {
     if (r.id < 0 && r.data == nullptr) return global_view<T>(nullptr, 0, &null_buffer_, &hot_);
-    sim_buffer* b = checked_buffer(r.id, r.data, r.extent);
+    sim_buffer* b = checked_buffer(r.id, r.data, r.extent, r.offset);
     if (!b) return global_view<T>(r.data, 0, &bad_buffer_, &hot_);
     if (!waited_ && b->track_init && b->host_prefix == 0) [[unlikely]]  // a partly host-written input
       view_before_wait(*b);                                             // is no launch's output
-
-    return global_view<T>(r.data, r.extent, b, &hot_);
+    return global_view<T>(r.data, r.extent, b, &hot_, r.offset);
   }
 
   template <int G = 1, class T, std::size_t N>
@@ -222,7 +221,8 @@ class sim_context {
   };
   void land_copies(int64_t before_group);  // lands the copies of groups < before_group
   void end_async();                        // block end: copies never waited for are a misuse
-  sim_buffer* checked_buffer(int32_t id, const void* data, int64_t extent);
+  // The buffer `id` names, when the view (data, extent) is its part from element `offset` to its end.
+  sim_buffer* checked_buffer(int32_t id, const void* data, int64_t extent, int64_t offset);
   void view_before_wait(const sim_buffer& b);
   bool collective_ok(const char* op, int span);  // outside threads(), whole lane groups
 

@@ -50,19 +50,24 @@ struct hot_state {
   int64_t shared_accesses = 0;  // loads and stores through shared views (vector accesses count once)
 };
 
+// A view of buffer b from element `off` on (buffer_ref::offset): index i is element j = off + i of
+// the buffer, and bounds, touched extents, initialization and the log are in those elements, so a
+// view that starts inside an allocation has the allocation's bounds (i < 0 may be in bounds).
 template <class T>
 class global_view {
  public:
   using value_type = std::remove_const_t<T>;
-  global_view(T* d, int64_t n, sim_buffer* b, hot_state* h) : data_(d), extent_(n), buf_(b), hs_(h) {}
-  int64_t extent() const { return extent_; }
+  global_view(T* d, int64_t n, sim_buffer* b, hot_state* h, int64_t off = 0)
+      : data_(d - off), end_(off + n), off_(off), buf_(b), hs_(h) {}
+  int64_t extent() const { return end_ - off_; }
 
   value_type load(int64_t i) const { return load_vec<1>(i)[0]; }
   template <int N>
-  HEADROOM_FORCEINLINE vec<value_type, N> load_vec(int64_t i) const {
+  HEADROOM_FORCEINLINE vec<value_type, N> load_vec(int64_t vi) const {
     vec<value_type, N> r;
     buffer_stats& s = buf_->stats;
-    if (i >= 0 && i <= extent_ - N) [[likely]] {
+    const int64_t i = vi + off_;
+    if (i >= 0 && i <= end_ - N) [[likely]] {
       if (i + N > s.touched) s.touched = i + N;
       s.bytes_read += N * static_cast<int64_t>(sizeof(T));
       ++s.loads;
@@ -82,11 +87,11 @@ class global_view {
   // The caller promises an aligned address (vector_alignment): a GPU then loads it with one
   // instruction and no run-time test. A broken promise is a misuse (on a GPU: a misaligned fault).
   template <int N>
-  HEADROOM_FORCEINLINE vec<value_type, N> load_vec_aligned(int64_t i) const {
+  HEADROOM_FORCEINLINE vec<value_type, N> load_vec_aligned(int64_t vi) const {
     constexpr int64_t a = vector_alignment(N * static_cast<int64_t>(sizeof(T)));
-    if (reinterpret_cast<uintptr_t>(data_ + i) % a != 0) [[unlikely]]
-      record_misaligned(*hs_->ctx, *buf_, i, a);
-    return load_vec<N>(i);
+    if (reinterpret_cast<uintptr_t>(data_ + vi + off_) % a != 0) [[unlikely]]
+      record_misaligned(*hs_->ctx, *buf_, vi + off_, a);
+    return load_vec<N>(vi);
   }
 
   void store(int64_t i, value_type v) const requires(!std::is_const_v<T>) {
@@ -95,11 +100,12 @@ class global_view {
     store_vec<1>(i, x);
   }
   template <int N>
-  HEADROOM_FORCEINLINE void store_vec(int64_t i, const vec<value_type, N>& v) const
+  HEADROOM_FORCEINLINE void store_vec(int64_t vi, const vec<value_type, N>& v) const
       requires(!std::is_const_v<T>) {
     buffer_stats& s = buf_->stats;
     ++s.stores;
-    if (i >= 0 && i <= extent_ - N) [[likely]] {
+    const int64_t i = vi + off_;
+    if (i >= 0 && i <= end_ - N) [[likely]] {
       if (i + N > s.touched) s.touched = i + N;
       s.bytes_written += N * static_cast<int64_t>(sizeof(T));
       if (buf_->track_init) std::memset(buf_->written + i, 1, N);
@@ -113,7 +119,7 @@ class global_view {
   value_type load_slow(int64_t j) const {
     buffer_stats& s = buf_->stats;
     if (j + 1 > s.touched) s.touched = j + 1;
-    if (j < 0 || j >= extent_) {
+    if (j < 0 || j >= end_) {
       record_oob(*hs_->ctx, *buf_, j, false);
       return poison<value_type>();
     }
@@ -127,7 +133,7 @@ class global_view {
   void store_slow(int64_t j, value_type x) const {
     buffer_stats& s = buf_->stats;
     if (j + 1 > s.touched) s.touched = j + 1;
-    if (j < 0 || j >= extent_) {
+    if (j < 0 || j >= end_) {
       record_oob(*hs_->ctx, *buf_, j, true);
       return;
     }
@@ -136,8 +142,9 @@ class global_view {
     const_cast<value_type*>(data_)[j] = x;
   }
 
-  T* data_;
-  int64_t extent_;
+  T* data_;      // element 0 of the buffer (the view's first element less off_)
+  int64_t end_;  // the buffer's extent: off_ + the view's extent
+  int64_t off_;
   sim_buffer* buf_;
   hot_state* hs_;
 };

@@ -24,9 +24,9 @@ namespace {
 // when the step's metadata runs past its buffers (undefined, as on the simulator).
 template <class T>
 gpu::gpu_request package(const run_request& r, std::vector<float>* reference) {
-  const auto host =
-      r.step ? make_step_inputs<T>(*r.layer, *r.step, r.max_num_seqs, r.table_width, r.block_size, r.seed)
-             : make_attention_inputs<T>(*r.layer, *r.b, r.block_size, r.seed);
+  const auto host = r.step ? make_step_inputs<T>(*r.layer, *r.step, r.max_num_seqs, r.table_width,
+                                                 r.block_size, r.seed, r.layout)
+                           : make_attention_inputs<T>(*r.layer, *r.b, r.block_size, r.seed, r.layout);
   sim::memory m;
   const auto in = upload_inputs(m, host);
   gpu::gpu_request rq = gpu::to_request<T>(m, make_params(m, in, *r.plan, *r.layer, *r.b));

@@ -40,8 +40,13 @@ sim_inputs<T> upload_inputs(sim::memory& m, const attention_inputs<T>& h) {
   sim_inputs<T> s;
   auto& in = s.in;
   in.q = m.upload("q", h.q);
-  in.k_cache = m.upload("k_cache", h.k_cache);
-  in.v_cache = m.upload("v_cache", h.v_cache);
+  if (h.layout == kv_layout::packed) {  // one allocation; V is the view from its (D)th element on
+    in.k_cache = m.upload("kv_cache", h.kv_cache);
+    in.v_cache = view_from(in.k_cache, h.head_size);
+  } else {
+    in.k_cache = m.upload("k_cache", h.k_cache);
+    in.v_cache = m.upload("v_cache", h.v_cache);
+  }
   in.block_table = m.upload("block_table", h.block_table);
   in.seq_lens = m.upload("seq_lens", h.seq_lens);
   in.query_start = m.upload("query_start", h.query_start);
@@ -51,6 +56,7 @@ sim_inputs<T> upload_inputs(sim::memory& m, const attention_inputs<T>& h) {
   in.num_kv_heads = h.num_kv_heads;
   in.head_size = h.head_size;
   in.block_size = h.block_size;
+  in.kv_row_stride = h.kv_row_stride();
   in.max_blocks_per_seq = h.max_blocks_per_seq;
   in.sliding_window = h.sliding_window;
   in.max_query_len = h.max_query_len;

@@ -69,9 +69,9 @@ template <class T>
 observation run_typed(const run_request& r, sim_run_details& details) {
   const rank_layer& l = *r.layer;
   const batch& b = *r.b;
-  const auto host = r.step
-                        ? make_step_inputs<T>(l, *r.step, r.max_num_seqs, r.table_width, r.block_size, r.seed)
-                        : make_attention_inputs<T>(l, b, r.block_size, r.seed);
+  const auto host =
+      r.step ? make_step_inputs<T>(l, *r.step, r.max_num_seqs, r.table_width, r.block_size, r.seed, r.layout)
+             : make_attention_inputs<T>(l, b, r.block_size, r.seed, r.layout);
   sim::memory m;
   const auto in = upload_inputs(m, host);
   run_family(m, sim_mode::checked, make_params(m, in, *r.plan, l, b));

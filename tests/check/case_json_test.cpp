@@ -20,6 +20,7 @@ check_case sample() {
   c.pol = policy::model_wide;
   c.grp = grouping::proposer;
   c.hybrid = false;
+  c.layout = kv_layout::separate;  // not the default: the round trip must carry it
   c.b = batch{{300, 17}, {1, 5}};
   c.seed = 0xfeedfacecafebeefULL;
   c.engine.max_num_seqs = 64;
@@ -53,6 +54,17 @@ TEST(CaseJson, RoundTripsLosslessly) {
   const auto j = to_json(c);
   EXPECT_EQ(case_from_json(j, "mem"), c);
   EXPECT_EQ(case_from_json(nlohmann::json::parse(j.dump()), "mem"), c);
+}
+
+// A new case is vLLM's packed KV cache; a file without the field predates it and means separate.
+TEST(CaseJson, KvLayoutDefaultsToPackedAndAbsentMeansSeparate) {
+  EXPECT_EQ(check_case{}.layout, kv_layout::packed);
+  auto j = to_json(sample());
+  EXPECT_EQ(j.at("kv_layout"), "separate");
+  j["kv_layout"] = "packed";
+  EXPECT_EQ(case_from_json(j, "mem").layout, kv_layout::packed);
+  j.erase("kv_layout");
+  EXPECT_EQ(case_from_json(j, "old.json").layout, kv_layout::separate);
 }
 
 void expect_field_error(nlohmann::json j, const std::string& field) {
@@ -112,6 +124,12 @@ TEST(CaseJson, BadFieldsNameTheField) {
   bad = j;
   bad["step"]["tokens"] = 0;
   expect_field_error(bad, "step.tokens");
+  bad = j;
+  bad["kv_layout"] = "interleaved";
+  expect_field_error(bad, "kv_layout");
+  bad = j;
+  bad["kv_layout"] = 1;
+  expect_field_error(bad, "kv_layout");
   bad = j;
   bad["mutants"] = {"no-such-bug"};
   expect_field_error(bad, "mutants");

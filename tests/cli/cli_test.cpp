@@ -109,6 +109,8 @@ TEST(Cli, UsageErrorsExit2AndWriteNothing) {
   EXPECT_EQ(run("check " + config("laguna-xs2.json") + " --policy fixed --json " + out.string()).code, 2);
   EXPECT_EQ(run("check " + config("laguna-xs2.json") + " --tight 0.5").code, 2);
   EXPECT_EQ(run("check " + config("laguna-xs2.json") + " --bogus").code, 2);
+  EXPECT_EQ(run("check " + config("laguna-xs2.json") + " --kv-layout interleaved").code, 2);
+  EXPECT_EQ(run("fuzz --cases 1 --kv-layout interleaved").code, 2);
   EXPECT_EQ(run("check").code, 2);
   EXPECT_EQ(run("frobnicate").code, 2);
   EXPECT_EQ(run("replay /nonexistent/case.json").code, 2);

@@ -73,7 +73,7 @@ std::string owned_case::describe() const {
        " H=" + std::to_string(layer.num_heads) + " Hb=" + std::to_string(builder_heads) +
        " KV=" + std::to_string(layer.num_kv_heads) + " D=" + std::to_string(layer.head_size) +
        " W=" + std::to_string(layer.sliding_window) + " bs=" + std::to_string(block_size) +
-       " seqs=" + std::to_string(b.num_seqs()) + " seed=" + std::to_string(seed);
+       " seqs=" + std::to_string(b.num_seqs()) + " seed=" + std::to_string(seed) + " kv=" + to_string(layout);
   return s;
 }
 
@@ -81,6 +81,7 @@ owned_case random_case(uint64_t seed, uint64_t index, bool want_overflow) {
   draw d{splitmix64{seed * 0x9E3779B97F4A7C15ull + index}};
   owned_case c;
   c.index = index;
+  c.layout = index % 2 ? kv_layout::packed : kv_layout::separate;  // no draw: the streams stay as they were
   const bool triton = d.below(2) == 0;
   c.dt = d.pick(dtypes);
   c.block_size = d.pick(block_sizes);
@@ -120,7 +121,7 @@ std::vector<std::string> overflowing_buffers(const owned_case& c, const observat
 namespace {
 template <class T>
 std::vector<float> sim_output_typed(const owned_case& c) {
-  const auto host = make_attention_inputs<T>(c.layer, c.b, c.block_size, c.seed);
+  const auto host = make_attention_inputs<T>(c.layer, c.b, c.block_size, c.seed, c.layout);
   sim::memory m;
   const auto in = upload_inputs(m, host);
   run_family(m, sim_mode::checked, make_params(m, in, c.plan, c.layer, c.b));

@@ -25,9 +25,10 @@ struct owned_case {
   dtype dt = dtype::bf16;
   int64_t block_size = 16;
   uint64_t seed = 0;
+  kv_layout layout = kv_layout::separate;
   bool model_overflow = false;  // the formulas say a plan buffer is too small
 
-  run_request request() const { return {&layer, dt, block_size, &plan, &b, seed}; }
+  run_request request() const { return {&layer, dt, block_size, &plan, &b, seed, nullptr, 0, 0, layout}; }
   const char* backend() const;  // "triton" or "flashinfer"
   std::string describe() const;
 };

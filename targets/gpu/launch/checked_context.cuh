@@ -83,15 +83,18 @@ __noinline__ HEADROOM_HOST_DEVICE void checked_store_one(V* d, int64_t n, int64_
 }
 
 // A global or shared view whose every element access is checked against the extent. Global views
-// (id >= 0) also track the largest index touched + 1, out-of-bounds indices included.
+// (id >= 0) also track the largest index touched + 1, out-of-bounds indices included. A view from
+// element `off` of its buffer on (buffer_ref::offset) checks and logs buffer elements off + i.
 template <class T>
 class checked_view {
  public:
   using value_type = std::remove_const_t<T>;
-  // `init` <= n: elements [init, n) were never written by the host (reads of them are counted).
+  // A view `off` elements into its buffer (the buffer's extent is off + n). `init`: elements
+  // [init, off + n) of the buffer were never written by the host (reads of them are counted).
   HEADROOM_HOST_DEVICE checked_view(T* d, int64_t n, int32_t id, const char* name, checked_thread_state* s,
-                                    int64_t init = -1)
-      : d_(d), n_(n), init_(init >= 0 && init < n ? init : n), id_(id), name_(name), s_(s) {}
+                                    int64_t off = 0, int64_t init = -1)
+      : d_(d - off), n_(off + n), o_(off), init_(init >= 0 && init < off + n ? init : off + n), id_(id),
+        name_(name), s_(s) {}
   // The view keeps its own largest touched index (a register) and merges it into the thread's
   // per-buffer table once, when it goes out of scope: a dynamically indexed local-memory update
   // at every access made the checked kernels 4x slower to compile.
@@ -101,12 +104,13 @@ class checked_view {
     s_->used |= 1ull << id_;
     if (max_ > s_->touched[id_]) s_->touched[id_] = max_;
   }
-  HEADROOM_HOST_DEVICE int64_t extent() const { return n_; }
+  HEADROOM_HOST_DEVICE int64_t extent() const { return n_ - o_; }
 
   HEADROOM_HOST_DEVICE value_type load(int64_t i) const { return load_vec<1>(i)[0]; }
   template <int N>
-  HEADROOM_HOST_DEVICE vec<value_type, N> load_vec(int64_t i) const {
+  HEADROOM_HOST_DEVICE vec<value_type, N> load_vec(int64_t vi) const {
     vec<value_type, N> r;
+    const int64_t i = vi + o_;
     if (i >= 0 && i <= init_ - N) {
       touch(i + N);
       copy_vec(r, d_ + i);
@@ -119,20 +123,22 @@ class checked_view {
   // Checked like load_vec; the alignment promise is the simulator's to check (a misaligned
   // in-bounds address faults here, as it would in production).
   template <int N>
-  HEADROOM_HOST_DEVICE vec<value_type, N> load_vec_aligned(int64_t i) const {
+  HEADROOM_HOST_DEVICE vec<value_type, N> load_vec_aligned(int64_t vi) const {
+    const int64_t i = vi + o_;
     if (i >= 0 && i <= init_ - N) {
       vec<value_type, N> r;
       touch(i + N);
       copy_vec_aligned(r, d_ + i);
       return r;
     }
-    return load_vec<N>(i);
+    return load_vec<N>(vi);
   }
 
   // The address of elements [i, i + N) when all are in bounds (touched), else null (not touched).
   // A read-only view's bound is its initialised prefix (copies are its only use of the address).
   template <int N>
-  HEADROOM_HOST_DEVICE T* address(int64_t i) const {
+  HEADROOM_HOST_DEVICE T* address(int64_t vi) const {
+    const int64_t i = vi + o_;
     const int64_t end = std::is_const_v<T> ? init_ : n_;
     if (!(i >= 0 && i <= end - N)) return nullptr;
     touch(i + N);
@@ -145,8 +151,9 @@ class checked_view {
     store_vec<1>(i, x);
   }
   template <int N>
-  HEADROOM_HOST_DEVICE void store_vec(int64_t i, const vec<value_type, N>& v) const
+  HEADROOM_HOST_DEVICE void store_vec(int64_t vi, const vec<value_type, N>& v) const
       requires(!std::is_const_v<T>) {
+    const int64_t i = vi + o_;
     if (i >= 0 && i <= n_ - N) {
       touch(i + N);
       store_vec_bytes(d_ + i, v);
@@ -161,8 +168,10 @@ class checked_view {
     used_ = true;
     if (end > max_) max_ = end;
   }
-  T* d_;
-  int64_t n_, init_;
+  T* d_;       // element 0 of the buffer
+  int64_t n_;  // the buffer's extent (o_ + the view's)
+  int64_t o_;
+  int64_t init_;  // elements [init_, n_) hold no host-written value (init_ == n_: all do)
   int32_t id_;
   const char* name_;
   checked_thread_state* s_;
@@ -190,7 +199,8 @@ class checked_context : public gpu_context_base {
   template <class T>
   HEADROOM_HOST_DEVICE checked_view<T> global(buffer_ref<T> r) {
     const int32_t id = r.id >= 0 && r.id < max_log_buffers ? r.id : -1;
-    return {r.data, r.extent, id, nullptr, &s_, id >= 0 ? static_cast<int64_t>(s_.log->init_end[id]) : -1};
+    return {r.data, r.extent, id, nullptr, &s_, r.offset,
+            id >= 0 ? static_cast<int64_t>(s_.log->init_end[id]) : -1};
   }
   template <int G = 1, class T, std::size_t N>
   HEADROOM_HOST_DEVICE checked_view<T> shared(T (&a)[N], const char* name) {

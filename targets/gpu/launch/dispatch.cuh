@@ -16,8 +16,9 @@
 
 namespace headroom::gpu {
 
-// The params of the request with every buffer handle pointing at its device buffer; a handle whose
-// extent or element size disagrees with the request's buffer is a malformed request.
+// The params of the request with every buffer handle pointing at its device buffer (plus its
+// offset: a view from inside the buffer to its end); a handle whose offset, extent or element size
+// disagrees with the request's buffer is a malformed request.
 template <class P>
 P patched_params(const launch_args& a) {
   const gpu_request& rq = *a.rq;
@@ -28,7 +29,8 @@ P patched_params(const launch_args& a) {
   std::memcpy(static_cast<void*>(&p), rq.params.data(), sizeof(P));
   patch_refs(p, [&](const auto& r) -> void* {
     const auto id = static_cast<std::size_t>(r.id);
-    if (id >= rq.buffers.size() || r.extent != rq.buffers[id].extent ||
+    if (id >= rq.buffers.size() || r.offset < 0 || r.offset > rq.buffers[id].extent ||
+        r.extent != rq.buffers[id].extent - r.offset ||
         rq.buffers[id].elem_bytes != static_cast<int64_t>(sizeof(*r.data)))
       throw std::invalid_argument("gpu request: buffer_ref id " + std::to_string(r.id) +
                                   " does not match the request's buffers");
