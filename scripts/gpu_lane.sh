@@ -3,13 +3,16 @@
 #   scripts/gpu_lane.sh [BUILD_DIR]     build (unless BUILD_DIR already holds the binaries), run
 #                                        `ctest -L gpu`, then the agreement driver: >= 1,000 random
 #                                        cases (sim vs guards vs device-checked, a compute-sanitizer
-#                                        sample), cost per case, the Laguna XS.2 Triton thresholds.
+#                                        sample), cost per case, the Laguna XS.2 Triton thresholds;
+#                                        then the prefill lane (--lane prefill: FlashInfer prefill,
+#                                        mixed steps on both backends, tensor-core decode with C10).
 #   scripts/gpu_lane.sh --pack BUILD_DIR CARRY_DIR
 #                                        on the build machine: copy only what the lane runs (test
 #                                        binaries, the GPU worker, CTest files, the CLI) into CARRY_DIR, small enough
 #                                        to carry to a GPU machine that cannot build (no packages).
 # Everything lands in $OUT (default ./gpu-lane-out), in at most 8 files (lane.log, ctest_gpu.log,
-# agree.log, summary.md, agreement.csv, cost.csv, laguna_gpu.json, sanitizer.log). Knobs: CASES (1000), JOBS (8), COST (300),
+# agree.log, summary.md, agreement.csv, cost.csv, laguna_gpu.json, sanitizer.log), the prefill
+# lane's in $OUT/prefill. LANES (decode prefill) picks the lanes. Knobs: CASES (1000), JOBS (8), COST (300),
 # SANITIZER_SAMPLE (25 in-bounds + 25 overflowing), SEED (2026). Never changes the card's settings.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -52,17 +55,27 @@ say "ctest -L gpu"
 (cd "$build" && ctest -L gpu --output-on-failure 2>&1) | tee "$out/ctest_gpu.log"
 rc_ctest=${PIPESTATUS[0]}
 
-say "agreement, cost, compute-sanitizer sample, Laguna XS.2 thresholds"
-start=$(date +%s)
+run_lane() {  # LANE OUT_DIR [extra gpu_agree arguments]
+  local lane="$1" dir="$2"; shift 2
+  mkdir -p "$dir"
+  say "$lane lane: agreement, cost, compute-sanitizer sample"
+  local start=$(date +%s)
+  "$build/tests/gpu/gpu_agree" --lane "$lane" --sanitizer-cmd "$san" --cases "${CASES:-1000}" --jobs "${JOBS:-8}" \
+      --cost "${COST:-300}" --sanitizer "${SANITIZER_SAMPLE:-25}" --seed "${SEED:-2026}" --timeout-ms 60000 \
+      --out "$dir" "$@" > "$dir/agree.log" 2>&1
+  local rc=$?
+  # At most a few files come back from a lent machine: the sanitizer's per-process logs become one.
+  cat "$dir"/san/sanitizer-*.log > "$dir/sanitizer.log" 2>/dev/null && rm -rf "$dir/san"
+  echo "gpu_agree --lane $lane exit $rc after $(( $(date +%s) - start )) s" | tee -a "$out/lane.log"
+  cat "$dir/summary.md" 2>/dev/null || tail -20 "$dir/agree.log"
+  return $rc
+}
 san="$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null || echo compute-sanitizer)"
-"$build/tests/gpu/gpu_agree" --sanitizer-cmd "$san" --cases "${CASES:-1000}" --jobs "${JOBS:-8}" --cost "${COST:-300}" \
-    --sanitizer "${SANITIZER_SAMPLE:-25}" --seed "${SEED:-2026}" --laguna configs/laguna-xs2.json \
-    --timeout-ms 60000 --out "$out" > "$out/agree.log" 2>&1
-rc_agree=$?
-# At most a few files come back from a lent machine: the sanitizer's per-process logs become one.
-cat "$out"/san/sanitizer-*.log > "$out/sanitizer.log" 2>/dev/null && rm -rf "$out/san"
-echo "gpu_agree exit $rc_agree after $(( $(date +%s) - start )) s" | tee -a "$out/lane.log"
-cat "$out/summary.md" 2>/dev/null || tail -20 "$out/agree.log"
+rc_agree=0
+for lane in ${LANES:-decode prefill}; do
+  if [[ "$lane" == decode ]]; then run_lane decode "$out" --laguna configs/laguna-xs2.json || rc_agree=1
+  else run_lane "$lane" "$out/$lane" || rc_agree=1; fi
+done
 
 if [[ -x "$build/cli/headroom" ]]; then
   say "headroom check --target gpu"

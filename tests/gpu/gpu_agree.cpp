@@ -4,7 +4,7 @@
 //   2. cost: the first C cases again, one request each with the plain, guarded and checked modes;
 //   3. compute-sanitizer: K in-bounds and K overflowing cases of those, plain mode under memcheck;
 //   4. thresholds: `headroom check CONFIG --tp 1,2,4,8 --backend triton --policy model-wide` on the GPU.
-// Usage: gpu_agree [--cases N] [--seed S] [--jobs J] [--cost C] [--sanitizer K] [--sanitizer-cmd P]
+// Usage: gpu_agree [--lane decode|prefill] [--cases N] [--seed S] [--jobs J] [--cost C] [--sanitizer K] [--sanitizer-cmd P]
 //                  [--laguna CONFIG] [--out DIR] [--timeout-ms T]
 #include <chrono>
 #include <cstdio>
@@ -30,6 +30,7 @@ struct options {
   int64_t cases = 1000, jobs = 8, cost = 300, sanitizer = 0;
   int timeout_ms = 120'000;  // per worker request: a hung kernel costs this, not the whole lane
   uint64_t seed = 2026;
+  bool prefill = false;  // --lane prefill: prefill and mixed steps, tensor-core decode (C10)
   std::string sanitizer_cmd = "compute-sanitizer", laguna, out = ".";
 };
 
@@ -40,6 +41,11 @@ std::string join(const std::vector<std::string>& v) {
 }
 
 bool want_overflow(uint64_t i) { return i % 3 == 0; }
+
+// Case u of the lane the options choose (decode, or prefill and mixed steps).
+owned_case lane_case(const options& o, uint64_t u) {
+  return o.prefill ? random_prefill_case(o.seed, u, want_overflow(u)) : random_case(o.seed, u, want_overflow(u));
+}
 
 agreement_row agree_one(const owned_case& c, sim_executor& sim, gpu_executor& gpu) {
   agreement_row r;
@@ -56,6 +62,14 @@ agreement_row agree_one(const owned_case& c, sim_executor& sim, gpu_executor& gp
   r.sim_out_bad = s.output_mismatch, r.gpu_out_bad = g.output_mismatch;
   r.gpu_err = gpu.last().max_abs_err, r.unwritten = gpu.last().unwritten;
   r.note = g.faulted ? g.fault_detail : g.guard_detail;
+  r.kind = c.kind;
+  if (std::holds_alternative<fi_prefill_plan>(c.plan)) {
+    model_executor model;
+    const observation m = model.run(c.request());
+    r.model_rows = m.rows_never_computed, r.sim_rows = s.rows_never_computed, r.gpu_rows = g.rows_never_computed;
+    r.model_wl = m.worklist_uninitialized_reads, r.sim_wl = s.worklist_uninitialized_reads;
+    r.chk_wl = g.worklist_uninitialized_reads;
+  }
   if (r.note.size() > 240) r.note.resize(240);
   return r;
 }
@@ -72,7 +86,7 @@ std::vector<agreement_row> agreement(const options& o) {
       for (int64_t i = t; i < o.cases; i += o.jobs) {
         const auto u = static_cast<uint64_t>(i);
         try {
-          rows[static_cast<std::size_t>(i)] = agree_one(random_case(o.seed, u, want_overflow(u)), sim, gpu);
+          rows[static_cast<std::size_t>(i)] = agree_one(lane_case(o, u), sim, gpu);
         } catch (const std::exception& e) {
           rows[static_cast<std::size_t>(i)].index = u;
           rows[static_cast<std::size_t>(i)].note = std::string("error: ") + e.what();
@@ -100,7 +114,7 @@ std::vector<cost_row> costs(const options& o, const std::vector<agreement_row>& 
   for (int64_t i = -10; i < std::min(o.cost, o.cases); ++i) {  // 10 warm-up cases first
     if (i == 0) t0 = std::chrono::steady_clock::now();
     const auto u = static_cast<uint64_t>(i < 0 ? i + 10 : i);
-    const owned_case c = random_case(o.seed, u, want_overflow(u));
+    const owned_case c = lane_case(o, u);
     gpu.run(c.request());
     const auto* p = find_run(gpu.last(), gpu::run_mode::plain);
     const auto* g = find_run(gpu.last(), gpu::run_mode::guarded);
@@ -184,7 +198,7 @@ double sanitizer(const options& o, std::vector<agreement_row>& rows, std::vector
       const bool is_over = c.over;
       if ((is_over ? over : in) >= o.sanitizer) continue;
       ++(is_over ? over : in);
-      const owned_case oc = random_case(o.seed, c.index, want_overflow(c.index));
+      const owned_case oc = lane_case(o, c.index);
       const int64_t before = invalid_reports(o.out + "/san");
       const observation ob = gpu.run(oc.request());
       if (start_ms < 0) start_ms = gpu.last().call_ms;
@@ -270,6 +284,8 @@ options parse(int argc, char** argv) {
       o.out = v;
     else if (k == "--timeout-ms")
       o.timeout_ms = std::stoi(v);
+    else if (k == "--lane" && (v == "decode" || v == "prefill"))
+      o.prefill = v == "prefill";
     else
       throw std::invalid_argument("gpu_agree: unknown option " + k);
   }

@@ -25,6 +25,14 @@ struct agreement_row {
   bool sanitizer_fault = false;  // the verdict: the launch failed under memcheck
   bool sanitizer_log = false;    // new 'Invalid __global__' lines appeared meanwhile
   std::string note;              // first guard / fault / disagreement detail
+  // The prefill lane (kind non-empty): rows no block computed and reads of never-written work
+  // entries, by the formulas, the simulator and the GPU (rows: from the guarded run's output and
+  // partial states; reads: the device-checked run's count).
+  std::string kind;
+  int64_t model_rows = 0, sim_rows = 0, gpu_rows = 0;
+  int64_t model_wl = 0, sim_wl = 0, chk_wl = 0;
+  // In bounds, every row computed and no never-written entry read: the output must be right.
+  bool clean() const { return sim_over.empty() && sim_oob == 0 && sim_rows == 0 && sim_wl == 0; }
 };
 
 // Worker-side wall clock of one case in each mode (ms), from one request with all three modes.

@@ -74,6 +74,7 @@ std::string owned_case::describe() const {
        " KV=" + std::to_string(layer.num_kv_heads) + " D=" + std::to_string(layer.head_size) +
        " W=" + std::to_string(layer.sliding_window) + " bs=" + std::to_string(block_size) +
        " seqs=" + std::to_string(b.num_seqs()) + " seed=" + std::to_string(seed) + " kv=" + to_string(layout);
+  if (!kind.empty()) s += " " + kind;
   return s;
 }
 

@@ -29,6 +29,7 @@ struct owned_case {
   bool model_overflow = false;  // the formulas say a plan buffer is too small
 
   run_request request() const { return {&layer, dt, block_size, &plan, &b, seed, nullptr, 0, 0, layout}; }
+  std::string kind;             // the prefill lane's kind ("" in the decode lane)
   const char* backend() const;  // "triton" or "flashinfer"
   std::string describe() const;
 };
@@ -37,6 +38,13 @@ struct owned_case {
 // want_overflow the builder is planned with fewer heads than the layer runs with and the batch is
 // drawn until the formulas say it overflows (a few tries; the case says what it got).
 owned_case random_case(uint64_t seed, uint64_t index, bool want_overflow);
+
+// The prefill lane's case `index` (gpu_prefill_cases.cpp): one of FlashInfer prefill over a
+// prefill batch, a mixed step through the Triton-style 2D kernel or through FlashInfer's prefill
+// kernel, and tensor-core decode under a CUDA graph (split-KV disabled on half, the pre-fix grid
+// of catalogue C10 on half of those). With want_overflow the builder plans fewer heads per kv head
+// than the layer has (rows no tile covers, or scratch past its end).
+owned_case random_prefill_case(uint64_t seed, uint64_t index, bool want_overflow);
 
 // Plan buffers whose touched extent is past capacity, by the observation (any executor).
 std::vector<std::string> overflowing_buffers(const owned_case& c, const observation& o);
