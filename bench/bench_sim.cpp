@@ -3,6 +3,8 @@
 // the overhead of checked execution against the same bodies run natively with checks compiled out
 // (goal <= 3x), timed in thread CPU time. The mix: kv heads 1-2, GQA groups 1-8, head sizes 64 / 80 / 128,
 // 1-4 decode requests of 1-64 tokens, bf16, per-layer plans (in bounds), Triton 3D and FlashInfer split-KV.
+// The prefill mix (`prefill_...`): the same layers, 1-3 requests of 2-64 query tokens after 0-64
+// tokens of context, FlashInfer's prefill plan (one in two with a kv chunk of 16 tokens: split).
 #include <benchmark/benchmark.h>
 
 #include <ctime>
@@ -46,8 +48,28 @@ std::vector<mix_case> make_mix(int n, uint64_t seed) {
   return mix;
 }
 
-void BM_sim_executor_cases(benchmark::State& state) {
-  const auto mix = make_mix(64, 1);
+std::vector<mix_case> make_prefill_mix(int n, uint64_t seed) {
+  splitmix64 rng{seed};
+  auto pick = [&](int64_t k) { return static_cast<int64_t>(rng.next() % static_cast<uint64_t>(k)); };
+  std::vector<mix_case> mix;
+  for (int i = 0; i < n; ++i) {
+    mix_case c;
+    const int64_t kv = 1 + pick(2), g = 1 + pick(8), d = std::vector<int64_t>{64, 80, 128}[pick(3)];
+    c.layer = {"model.layers.0.self_attn.attn", attn_kind::full, kv * g, kv, d, d, 0};
+    for (int64_t r = 1 + pick(3); r > 0; --r) {
+      const int64_t q = 2 + pick(63);
+      c.b.query_lens.push_back(q);
+      c.b.seq_lens.push_back(q + pick(65));
+    }
+    flashinfer_options o;
+    if (i % 2 == 1) o.fixed_split_size = 1;  // one-page (16-token) kv chunks: split, merged
+    c.plan = plan_fi_prefill(kv * g, kv, d, c.b, o);
+    mix.push_back(std::move(c));
+  }
+  return mix;
+}
+
+void executor_cases(benchmark::State& state, const std::vector<mix_case>& mix) {
   sim_executor ex;
   int64_t cases = 0;
   for (auto _ : state) {
@@ -63,7 +85,11 @@ void BM_sim_executor_cases(benchmark::State& state) {
   }
   state.counters["cases/s"] = benchmark::Counter(static_cast<double>(cases), benchmark::Counter::kIsRate);
 }
+
+void BM_sim_executor_cases(benchmark::State& state) { executor_cases(state, make_mix(64, 1)); }
 BENCHMARK(BM_sim_executor_cases)->Unit(benchmark::kMillisecond);
+void BM_sim_executor_prefill_cases(benchmark::State& state) { executor_cases(state, make_prefill_mix(64, 1)); }
+BENCHMARK(BM_sim_executor_prefill_cases)->Unit(benchmark::kMillisecond);
 
 // The kernels alone, on prepared inputs: checked launches, native launches, and their ratio.
 struct prepared {
@@ -116,8 +142,8 @@ std::pair<double, double> checked_and_native_seconds(benchmark::State& state, st
   return {checked_s, native_s};
 }
 
-void BM_kernels_checked_vs_native(benchmark::State& state) {
-  auto ps = prepare(make_mix(64, 2));
+void kernels_checked_vs_native(benchmark::State& state, const std::vector<mix_case>& mix) {
+  auto ps = prepare(mix);
   const auto [checked_s, native_s] = checked_and_native_seconds(state, ps);
   int64_t accesses = 0;
   for (const auto& p : ps) accesses += checked_accesses(*p.mem);
@@ -126,7 +152,13 @@ void BM_kernels_checked_vs_native(benchmark::State& state) {
   state.counters["native_cases/s"] = static_cast<double>(ps.size() * state.iterations()) / native_s;
   state.counters["overhead_x"] = checked_s / native_s;
 }
+
+void BM_kernels_checked_vs_native(benchmark::State& state) { kernels_checked_vs_native(state, make_mix(64, 2)); }
 BENCHMARK(BM_kernels_checked_vs_native)->Unit(benchmark::kMillisecond);
+void BM_prefill_kernels_checked_vs_native(benchmark::State& state) {
+  kernels_checked_vs_native(state, make_prefill_mix(64, 2));
+}
+BENCHMARK(BM_prefill_kernels_checked_vs_native)->Unit(benchmark::kMillisecond);
 
 // One larger case: Laguna XS.2 at tp 8 (8 query heads, 1 kv head, D 128), 32 x 256-token decode.
 void BM_laguna_tp8_checked_vs_native(benchmark::State& state) {
