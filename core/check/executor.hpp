@@ -55,6 +55,9 @@ struct observation {
   // Formulas: one per padded block and kv head for each of the three index arrays; gpu: the
   // device-checked run's count (the only uninitialized reads a device can see).
   int64_t worklist_uninitialized_reads = 0;
+  // sim: the launch stopped early after too many violations (sim_context's max_violations), so the
+  // counts above are lower bounds (garbage indices can make a million accesses out of bounds).
+  bool incomplete = false;
   int64_t races = 0;            // shared-memory hazards across a missing barrier
   int64_t index_overflows = 0;  // 32-bit offset arithmetic that wrapped (ctx.offset32)
   bool output_checked = false;  // the executor compared the output with a reference

@@ -35,6 +35,7 @@ void fill_observation(observation& o, const sim::memory& m, const std::vector<bu
   for (const auto& a : m.log.oob) o.oob.push_back(to_record(a));
   o.oob_count = m.log.oob_count;
   o.uninitialized_reads = m.log.uninitialized_reads;
+  o.incomplete = m.log.aborted;
   for (std::size_t i = 0; i < m.size(); ++i)
     if (m[i].host_prefix > 0) o.worklist_uninitialized_reads += m[i].stats.uninitialized;
   o.races = m.log.races;

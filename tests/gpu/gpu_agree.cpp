@@ -68,7 +68,7 @@ agreement_row agree_one(const owned_case& c, sim_executor& sim, gpu_executor& gp
     const observation m = model.run(c.request());
     r.model_rows = m.rows_never_computed, r.sim_rows = s.rows_never_computed, r.gpu_rows = g.rows_never_computed;
     r.model_wl = m.worklist_uninitialized_reads, r.sim_wl = s.worklist_uninitialized_reads;
-    r.chk_wl = g.worklist_uninitialized_reads;
+    r.chk_wl = g.worklist_uninitialized_reads, r.sim_stopped = s.incomplete;
   }
   if (r.note.size() > 240) r.note.resize(240);
   return r;
