@@ -88,7 +88,9 @@ void executor_cases(benchmark::State& state, const std::vector<mix_case>& mix) {
 
 void BM_sim_executor_cases(benchmark::State& state) { executor_cases(state, make_mix(64, 1)); }
 BENCHMARK(BM_sim_executor_cases)->Unit(benchmark::kMillisecond);
-void BM_sim_executor_prefill_cases(benchmark::State& state) { executor_cases(state, make_prefill_mix(64, 1)); }
+void BM_sim_executor_prefill_cases(benchmark::State& state) {
+  executor_cases(state, make_prefill_mix(64, 1));
+}
 BENCHMARK(BM_sim_executor_prefill_cases)->Unit(benchmark::kMillisecond);
 
 // The kernels alone, on prepared inputs: checked launches, native launches, and their ratio.
@@ -153,7 +155,9 @@ void kernels_checked_vs_native(benchmark::State& state, const std::vector<mix_ca
   state.counters["overhead_x"] = checked_s / native_s;
 }
 
-void BM_kernels_checked_vs_native(benchmark::State& state) { kernels_checked_vs_native(state, make_mix(64, 2)); }
+void BM_kernels_checked_vs_native(benchmark::State& state) {
+  kernels_checked_vs_native(state, make_mix(64, 2));
+}
 BENCHMARK(BM_kernels_checked_vs_native)->Unit(benchmark::kMillisecond);
 void BM_prefill_kernels_checked_vs_native(benchmark::State& state) {
   kernels_checked_vs_native(state, make_prefill_mix(64, 2));

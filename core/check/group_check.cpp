@@ -80,7 +80,8 @@ threshold threshold_of(const group_context& ctx, int64_t builder_heads, int64_t 
 }
 
 // The catalogue's class checks on this group: their findings, and per (class, variable) the
-// smallest value that fails.
+// smallest value that fails. A finding the decode sweep already reported for the group (the same
+// invariant, buffer and class: C10's tensor-core decode plan runs in both) is not repeated.
 void run_class_checks(const group_context& ctx, int64_t builder_heads, int64_t layer_heads,
                       group_result& res) {
   std::map<std::pair<bug_class, std::string>, int64_t> lowest;
@@ -88,9 +89,15 @@ void run_class_checks(const group_context& ctx, int64_t builder_heads, int64_t l
     std::vector<class_finding> found;
     check({ctx, builder_heads, ctx.whole_model}, found);
     for (auto& cf : found) {
-      violation v = violation_of(ctx, std::move(cf.f), cf.where);
-      v.shell.step = cf.step;
-      res.violations.push_back(std::move(v));
+      const bool reported =
+          std::any_of(res.violations.begin(), res.violations.end(), [&](const violation& v) {
+            return v.inv == cf.f.inv && v.buffer == cf.f.buffer && v.cls == cf.f.cls;
+          });
+      if (!reported) {
+        violation v = violation_of(ctx, finding(cf.f), cf.where);
+        v.shell.step = cf.step;
+        res.violations.push_back(std::move(v));
+      }
       if (cf.variable.empty()) continue;
       auto [it, fresh] = lowest.emplace(std::make_pair(cf.f.cls, cf.variable), cf.value);
       if (!fresh) it->second = std::min(it->second, cf.value);

@@ -94,9 +94,10 @@ void paired_executor::compare(const run_request& r, const observation& m, const 
     disagreements_.push_back(std::string("index overflow: model says ") +
                              (m.index_overflows > 0 ? "wraps" : "fits") + ", " + other_.name() + " counted " +
                              std::to_string(s.index_overflows) + where);
-  const bool wl_agree = s.incomplete ? (s.worklist_uninitialized_reads > 0) == (m.worklist_uninitialized_reads > 0) &&
-                                           s.worklist_uninitialized_reads <= m.worklist_uninitialized_reads
-                                     : s.worklist_uninitialized_reads == m.worklist_uninitialized_reads;
+  const bool wl_agree = s.incomplete
+                            ? (s.worklist_uninitialized_reads > 0) == (m.worklist_uninitialized_reads > 0) &&
+                                  s.worklist_uninitialized_reads <= m.worklist_uninitialized_reads
+                            : s.worklist_uninitialized_reads == m.worklist_uninitialized_reads;
   if (!wl_agree)
     disagreements_.push_back("reads of never-written work entries: model says " +
                              std::to_string(m.worklist_uninitialized_reads) + ", " + other_.name() +

@@ -4,7 +4,8 @@
 //   2. cost: the first C cases again, one request each with the plain, guarded and checked modes;
 //   3. compute-sanitizer: K in-bounds and K overflowing cases of those, plain mode under memcheck;
 //   4. thresholds: `headroom check CONFIG --tp 1,2,4,8 --backend triton --policy model-wide` on the GPU.
-// Usage: gpu_agree [--lane decode|prefill] [--cases N] [--seed S] [--jobs J] [--cost C] [--sanitizer K] [--sanitizer-cmd P]
+// Usage: gpu_agree [--lane decode|prefill] [--cases N] [--seed S] [--jobs J] [--cost C] [--sanitizer K]
+// [--sanitizer-cmd P]
 //                  [--laguna CONFIG] [--out DIR] [--timeout-ms T]
 #include <chrono>
 #include <cstdio>
@@ -44,7 +45,8 @@ bool want_overflow(uint64_t i) { return i % 3 == 0; }
 
 // Case u of the lane the options choose (decode, or prefill and mixed steps).
 owned_case lane_case(const options& o, uint64_t u) {
-  return o.prefill ? random_prefill_case(o.seed, u, want_overflow(u)) : random_case(o.seed, u, want_overflow(u));
+  return o.prefill ? random_prefill_case(o.seed, u, want_overflow(u))
+                   : random_case(o.seed, u, want_overflow(u));
 }
 
 agreement_row agree_one(const owned_case& c, sim_executor& sim, gpu_executor& gpu) {
@@ -66,7 +68,8 @@ agreement_row agree_one(const owned_case& c, sim_executor& sim, gpu_executor& gp
   if (std::holds_alternative<fi_prefill_plan>(c.plan)) {
     model_executor model;
     const observation m = model.run(c.request());
-    r.model_rows = m.rows_never_computed, r.sim_rows = s.rows_never_computed, r.gpu_rows = g.rows_never_computed;
+    r.model_rows = m.rows_never_computed, r.sim_rows = s.rows_never_computed,
+    r.gpu_rows = g.rows_never_computed;
     r.model_wl = m.worklist_uninitialized_reads, r.sim_wl = s.worklist_uninitialized_reads;
     r.chk_wl = g.worklist_uninitialized_reads, r.sim_stopped = s.incomplete;
   }

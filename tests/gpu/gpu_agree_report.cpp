@@ -33,14 +33,15 @@ double mean(const std::vector<double>& v) {
 void write_agreement_csv(const std::string& path, const std::vector<agreement_row>& rows) {
   std::ofstream f(path);
   f << "index,backend,dtype,model_over,sim_over,chk_over,sim_oob,chk_oob,touched_equal,guard,faulted,"
-       "sim_out_bad,gpu_out_bad,gpu_err,unwritten,sanitizer,sanitizer_fault,sanitizer_log,kind,model_rows,sim_rows,"
+       "sim_out_bad,gpu_out_bad,gpu_err,unwritten,sanitizer,sanitizer_fault,sanitizer_log,kind,model_rows,"
+       "sim_rows,"
        "gpu_rows,model_wl,sim_wl,chk_wl,case,note\n";
   for (const auto& r : rows)
     f << r.index << ',' << r.backend << ',' << r.dtype << ',' << r.model_over << ",\"" << r.sim_over
       << "\",\"" << r.chk_over << "\"," << r.sim_oob << ',' << r.chk_oob << ',' << r.touched_equal << ','
       << r.guard << ',' << r.faulted << ',' << r.sim_out_bad << ',' << r.gpu_out_bad << ',' << r.gpu_err
-      << ',' << r.unwritten << ',' << r.sanitizer << ',' << r.sanitizer_fault << ',' << r.sanitizer_log
-      << ',' << r.kind << ',' << r.model_rows << ',' << r.sim_rows << ',' << r.gpu_rows << ',' << r.model_wl << ','
+      << ',' << r.unwritten << ',' << r.sanitizer << ',' << r.sanitizer_fault << ',' << r.sanitizer_log << ','
+      << r.kind << ',' << r.model_rows << ',' << r.sim_rows << ',' << r.gpu_rows << ',' << r.model_wl << ','
       << r.sim_wl << ',' << r.chk_wl << ",\"" << r.describe << "\",\"" << r.note << "\"\n";
 }
 

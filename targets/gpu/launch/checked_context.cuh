@@ -93,8 +93,13 @@ class checked_view {
   // [init, off + n) of the buffer were never written by the host (reads of them are counted).
   HEADROOM_HOST_DEVICE checked_view(T* d, int64_t n, int32_t id, const char* name, checked_thread_state* s,
                                     int64_t off = 0, int64_t init = -1)
-      : d_(d - off), n_(off + n), o_(off), init_(init >= 0 && init < off + n ? init : off + n), id_(id),
-        name_(name), s_(s) {}
+      : d_(d - off),
+        n_(off + n),
+        o_(off),
+        init_(init >= 0 && init < off + n ? init : off + n),
+        id_(id),
+        name_(name),
+        s_(s) {}
   // The view keeps its own largest touched index (a register) and merges it into the thread's
   // per-buffer table once, when it goes out of scope: a dynamically indexed local-memory update
   // at every access made the checked kernels 4x slower to compile.
@@ -199,7 +204,12 @@ class checked_context : public gpu_context_base {
   template <class T>
   HEADROOM_HOST_DEVICE checked_view<T> global(buffer_ref<T> r) {
     const int32_t id = r.id >= 0 && r.id < max_log_buffers ? r.id : -1;
-    return {r.data, r.extent, id, nullptr, &s_, r.offset,
+    return {r.data,
+            r.extent,
+            id,
+            nullptr,
+            &s_,
+            r.offset,
             id >= 0 ? static_cast<int64_t>(s_.log->init_end[id]) : -1};
   }
   template <int G = 1, class T, std::size_t N>
