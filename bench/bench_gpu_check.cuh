@@ -5,11 +5,13 @@
 // about a second at most.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "bench/bench_gpu_run.cuh"
+#include "kernels/inputs.hpp"
+#include "kernels/numeric.hpp"
 #include "kernels/reference.hpp"
 
 namespace headroom::bench {

@@ -7,10 +7,11 @@
 // Reported: median_us; TFLOPs from the causal FLOP count 4 * Hq * D * sum_i q_i (q_i + 1) / 2
 // (query i of a request sees i + 1 keys; 2 * D for Q K^T and 2 * D for P V per pair and head); the
 // plan's cta_tile_q, split (0 / 1), kv_chunk (tokens, split only), work_items (written) and padded
-// (grid x). Every variant is checked before it is timed: output and scratch poisoned, one run,
-// every output element written, sampled rows against the fp32 reference (bench_gpu_prefill_case.cuh).
-// `fi_prefill_guarded/...`: the same launches in the GPU target's guarded arena with the band check
-// after every launch. Without a device: skip, exit 0.
+// (grid x); the attention launch's warps, smem_bytes (dynamic) and blocks_per_sm (occupancy API). Every
+// variant is checked before it is timed: output and scratch poisoned, one run, every output element written,
+// sampled rows against the fp32 reference (bench_gpu_prefill_case.cuh). `fi_prefill_guarded/...`: the same
+// launches in the GPU target's guarded arena with the band check after every launch. Without a device: skip,
+// exit 0.
 #include <benchmark/benchmark.h>
 
 #include <cstdio>
@@ -68,6 +69,9 @@ void BM_prefill(benchmark::State& state, int64_t batch, int64_t len, bool guarde
   state.counters["kv_chunk"] = c.plan.split_kv ? static_cast<double>(c.plan.kv_chunk_size) : 0;
   state.counters["work_items"] = static_cast<double>(c.plan.new_batch_size);
   state.counters["padded"] = static_cast<double>(c.plan.padded_batch_size);
+  state.counters["warps"] = static_cast<double>(c.warps);
+  state.counters["smem_bytes"] = static_cast<double>(c.smem_bytes);
+  state.counters["blocks_per_sm"] = static_cast<double>(c.blocks_per_sm);
 }
 
 }  // namespace

@@ -5,9 +5,11 @@
 // guarded arena; the check on sampled rows (bench_gpu_check.cuh).
 #pragma once
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "bench/bench_gpu_check.cuh"
@@ -23,6 +25,7 @@ struct prefill_case {
   attention_inputs<bf16> host;  // host copies of the inputs (the reference's)
   fi_prefill_plan plan;
   variant_run run;
+  int64_t warps = 0, smem_bytes = 0, blocks_per_sm = 0;  // the attention launch (launch_shape)
 
   // Causal FLOPs: 4 * Hq * D * sum_i q_i (q_i + 1) / 2. Query i of a request sees i + 1 keys
   // (kv_len = q_len); each (query, key, head) pair costs 2 * D for Q K^T and 2 * D for P V.
@@ -35,7 +38,9 @@ struct prefill_case {
     return "cta_tile_q " + std::to_string(plan.cta_tile_q) + ", " + path() +
            (plan.split_kv ? " (kv chunk " + std::to_string(plan.kv_chunk_size) + ")" : "") + ", work items " +
            std::to_string(plan.new_batch_size) + " written / " + std::to_string(plan.padded_batch_size) +
-           " padded, grid " + std::to_string(plan.padded_batch_size) + " x " + std::to_string(n_kv);
+           " padded, grid " + std::to_string(plan.padded_batch_size) + " x " + std::to_string(n_kv) + ", " +
+           std::to_string(warps) + " warps, " + std::to_string(smem_bytes) + " B dynamic shared, " +
+           std::to_string(blocks_per_sm) + " blocks per SM";
   }
 };
 
@@ -49,6 +54,22 @@ inline flashinfer_options prefill_options() {
   return o;
 }
 
+// The attention launch of the case: its warps and dynamic shared memory (the body's block() and
+// shared_bytes()), and the blocks per SM the occupancy API gives for them.
+inline void launch_shape(prefill_case& c) {
+  using K = fi_batch_prefill<bf16, head_dim>;
+  const auto& p = std::get<fi_prefill_params<bf16>>(c.run.params);
+  const launch_dim b = K::block(p);
+  const std::size_t smem = K::shared_bytes(p);
+  const auto fn = &gpu::body_kernel<K, gpu::gpu_context>;
+  HEADROOM_CUDA_TRY(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         static_cast<int>(sizeof(typename K::shared_storage))));
+  int blocks = 0;
+  HEADROOM_CUDA_TRY(
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, fn, static_cast<int>(b.count()), smem));
+  c.warps = b.count() / 32, c.smem_bytes = static_cast<int64_t>(smem), c.blocks_per_sm = blocks;
+}
+
 inline std::unique_ptr<prefill_case> make_prefill_case(int64_t batch_size, int64_t q_len, cudaStream_t s) {
   auto c = std::make_unique<prefill_case>();
   c->batch_size = batch_size;
@@ -59,6 +80,7 @@ inline std::unique_ptr<prefill_case> make_prefill_case(int64_t batch_size, int64
   c->host = make_host_inputs(batch_size, q_len, q_len, s);
   package(c->run, c->host, c->plan, c->layer, c->b);
   c->run.place(s);
+  launch_shape(*c);
   return c;
 }
 
