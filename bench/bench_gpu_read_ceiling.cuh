@@ -6,27 +6,20 @@
 //   by_page   whole pages: a block per (request, 16 pages), the threads sweeping each page's 32 KiB
 //             of K and of V contiguously; the best order this layout allows.
 // The loaded words are folded into one value that is stored only if it equals a value it cannot
-// take, so nothing is dead code and nothing is written. Raw CUDA: a measuring instrument, not a
-// kernel body under test.
+// take (bench_gpu_timing.cuh's keep), so nothing is dead code and nothing is written. Raw CUDA: a
+// measuring instrument, not a kernel body under test.
 #pragma once
 
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
 
+#include "bench/bench_gpu_timing.cuh"  // fold, keep
 #include "targets/gpu/launch/cuda_try.hpp"
 
 namespace headroom::bench {
 
 inline constexpr int read_chunk_keys = 256;  // keys per block of either order (16 pages)
-
-__device__ inline void fold(uint4& acc, const uint4& x) {
-  acc.x ^= x.x, acc.y ^= x.y, acc.z ^= x.z, acc.w ^= x.w;
-}
-
-__device__ inline void keep(const uint4& acc, uint4* sink) {
-  if ((acc.x & acc.y & acc.z & acc.w) == 0xFFFFFFFFu) *sink = acc;  // bf16 inputs never make all-ones
-}
 
 // grid (requests * chunks, kv heads), 256 threads: warp w reads keys chunk * 256 + 32w .. + 31,
 // coalesced: each load covers whole rows (D 128: 16 lanes per 256-byte row, two rows per load).
