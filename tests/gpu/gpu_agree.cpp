@@ -57,6 +57,8 @@ agreement_row agree_one(const owned_case& c, sim_executor& sim, gpu_executor& gp
   const observation g = gpu.run(c.request());
   r.sim_over = join(overflowing_buffers(c, s)), r.chk_over = join(overflowing_buffers(c, g));
   r.sim_oob = s.oob_count, r.chk_oob = g.oob_count;
+  for (const auto& a : s.oob) r.sim_wrote_past = r.sim_wrote_past || a.write;
+  r.sim_stopped = s.incomplete;
   r.touched_equal = s.touched.size() == g.touched.size();
   for (std::size_t k = 0; r.touched_equal && k < s.touched.size(); ++k)
     r.touched_equal = s.touched[k].name == g.touched[k].name && s.touched[k].elems == g.touched[k].elems;
@@ -71,7 +73,7 @@ agreement_row agree_one(const owned_case& c, sim_executor& sim, gpu_executor& gp
     r.model_rows = m.rows_never_computed, r.sim_rows = s.rows_never_computed,
     r.gpu_rows = g.rows_never_computed;
     r.model_wl = m.worklist_uninitialized_reads, r.sim_wl = s.worklist_uninitialized_reads;
-    r.chk_wl = g.worklist_uninitialized_reads, r.sim_stopped = s.incomplete;
+    r.chk_wl = g.worklist_uninitialized_reads;
   }
   if (r.note.size() > 240) r.note.resize(240);
   return r;
