@@ -131,20 +131,24 @@ struct variant_run {
     std::visit([&](const auto& p) { launch_plan<bf16, head_dim>(launch, p); }, patched[guarded ? 1 : 0]);
   }
   // Poisons every scratch buffer (the output, the plan's buffers) of one memory: 0xFF bytes, a NaN
-  // in bf16 and fp32.
+  // in bf16 and fp32; past its host-written prefix (a planner's work list keeps its entries).
   void poison(bool guarded, cudaStream_t s) {
     gpu::device_memory& m = memory(guarded, s);
-    for (std::size_t i = 0; i < rq.buffers.size(); ++i)
-      if (rq.buffers[i].scratch)
-        HEADROOM_CUDA_TRY(
-            cudaMemsetAsync(m.pointers()[i], 0xFF,
-                            static_cast<std::size_t>(rq.buffers[i].extent * rq.buffers[i].elem_bytes), s));
+    for (std::size_t i = 0; i < rq.buffers.size(); ++i) {
+      const auto bytes = static_cast<std::size_t>(rq.buffers[i].extent * rq.buffers[i].elem_bytes);
+      const std::size_t from = i < prefix.size() ? prefix[i] : 0;
+      if (rq.buffers[i].scratch && bytes > from)
+        HEADROOM_CUDA_TRY(cudaMemsetAsync(static_cast<std::byte*>(m.pointers()[i]) + from, 0xFF, bytes - from, s));
+    }
   }
-  // Makes both memories, then drops the request's bytes (device_memory needs only the sizes now).
+  // Makes both memories, then drops the request's bytes (device_memory needs only the sizes now;
+  // poison the length of each scratch buffer's host-written prefix).
   void place(cudaStream_t s) {
     memory(false, s), memory(true, s);
-    for (auto& w : rq.buffers) w.data = {};
+    prefix.clear();
+    for (auto& w : rq.buffers) prefix.push_back(w.scratch ? w.data.size() : 0), w.data = {};
   }
+  std::vector<std::size_t> prefix;  // per buffer: bytes of a scratch buffer the host wrote
 };
 
 // A plan packaged as the GPU target packages it.

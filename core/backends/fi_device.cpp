@@ -12,14 +12,18 @@ int64_t device_params::occupancy(int64_t group_size, int64_t head_size) const {
   return default_blocks_per_sm;
 }
 
-// Estimates for the decode kernel at D = 128, bf16: group size 1 uses a 4-deep KV tile per bdx
-// (the largest shared tile), larger groups 1-deep tiles and are limited by registers. The measured
-// table (blocks_by_head) comes from tools/flashinfer/occupancy.cu on an H200; until it is filled the
-// estimates stand. Overridable per case.
+// The decode kernel's blocks per SM on an H200, measured with FlashInfer's own
+// BatchDecodeWithPagedKVCacheKernel (fb28d72, bf16, as its work estimation instantiates it) by
+// tools/flashinfer/occupancy.cu, 2026-12-01 (docs/flashinfer-planner.md). Group sizes FlashInfer's
+// decode kernel does not dispatch (5, 7) and other head sizes fall back to the default, the
+// median of the table. Overridable per case.
 device_params h200_params() {
   device_params d;
   d.num_sms = 132;
-  d.blocks_per_sm = {{1, 3}};
+  d.blocks_by_head = {{{1, 64}, 6}, {{1, 128}, 6}, {{1, 256}, 6},  {{2, 64}, 9},  {{2, 128}, 9},
+                      {{2, 256}, 9}, {{3, 64}, 9},  {{3, 128}, 9},  {{3, 256}, 10}, {{4, 64}, 8},
+                      {{4, 128}, 8}, {{4, 256}, 8}, {{6, 64}, 9},   {{6, 128}, 8},  {{6, 256}, 6},
+                      {{8, 64}, 9},  {{8, 128}, 9}, {{8, 256}, 4}};
   d.default_blocks_per_sm = 8;
   d.compute_major = 9;
   d.max_smem_per_block_optin = 232448;  // 227 KiB
