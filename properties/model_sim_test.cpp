@@ -3,7 +3,8 @@
 // buffer, and nothing outside the plan's buffers. Per case: model buffer_capacity <=> sim
 // out_of_bounds for the same (group, buffer); group_agreement, fallback, plan_run_heads and
 // index_overflow identical. Every policy and grouping (agreement must hold for overflowing plans
-// too). FlashInfer prefill plans are not simulated (targets/sim/sim_executor.hpp).
+// too). FlashInfer prefill plans too: the same rows never computed (in-bounds runs) and reads of
+// never-written work entries.
 #include <set>
 #include <tuple>
 

@@ -17,7 +17,7 @@ using verdict = std::tuple<int, std::string, std::string>;
 // " [group G invariant buffer]..." or " (none)": one line for a failure message.
 std::string describe(const std::set<verdict>& s);
 
-// What one simulated run looked like (prefill plans are not simulated and not recorded).
+// What one simulated run looked like.
 struct run_record {
   std::string plan;       // triton | fi_decode | an engine step's metadata | offset_probe
   bool attention = true;  // an attention body (it has an output to compare)

@@ -38,7 +38,7 @@ struct gpu_executor_options {
 
 // What the last run did, beyond the observation (tests, drivers, cost tables).
 struct gpu_run_details {
-  bool ran = false;                   // false: prefill plan (not run, like the simulator)
+  bool ran = false;                   // the worker ran the request
   std::vector<gpu::run_result> runs;  // per mode, as the worker returned them
   std::vector<std::string> buffers;   // names by buffer id
   std::vector<int64_t> extents;       // elements by buffer id
