@@ -138,7 +138,8 @@ struct variant_run {
       const auto bytes = static_cast<std::size_t>(rq.buffers[i].extent * rq.buffers[i].elem_bytes);
       const std::size_t from = i < prefix.size() ? prefix[i] : 0;
       if (rq.buffers[i].scratch && bytes > from)
-        HEADROOM_CUDA_TRY(cudaMemsetAsync(static_cast<std::byte*>(m.pointers()[i]) + from, 0xFF, bytes - from, s));
+        HEADROOM_CUDA_TRY(
+            cudaMemsetAsync(static_cast<std::byte*>(m.pointers()[i]) + from, 0xFF, bytes - from, s));
     }
   }
   // Makes both memories, then drops the request's bytes (device_memory needs only the sizes now;

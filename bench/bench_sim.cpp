@@ -27,7 +27,10 @@ struct mix_case {
   any_plan plan;
 };
 
-std::vector<mix_case> make_mix(int n, uint64_t seed) {
+// A mix of n cases: each a layer of kv heads 1-2, groups 1-8, head size 64 / 80 / 128 (drawn here)
+// with the batch and plan `fill` draws for case i.
+template <class Fill>
+std::vector<mix_case> make_cases(int n, uint64_t seed, Fill fill) {
   splitmix64 rng{seed};
   auto pick = [&](int64_t k) { return static_cast<int64_t>(rng.next() % static_cast<uint64_t>(k)); };
   std::vector<mix_case> mix;
@@ -35,27 +38,29 @@ std::vector<mix_case> make_mix(int n, uint64_t seed) {
     mix_case c;
     const int64_t kv = 1 + pick(2), g = 1 + pick(8), d = std::vector<int64_t>{64, 80, 128}[pick(3)];
     c.layer = {"model.layers.0.self_attn.attn", attn_kind::full, kv * g, kv, d, d, 0};
-    c.b = decode_batch(1 + pick(4), 1 + pick(64));
-    if (i % 2 == 0) {
-      c.plan = plan_triton(kv * g, kv, d, {});
-    } else {
-      flashinfer_options o;
-      o.cuda_graph = true;  // split even for short sequences
-      c.plan = plan_fi_decode(kv * g, kv, d, dtype::bf16, c.b, o);
-    }
+    fill(c, i, pick);
     mix.push_back(std::move(c));
   }
   return mix;
 }
 
+std::vector<mix_case> make_mix(int n, uint64_t seed) {
+  return make_cases(n, seed, [](mix_case& c, int i, auto& pick) {
+    const rank_layer& l = c.layer;
+    c.b = decode_batch(1 + pick(4), 1 + pick(64));
+    if (i % 2 == 0) {
+      c.plan = plan_triton(l.num_heads, l.num_kv_heads, l.head_size, {});
+    } else {
+      flashinfer_options o;
+      o.cuda_graph = true;  // split even for short sequences
+      c.plan = plan_fi_decode(l.num_heads, l.num_kv_heads, l.head_size, dtype::bf16, c.b, o);
+    }
+  });
+}
+
 std::vector<mix_case> make_prefill_mix(int n, uint64_t seed) {
-  splitmix64 rng{seed};
-  auto pick = [&](int64_t k) { return static_cast<int64_t>(rng.next() % static_cast<uint64_t>(k)); };
-  std::vector<mix_case> mix;
-  for (int i = 0; i < n; ++i) {
-    mix_case c;
-    const int64_t kv = 1 + pick(2), g = 1 + pick(8), d = std::vector<int64_t>{64, 80, 128}[pick(3)];
-    c.layer = {"model.layers.0.self_attn.attn", attn_kind::full, kv * g, kv, d, d, 0};
+  return make_cases(n, seed, [](mix_case& c, int i, auto& pick) {
+    const rank_layer& l = c.layer;
     for (int64_t r = 1 + pick(3); r > 0; --r) {
       const int64_t q = 2 + pick(63);
       c.b.query_lens.push_back(q);
@@ -63,10 +68,8 @@ std::vector<mix_case> make_prefill_mix(int n, uint64_t seed) {
     }
     flashinfer_options o;
     if (i % 2 == 1) o.fixed_split_size = 1;  // one-page (16-token) kv chunks: split, merged
-    c.plan = plan_fi_prefill(kv * g, kv, d, c.b, o);
-    mix.push_back(std::move(c));
-  }
-  return mix;
+    c.plan = plan_fi_prefill(l.num_heads, l.num_kv_heads, l.head_size, c.b, o);
+  });
 }
 
 void executor_cases(benchmark::State& state, const std::vector<mix_case>& mix) {

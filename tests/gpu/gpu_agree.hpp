@@ -32,7 +32,8 @@ struct agreement_row {
   int64_t model_rows = 0, sim_rows = 0, gpu_rows = 0;
   int64_t model_wl = 0, sim_wl = 0, chk_wl = 0;
   bool sim_stopped = false;  // the simulator stopped after too many violations: its counts are lower bounds
-  bool sim_wrote_past = false;  // among the simulator's out-of-bounds records, a write (guard bands see writes)
+  bool sim_wrote_past =
+      false;  // among the simulator's out-of-bounds records, a write (guard bands see writes)
   // In bounds, every row computed and no never-written entry read: the output must be right.
   bool clean() const { return sim_over.empty() && sim_oob == 0 && sim_rows == 0 && sim_wl == 0; }
 };

@@ -71,9 +71,10 @@ std::string agreement_table(const std::vector<agreement_row>& rows) {
   line("sim vs device-checked: touched extents (exact)",
        [](const agreement_row& r) { return int(r.touched_equal); });
   // A simulator stopped after 2^20 violations (C10's garbage indices) counted part of them.
-  line("sim vs device-checked: out-of-bounds count (exact; a stopped sim: at most)", [](const agreement_row& r) {
-    return r.sim_stopped ? int(r.sim_oob > 0 && r.sim_oob <= r.chk_oob) : int(r.sim_oob == r.chk_oob);
-  });
+  line("sim vs device-checked: out-of-bounds count (exact; a stopped sim: at most)",
+       [](const agreement_row& r) {
+         return r.sim_stopped ? int(r.sim_oob > 0 && r.sim_oob <= r.chk_oob) : int(r.sim_oob == r.chk_oob);
+       });
   // Guard bands see writes: a prefill merge can read past scratch its attention launch never
   // wrote past (more heads than planned), which only the simulator and the checked run see.
   line("sim vs guard bands: writes past a buffer",
