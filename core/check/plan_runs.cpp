@@ -41,12 +41,13 @@ bug_class cause_of(const finding& f, const check_case& c, const any_plan& plan, 
 
 // FlashInfer carves a step's parts out of the float workspace with a 16-byte-aligned bump
 // allocator and raises when they do not fit (docs/engines.md §6). Only dumped plans carry the
-// workspace ("float_workspace"); the mirror's own plans leave it out. Decode plans only: the
-// prefill planner's budget is an over-estimate here (docs/engines.md §7), and so its parts.
+// workspace ("float_workspace"); the mirror's own plans leave it out. Decode and prefill plans
+// alike: both planners are FlashInfer's field by field (docs/flashinfer-planner.md).
 std::optional<finding> workspace_overflow(const any_plan& plan, const batch& b) {
   const auto& buffers = plan_buffers(plan);
   const buffer_plan* ws = find_buffer(buffers, "float_workspace");
-  if (!ws || !std::holds_alternative<fi_decode_plan>(plan)) return std::nullopt;
+  if (!ws || !(std::holds_alternative<fi_decode_plan>(plan) || std::holds_alternative<fi_prefill_plan>(plan)))
+    return std::nullopt;
   int64_t need = 0;
   for (const auto& part : buffers)
     if (&part != ws) need = checked_add(need, ceil_div(part.capacity_bytes, 16) * 16, "workspace");
