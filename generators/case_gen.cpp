@@ -58,7 +58,11 @@ rc::Gen<options_draw> option_draws(const case_profile& p) {
 }
 
 check_case assemble(const options_draw& d, const sized_geometry& g, const mutant_set& mutants) {
-  check_case c = make_case(g.model, g.tp, d.be, d.pol, d.grp, d.hybrid, d.page, d.seed);
+  // FlashInfer cases keep vLLM's hybrid KV-cache manager: without it a model mixing sliding and full
+  // layers puts both behind one FlashInfer builder, which takes one window and refuses to start
+  // (group_agreement): a configuration the engine rejects, not a sizing bug to search for.
+  const bool hybrid = d.be == backend::flashinfer || d.hybrid;
+  check_case c = make_case(g.model, g.tp, d.be, d.pol, d.grp, hybrid, d.page, d.seed);
   c.layout = d.layout;
   c.flashinfer.page_size = d.page;
   c.flashinfer.cuda_graph = d.cuda_graph;

@@ -11,7 +11,7 @@
 namespace headroom {
 
 enum class invariant {
-  group_agreement,      // one builder serves layers with different head counts
+  group_agreement,      // one builder serves layers that disagree: head counts (FlashInfer: windows too)
   fallback_when_empty,  // no layer found: the model-wide fallback is smaller than the layers
   buffer_capacity,      // the formulas: a run needs more of a plan buffer than it holds
   plan_run_heads,       // planned with one head count, run with another

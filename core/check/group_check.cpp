@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <tuple>
 
@@ -49,6 +50,22 @@ std::vector<const rank_layer*> distinct_layers(const group_context& ctx, int64_t
     max_heads = std::max(max_heads, l->num_heads);
   }
   return reps;
+}
+
+// vLLM's FlashInfer builder plans with one window_left for all its layers and asserts that they
+// agree (infer_global_hyperparameters): the message when this group's layers do not.
+std::optional<std::string> window_disagreement(const group_context& ctx) {
+  const rank_layer* first = nullptr;
+  for (const auto& n : ctx.ag->layers) {
+    const rank_layer* l = ctx.eng->reg.find(n);
+    if (!l) continue;
+    if (!first) first = l;
+    if (l->sliding_window != first->sliding_window)
+      return "FlashInfer's builder needs one window for all its layers: " + first->name + " has " +
+             std::to_string(first->sliding_window) + ", " + l->name + " " + std::to_string(l->sliding_window) +
+             " (0: none)";
+  }
+  return std::nullopt;
 }
 
 // A finding where it happened, with its replayable case.
@@ -136,6 +153,12 @@ group_result check_group(const group_context& ctx, const decode_sweep& sweep,
         make_violation({invariant::group_agreement, "", 0, 0, hr.message, bug_class::c1}, first));
     return res;
   }
+
+  if (be == backend::flashinfer)
+    if (auto msg = window_disagreement(ctx)) {  // the builder's assertion fires: nothing to size
+      res.violations.push_back(make_violation({invariant::group_agreement, "", 0, 0, *msg}, first));
+      return res;
+    }
 
   int64_t max_heads = 0;
   const auto reps = distinct_layers(ctx, max_heads);
