@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The libFuzzer smoke run (ctest fuzz.smoke, label cpu; fuzz/README.md): builds fuzz/ with
 # clang++-14 into BUILD_DIR, then runs each target for SECONDS on a corpus seeded at run time from
-# configs/, tests/bad_inputs/ and regressions/ (the stored inputs of fuzz/crashes/ are replayed by
-# the ctest fuzz.crashes, not here: one of them takes seconds under the sanitizers).
+# configs/, tests/bad_inputs/, regressions/ and fuzz/seeds/plan/ (the stored inputs of
+# fuzz/crashes/ are replayed by the ctest fuzz.crashes, not here: one of them takes seconds under
+# the sanitizers).
 # Exit 0 clean, 1 on a finding (its input is saved under BUILD_DIR/findings/), 77 (skip) when
 # clang++-14 or its libFuzzer runtime is missing.
 # Usage: smoke.sh SOURCE_DIR BUILD_DIR [SECONDS]
@@ -28,12 +29,13 @@ fi
 
 work=$build/smoke
 rm -rf "$work"
-mkdir -p "$work/config" "$work/case" "$build/findings"
+mkdir -p "$work/config" "$work/case" "$work/plan" "$build/findings"
 cp "$src"/configs/*.json "$src"/tests/bad_inputs/*.json "$work/config/"
 cp "$src"/regressions/*.json "$work/case/"
+cp "$src"/fuzz/seeds/plan/*.json "$work/plan/"
 
 status=0
-for target in config case; do
+for target in config case plan; do
   # A config at the layer limit (10^5) takes about 10 s under the sanitizers: the timeout leaves
   # room for it on a loaded machine, and the energy of slow inputs is scaled down so that they do
   # not eat the run.
