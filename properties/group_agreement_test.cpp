@@ -28,7 +28,8 @@ void group_agreement_holds(const check_case& c, bool key_has_heads = false) {
     const head_resolution hr = props::resolution_of(c, e, g);
     std::set<int64_t> heads;
     std::set<int64_t> windows;
-    for (const auto& n : g.layers) heads.insert(e.reg.find(n)->num_heads), windows.insert(e.reg.find(n)->sliding_window);
+    for (const auto& n : g.layers)
+      heads.insert(e.reg.find(n)->num_heads), windows.insert(e.reg.find(n)->sliding_window);
     mixed = mixed || heads.size() > 1;
     // FlashInfer's builder also asserts its layers share one window (docs/design.md).
     const bool window_mixed = c.be == backend::flashinfer && windows.size() > 1;

@@ -62,8 +62,8 @@ std::optional<std::string> window_disagreement(const group_context& ctx) {
     if (!first) first = l;
     if (l->sliding_window != first->sliding_window)
       return "FlashInfer's builder needs one window for all its layers: " + first->name + " has " +
-             std::to_string(first->sliding_window) + ", " + l->name + " " + std::to_string(l->sliding_window) +
-             " (0: none)";
+             std::to_string(first->sliding_window) + ", " + l->name + " " +
+             std::to_string(l->sliding_window) + " (0: none)";
   }
   return std::nullopt;
 }
