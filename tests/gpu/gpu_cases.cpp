@@ -1,5 +1,6 @@
 // Random GPU-lane cases (gpu_cases.hpp).
 #include "tests/gpu/gpu_cases.hpp"
+#include "tests/gpu/case_draw.hpp"
 
 #include <algorithm>
 #include <variant>
@@ -15,21 +16,8 @@
 namespace headroom::gpu_test {
 namespace {
 
-struct draw {
-  splitmix64 rng;
-  int64_t below(int64_t n) { return static_cast<int64_t>(rng.next() % static_cast<uint64_t>(n)); }
-  template <class T, std::size_t N>
-  T pick(const T (&a)[N]) {
-    return a[below(static_cast<int64_t>(N))];
-  }
-};
-
-// Head sizes of real models and a few odd ones (padded to 64, 128, 256 in the bodies).
-constexpr int64_t head_sizes[] = {64, 128, 128, 80, 96, 256, 40, 112};
 // FlashInfer's decode kernel supports these GQA group sizes (docs/engines.md §6).
 constexpr int64_t fi_groups[] = {1, 2, 3, 4, 6, 8};
-constexpr dtype dtypes[] = {dtype::bf16, dtype::bf16, dtype::fp16, dtype::fp32};
-constexpr int64_t block_sizes[] = {16, 16, 8, 32, 5};
 
 void make_triton(owned_case& c, draw& d, bool want_overflow) {
   engine_settings e;
@@ -81,22 +69,11 @@ std::string owned_case::describe() const {
 owned_case random_case(uint64_t seed, uint64_t index, bool want_overflow) {
   draw d{splitmix64{seed * 0x9E3779B97F4A7C15ull + index}};
   owned_case c;
-  c.index = index;
-  c.layout = index % 2 ? kv_layout::packed : kv_layout::separate;  // no draw: the streams stay as they were
   const bool triton = d.below(2) == 0;
-  c.dt = d.pick(dtypes);
-  c.block_size = d.pick(block_sizes);
-  c.seed = d.rng.next();
-  c.layer.name = "model.layers." + std::to_string(index % 40) + ".self_attn.attn";
-  c.layer.num_kv_heads = 1 + d.below(4);
-  const int64_t g = triton ? 1 + d.below(8) : d.pick(fi_groups);
-  c.layer.num_heads = c.layer.num_kv_heads * g;
-  c.layer.head_size = c.layer.head_size_v = d.pick(head_sizes);
-  c.layer.sliding_window = d.below(4) == 0 ? 1 + d.below(200) : 0;
+  draw_layer(c, d, index, [&] { return triton ? 1 + d.below(8) : d.pick(fi_groups); });
+  const int64_t g = c.layer.num_heads / c.layer.num_kv_heads;
   for (int attempt = 0; attempt < 8; ++attempt) {
-    // The builder's group: smaller than the layer's for an overflow, else at least as large.
-    const int64_t gb = want_overflow && g > 1 ? 1 + d.below(g - 1) : g + (d.below(3) == 0 ? d.below(3) : 0);
-    c.builder_heads = c.layer.num_kv_heads * gb;
+    c.builder_heads = c.layer.num_kv_heads * d.builder_group(g, want_overflow);
     if (triton)
       make_triton(c, d, want_overflow);
     else

@@ -3,23 +3,12 @@
 
 #include "core/backends/flashinfer.hpp"
 #include "core/backends/triton.hpp"
+#include "tests/gpu/case_draw.hpp"
 #include "tests/gpu/gpu_cases.hpp"
 
 namespace headroom::gpu_test {
 namespace {
 
-struct draw {
-  splitmix64 rng;
-  int64_t below(int64_t n) { return static_cast<int64_t>(rng.next() % static_cast<uint64_t>(n)); }
-  template <class T, std::size_t N>
-  T pick(const T (&a)[N]) {
-    return a[below(static_cast<int64_t>(N))];
-  }
-};
-
-constexpr int64_t head_sizes[] = {64, 128, 128, 80, 96, 256, 40, 112};
-constexpr dtype dtypes[] = {dtype::bf16, dtype::bf16, dtype::fp16, dtype::fp32};
-constexpr int64_t block_sizes[] = {16, 16, 8, 32, 5};
 constexpr const char* kinds[] = {"fi-prefill", "triton-mixed", "fi-mixed", "fi-tc-decode"};
 
 // Requests: prefill ones of 2..80 query tokens after a context of 0..300 (one in four a long
@@ -82,21 +71,11 @@ void make_plan(owned_case& c, draw& d, int kind) {
 owned_case random_prefill_case(uint64_t seed, uint64_t index, bool want_overflow) {
   draw d{splitmix64{(seed ^ 0x5EEDu) * 0x9E3779B97F4A7C15ull + index}};
   owned_case c;
-  c.index = index;
-  c.layout = index % 2 ? kv_layout::packed : kv_layout::separate;
   const int kind = static_cast<int>(d.below(4));
   c.kind = kinds[kind];
-  c.dt = d.pick(dtypes);
-  c.block_size = d.pick(block_sizes);
-  c.seed = d.rng.next();
-  c.layer.name = "model.layers." + std::to_string(index % 40) + ".self_attn.attn";
-  c.layer.num_kv_heads = 1 + d.below(4);
-  const int64_t g = 1 + d.below(8);
-  c.layer.num_heads = c.layer.num_kv_heads * g;
-  c.layer.head_size = c.layer.head_size_v = d.pick(head_sizes);
-  c.layer.sliding_window = d.below(4) == 0 ? 1 + d.below(200) : 0;
-  const int64_t gb = want_overflow && g > 1 ? 1 + d.below(g - 1) : g + (d.below(3) == 0 ? d.below(3) : 0);
-  c.builder_heads = c.layer.num_kv_heads * gb;
+  draw_layer(c, d, index, [&] { return 1 + d.below(8); });
+  const int64_t g = c.layer.num_heads / c.layer.num_kv_heads;
+  c.builder_heads = c.layer.num_kv_heads * d.builder_group(g, want_overflow);
   make_plan(c, d, kind);
   model_executor model;
   c.model_overflow = !overflowing_buffers(c, model.run(c.request())).empty();
