@@ -16,26 +16,17 @@ import json
 import os
 import sys
 
+import bench_table  # the decode table's reader of Google Benchmark JSON (same folder)
+
 SHAPES = ["1x8192", "4x4096", "8x2048", "32x512"]
 
 
 def load_gbench(path):
-    """{"fi_prefill/1x8192": entry} of the median aggregates (or of plain runs when there are none)."""
+    """{"fi_prefill/1x8192": entry} as bench_table.py reads them; {} when the file is missing or broken."""
     try:
-        with open(path) as f:
-            data = json.load(f)
+        return bench_table.load_gbench(path)[1]
     except (OSError, ValueError):
         return {}
-    out = {}
-    for b in data.get("benchmarks", []):
-        name = "/".join(b.get("run_name", b["name"]).split("/")[:2])
-        if b.get("error_occurred"):
-            out[name] = {"error": b.get("error_message", "error")}
-            continue
-        if b.get("run_type") == "aggregate" and b.get("aggregate_name") != "median":
-            continue
-        out[name] = b
-    return out
 
 
 def load_sdpa(path):
