@@ -2,7 +2,8 @@
 // guarded on a target) in cases/s, on the property mix `headroom fuzz` samples by default
 // (per-layer, both backends), one thread, wall clock. The target is an argument: model and sim
 // here; gpu on a machine with a device (skipped with a message without one). Sampling alone is
-// timed too: it is host work that a GPU campaign must take off its hot path. Whole campaigns, one
+// timed too: it is host work that a GPU campaign must take off its hot path. The GPU campaign path
+// (many job threads on one batcher) has its own benchmark. Whole campaigns, one
 // process against MPI ranks (scaling over cores): scripts/bench_campaign.sh.
 #include <benchmark/benchmark.h>
 
@@ -13,6 +14,8 @@
 #include "core/util/error.hpp"
 #include "generators/case_gen.hpp"
 #include "generators/search.hpp"
+#include "targets/gpu/gpu_batcher.hpp"
+#include "targets/gpu/gpu_executor.hpp"
 
 namespace headroom {
 namespace {
@@ -49,6 +52,33 @@ BENCHMARK(BM_campaign_cases)
     ->Arg(2)
     ->UseRealTime()
     ->MinTime(3.0)
+    ->Unit(benchmark::kMicrosecond);
+
+// The GPU campaign path: job threads sharing one batcher, each case's runs in batches on the
+// device, guarded, as `headroom fuzz --target gpu --jobs N` runs them (failures are not confirmed
+// here: this times the hot path). Cases/s is the sum over threads.
+void BM_campaign_gpu_batched(benchmark::State& state) {
+  if (gpu_device_count() == 0) {
+    state.SkipWithError("no GPU device");
+    return;
+  }
+  static const auto batcher = std::make_shared<gpu_batcher>();
+  gpu_campaign_executor ex(batcher);
+  const generators::case_profile profile;
+  uint64_t i = static_cast<uint64_t>(state.thread_index());
+  int64_t failing = 0;
+  for (auto _ : state) {
+    failing += !generators::run_guarded(generators::sample_case(profile, seed, i), ex).ok;
+    i += static_cast<uint64_t>(state.threads());
+  }
+  state.counters["cases/s"] =
+      benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+  state.counters["failing"] = static_cast<double>(failing);
+}
+BENCHMARK(BM_campaign_gpu_batched)
+    ->ThreadRange(16, 128)
+    ->UseRealTime()
+    ->MinTime(5.0)
     ->Unit(benchmark::kMicrosecond);
 
 void BM_campaign_sample(benchmark::State& state) {

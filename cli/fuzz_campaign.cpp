@@ -62,6 +62,7 @@ fuzz_summary run_fuzz(const fuzz_options& o) {
   col.update(0, counts_of(shard, true));
   fuzz_summary s = col.finish();
   s.stopped_by = stopped_by;
+  s.batches = shard.batches();
   return s;
 }
 

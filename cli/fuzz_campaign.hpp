@@ -51,8 +51,13 @@ struct fuzz_summary {
   std::vector<fuzz_counterexample> found;       // in the order they were written
   oracle_time case_time;                        // the target on sampled cases
   oracle_time shrink_time;                      // the target while shrinking failures
-  int ranks = 1;                                // MPI processes
-  std::string stopped_by;                       // a signal or a lost rank ended it early; empty otherwise
+  // --target gpu: failing cases re-run on the simulator and the device-checked build, and how many
+  // of the campaign batches' failures they did not confirm (those count as passing).
+  oracle_time confirm_time;
+  int64_t unconfirmed = 0;
+  std::string batches;     // --target gpu: what the batcher did, one line
+  int ranks = 1;           // MPI processes
+  std::string stopped_by;  // a signal or a lost rank ended it early; empty otherwise
 };
 
 // The fuzz command line (input_error on anything bad); a fresh seed when --seed is not given.

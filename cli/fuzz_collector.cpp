@@ -20,6 +20,8 @@ shard_counts counts_of(const shard_runner& r, bool ended) {
   c.started = r.started();
   c.case_time = r.case_time();
   c.shrink_time = r.shrink_time();
+  c.confirm_time = r.confirm_time();
+  c.unconfirmed = r.unconfirmed();
   return c;
 }
 
@@ -78,6 +80,9 @@ shard_counts fuzz_collector::summed() const {
     t.case_time.seconds += c.case_time.seconds;
     t.shrink_time.runs += c.shrink_time.runs;
     t.shrink_time.seconds += c.shrink_time.seconds;
+    t.confirm_time.runs += c.confirm_time.runs;
+    t.confirm_time.seconds += c.confirm_time.seconds;
+    t.unconfirmed += c.unconfirmed;
   }
   return t;
 }
@@ -151,6 +156,8 @@ fuzz_summary fuzz_collector::finish() {
   sum_.failing = t.failing;
   sum_.case_time = t.case_time;
   sum_.shrink_time = t.shrink_time;
+  sum_.confirm_time = t.confirm_time;
+  sum_.unconfirmed = t.unconfirmed;
   sum_.seconds = elapsed();
   return sum_;
 }

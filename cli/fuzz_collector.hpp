@@ -27,7 +27,8 @@ struct shard_counts {
   uint64_t next = 0;   // every smaller index of the shard is reported
   bool ended = false;  // nothing more will come
   int64_t cases = 0, failing = 0, started = 0;
-  oracle_time case_time, shrink_time;
+  oracle_time case_time, shrink_time, confirm_time;
+  int64_t unconfirmed = 0;
 };
 
 // A shard's counts as they stand (ended: it will run nothing more).

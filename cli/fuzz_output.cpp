@@ -100,7 +100,14 @@ void print_fuzz_summary(const fuzz_options& o, const fuzz_summary& s) {
               static_cast<long long>(s.failing));
   if (!s.stopped_by.empty()) std::printf("  stopped early: %s\n", s.stopped_by.c_str());
   print_oracle(o.target + " (cases)", s.case_time, s.seconds, "cases");
-  print_oracle(o.target + " (shrinking)", s.shrink_time, 0, "runs");
+  if (o.target == "gpu") {
+    print_oracle("sim + gpu checked (confirming)", s.confirm_time, 0, "cases");
+    std::printf("  %lld failing batch case%s not confirmed (counted as passing)\n",
+                static_cast<long long>(s.unconfirmed), s.unconfirmed == 1 ? "" : "s");
+    if (!s.batches.empty()) std::printf("  %s\n", s.batches.c_str());
+  }
+  print_oracle((o.target == "gpu" ? std::string("sim") : o.target) + " (shrinking)", s.shrink_time, 0,
+               "runs");
   if (s.first_failing_index)
     std::printf("  first failing case: index %llu (%llu cases), after %.3f s\n",
                 static_cast<unsigned long long>(*s.first_failing_index),

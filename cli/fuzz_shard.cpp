@@ -1,12 +1,14 @@
 // One shard of a fuzz campaign (fuzz_shard.hpp): job threads, the in-order hand-over to the sink.
 #include "cli/fuzz_shard.hpp"
 
+#include <cstdio>
 #include <system_error>
 
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
 #include "core/util/error.hpp"
 #include "generators/case_gen.hpp"
+#include "targets/gpu/gpu_executor.hpp"
 
 namespace headroom::cli {
 
@@ -24,6 +26,10 @@ shard_runner::~shard_runner() {
 }
 
 void shard_runner::launch() {
+  if (o_.target == "gpu" && !batcher_) {
+    make_executor("gpu");  // no device: the input_error of --target gpu
+    batcher_ = std::make_shared<gpu_batcher>();
+  }
   active_ = o_.jobs;
   try {
     for (int j = 0; j < o_.jobs; ++j) threads_.emplace_back([this] { guarded_job(); });
@@ -73,6 +79,35 @@ oracle_time shard_runner::shrink_time() const {
   return shrink_time_;
 }
 
+oracle_time shard_runner::confirm_time() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return confirm_time_;
+}
+
+std::string shard_runner::batches() const {
+  if (!batcher_) return {};
+  const batcher_stats b = batcher_->stats();
+  char line[256];
+  std::snprintf(
+      line, sizeof line,
+      "gpu batches: %lld runs in %lld batches (%.1f per batch), %.2f s in the worker, %lld replayed "
+      "alone after a fault, %lld faulted, %d worker start%s",
+      static_cast<long long>(b.cases), static_cast<long long>(b.batches),
+      b.batches ? static_cast<double>(b.cases) / static_cast<double>(b.batches) : 0.0, b.busy_seconds,
+      static_cast<long long>(b.replayed), static_cast<long long>(b.faults), b.worker_starts,
+      b.worker_starts == 1 ? "" : "s");
+  return line;
+}
+
+std::optional<report> shard_runner::confirm(const check_case& c, executor& sim) {
+  report rs = gen::run_guarded(c, sim);
+  if (rs.ok) return std::nullopt;
+  std::lock_guard<std::mutex> lock(checked_mu_);
+  if (!checked_) checked_ = make_gpu_executor();  // the checked and guarded runs of each request
+  if (gen::run_guarded(c, *checked_).ok) return std::nullopt;
+  return rs;
+}
+
 double shard_runner::elapsed() const { return std::chrono::duration<double>(steady::now() - start_).count(); }
 
 void shard_runner::add_time(oracle_time& t, int64_t runs, steady::time_point since) {
@@ -95,7 +130,11 @@ void shard_runner::guarded_job() {
 }
 
 void shard_runner::job() {
-  auto ex = make_executor(o_.target);  // executors are not shared between threads
+  // Executors are not shared between threads (the gpu batcher is, behind each job's executor).
+  const std::unique_ptr<executor> ex =
+      batcher_ ? std::make_unique<gpu_campaign_executor>(batcher_) : make_executor(o_.target);
+  const std::unique_ptr<executor> sim = batcher_ ? make_executor("sim") : nullptr;
+  executor& shrinker = sim ? *sim : *ex;
   while (!stop_) {
     const uint64_t k = next_++;
     const uint64_t i = first_ + k * stride_;
@@ -107,15 +146,26 @@ void shard_runner::job() {
     ++started_;
     const auto t0 = steady::now();
     const check_case c = gen::sample_case(o_.profile, o_.seed, i);
-    const report r = gen::run_guarded(c, *ex);
+    report r = gen::run_guarded(c, *ex);
     add_time(case_time_, 1, t0);
+    if (!r.ok && sim) {
+      const auto t1 = steady::now();
+      std::optional<report> confirmed = confirm(c, *sim);
+      add_time(confirm_time_, 1, t1);
+      if (confirmed) {
+        r = std::move(*confirmed);
+      } else {
+        ++unconfirmed_;
+        r = report{};
+      }
+    }
     shard_outcome out{i, false, {}, {}};
     if (!r.ok) {
       out.failing = true;
       out.raw_signature = gen::signature(c, r);
       if (!kind_taken(out.raw_signature)) {
         const auto t1 = steady::now();
-        out.shrunk = gen::shrink_failure(c, r, *ex);
+        out.shrunk = gen::shrink_failure(c, r, shrinker);
         add_time(shrink_time_, out.shrunk->shrink_evals + 1, t1);
       }
     }

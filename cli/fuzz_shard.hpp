@@ -2,6 +2,9 @@
 // (a single process is the shard 0/1; MPI rank r of N runs r/N). --jobs threads run and shrink its
 // cases, each with its own executor, and the outcomes are handed to a sink one at a time in index
 // order, so what a shard reports does not depend on thread timing.
+// With --target gpu the jobs share one batcher (targets/gpu/gpu_batcher.hpp): each case's runs go to
+// the device in batches, guarded only; a failing case is confirmed on the simulator and the
+// device-checked build before it counts (the simulator's report is the one kept, and shrunk).
 #pragma once
 
 #include <atomic>
@@ -19,6 +22,7 @@
 #include "cli/fuzz_campaign.hpp"
 #include "core/check/check.hpp"
 #include "generators/search.hpp"
+#include "targets/gpu/gpu_batcher.hpp"
 
 namespace headroom::cli {
 
@@ -64,10 +68,15 @@ class shard_runner {
   int64_t started() const { return started_; }  // run so far, for progress
   oracle_time case_time() const;                // the target on sampled cases (job busy time)
   oracle_time shrink_time() const;              // the target while shrinking
+  oracle_time confirm_time() const;             // gpu: the confirmations
+  int64_t unconfirmed() const { return unconfirmed_; }
+  std::string batches() const;  // gpu: the batcher's counts, one line (empty otherwise)
 
  private:
   void guarded_job();
   void job();
+  // gpu: the simulator's report of a failing batch case when the device-checked build fails it too.
+  std::optional<report> confirm(const check_case& c, executor& sim);
   bool kind_taken(const std::string& raw);
   void take(uint64_t k, std::optional<shard_outcome> out);  // nullopt: past the limit, not run
   double elapsed() const;
@@ -87,7 +96,11 @@ class shard_runner {
   std::map<uint64_t, std::optional<shard_outcome>> pending_;  // by local position
   uint64_t taken_ = 0;
   bool closed_ = false;
-  oracle_time case_time_, shrink_time_;
+  oracle_time case_time_, shrink_time_, confirm_time_;
+  std::atomic<int64_t> unconfirmed_{0};
+  std::shared_ptr<gpu_batcher> batcher_;  // gpu: shared by the jobs
+  std::mutex checked_mu_;                 // gpu: one device-checked executor, one case at a time
+  std::unique_ptr<executor> checked_;
   std::mutex kinds_mu_;
   std::set<std::string> kinds_;
 };

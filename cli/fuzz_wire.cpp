@@ -75,7 +75,9 @@ std::string encode_counts(const shard_counts& c) {
               {"failing", c.failing},
               {"started", c.started},
               {"case_time", time_json(c.case_time)},
-              {"shrink_time", time_json(c.shrink_time)}}
+              {"shrink_time", time_json(c.shrink_time)},
+              {"confirm_time", time_json(c.confirm_time)},
+              {"unconfirmed", c.unconfirmed}}
       .dump();
 }
 
@@ -89,6 +91,8 @@ shard_counts decode_counts(const std::string& text, const std::string& from) {
   c.started = jr::get_int(j, "started", from, "", 0, int_max);
   c.case_time = get_time(j, "case_time", from);
   c.shrink_time = get_time(j, "shrink_time", from);
+  if (j.contains("confirm_time")) c.confirm_time = get_time(j, "confirm_time", from);
+  if (j.contains("unconfirmed")) c.unconfirmed = jr::get_int(j, "unconfirmed", from, "", 0, int_max);
   return c;
 }
 

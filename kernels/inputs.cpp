@@ -8,6 +8,7 @@
 #include "core/util/checked.hpp"
 #include "core/util/error.hpp"
 #include "kernels/attention_common.hpp"
+#include "kernels/input_values.hpp"
 #include "kernels/numeric.hpp"
 
 namespace headroom {
@@ -28,21 +29,11 @@ void check_geometry(const rank_layer& l, int64_t block_size) {
   if (block_size < 1) bad("block_size", block_size, "must be positive");
 }
 
-// Two values per 64-bit draw: 23 bits of magnitude and one sign bit each.
+// n values of one stream (input_values.hpp).
 template <class T>
-std::vector<T> random_values(splitmix64& rng, int64_t n) {
+std::vector<T> stream_values(uint64_t key, int64_t n) {
   std::vector<T> v(static_cast<std::size_t>(n));
-  auto value = [](uint32_t bits) {
-    const float mag = 0.0625f + 0.9375f * static_cast<float>(bits >> 9) * (1.0f / 8388608.0f);
-    return from_float<T>(bits & 1u ? mag : -mag);
-  };
-  std::size_t i = 0;
-  for (; i + 1 < v.size(); i += 2) {
-    const uint64_t u = rng.next();
-    v[i] = value(static_cast<uint32_t>(u));
-    v[i + 1] = value(static_cast<uint32_t>(u >> 32));
-  }
-  if (i < v.size()) v[i] = value(static_cast<uint32_t>(rng.next()));
+  for (int64_t i = 0; i < n; ++i) v[static_cast<std::size_t>(i)] = input_value<T>(key, i);
   return v;
 }
 
@@ -83,19 +74,24 @@ void pack_kv(attention_inputs<T>& in) {
   in.v_cache = {};
 }
 
-// q for `rows` tokens and a cache of `blocks` blocks, random values.
+// q for `rows` tokens and a cache of `blocks` blocks: their sizes, and their values unless deferred.
 template <class T>
-void fill_values(attention_inputs<T>& in, splitmix64& rng, const rank_layer& l, int64_t rows,
-                 int64_t blocks) {
+void fill_values(attention_inputs<T>& in, uint64_t seed, const rank_layer& l, int64_t rows, int64_t blocks,
+                 input_values values) {
   const int64_t kv_elems = checked_product("kv cache", blocks, in.block_size, l.num_kv_heads, l.head_size);
   const int64_t q_elems = checked_product("q", rows, l.num_heads, l.head_size);
   for (auto [what, n] : {std::pair{" KV elements", kv_elems}, {" q elements", q_elems}})
     if (n > max_sim_kv_elems)
       throw input_error("", "batch", std::to_string(n) + what,
                         "layer " + l.name + ": too large for the simulator (at most 2^26)");
-  in.q = random_values<T>(rng, q_elems);
-  in.k_cache = random_values<T>(rng, kv_elems);
-  in.v_cache = random_values<T>(rng, kv_elems);
+  in.value_seed = seed;
+  in.q_count = q_elems;
+  in.kv_count = kv_elems;
+  in.has_values = values == input_values::host;
+  if (!in.has_values) return;
+  in.q = stream_values<T>(stream_key(seed, value_stream::q), q_elems);
+  in.k_cache = stream_values<T>(stream_key(seed, value_stream::k), kv_elems);
+  in.v_cache = stream_values<T>(stream_key(seed, value_stream::v), kv_elems);
   if (in.layout == kv_layout::packed) pack_kv(in);
 }
 
@@ -105,7 +101,7 @@ splitmix64 input_rng(uint64_t seed) { return splitmix64{seed ^ 0x68656164726F6F6
 
 template <class T>
 attention_inputs<T> make_attention_inputs(const rank_layer& l, const batch& b, int64_t block_size,
-                                          uint64_t seed, kv_layout layout) {
+                                          uint64_t seed, kv_layout layout, input_values values) {
   attention_inputs<T> in = layer_inputs<T>(l, block_size, layout);
   in.max_query_len = b.max_query_len();
   splitmix64 rng = input_rng(seed);
@@ -126,13 +122,14 @@ attention_inputs<T> make_attention_inputs(const rank_layer& l, const batch& b, i
   for (int64_t i = 0; i < b.num_seqs(); ++i)
     for (int64_t j = 0; j < ceil_div(in.seq_lens[static_cast<std::size_t>(i)], block_size); ++j)
       in.block_table[static_cast<std::size_t>(i * in.max_blocks_per_seq + j)] = perm[next++];
-  fill_values(in, rng, l, in.num_tokens(), blocks);
+  fill_values(in, seed, l, in.num_tokens(), blocks, values);
   return in;
 }
 
 template <class T>
 attention_inputs<T> make_step_inputs(const rank_layer& l, const engine_step& st, int64_t max_num_seqs,
-                                     int64_t width, int64_t block_size, uint64_t seed, kv_layout layout) {
+                                     int64_t width, int64_t block_size, uint64_t seed, kv_layout layout,
+                                     input_values values) {
   attention_inputs<T> in = layer_inputs<T>(l, block_size, layout);
   in.max_query_len = st.max_query_len;
   in.max_blocks_per_seq = width;
@@ -158,15 +155,15 @@ attention_inputs<T> make_step_inputs(const rank_layer& l, const engine_step& st,
     for (int64_t j = 0; j < std::min(ceil_div(in.seq_lens[static_cast<std::size_t>(i)], block_size), width);
          ++j)
       in.block_table[static_cast<std::size_t>(i * width + j)] = perm[next++];
-  fill_values(in, rng, l, st.q_rows, blocks + 1);
+  fill_values(in, seed, l, st.q_rows, blocks + 1, values);
   return in;
 }
 
 #define HEADROOM_INPUT_INSTANCES(T)                                                                         \
   template attention_inputs<T> make_attention_inputs<T>(const rank_layer&, const batch&, int64_t, uint64_t, \
-                                                        kv_layout);                                         \
+                                                        kv_layout, input_values);                           \
   template attention_inputs<T> make_step_inputs<T>(const rank_layer&, const engine_step&, int64_t, int64_t, \
-                                                   int64_t, uint64_t, kv_layout);
+                                                   int64_t, uint64_t, kv_layout, input_values);
 HEADROOM_INPUT_INSTANCES(float)
 HEADROOM_INPUT_INSTANCES(bf16)
 HEADROOM_INPUT_INSTANCES(fp16)

@@ -1,5 +1,6 @@
 // Real inputs for one attention run: random q / K / V values (never zero: magnitudes in [1/16, 1)
-// with random signs) in the run's dtype, a paged KV cache whose physical blocks are a random
+// with random signs; element by element from kernels/input_values.hpp, so a device can make the
+// same bytes) in the run's dtype, a paged KV cache whose physical blocks are a random
 // permutation (block tables shuffled), and the request bookkeeping. Deterministic in the seed.
 // Two shapes: compact (made for the batch alone), or the engine's for a dummy run or a draft pass
 // (docs/catalogue.md C4, C8): the persistent block table [max_num_seqs][width] (unused entries hold
@@ -28,6 +29,12 @@ struct attention_inputs {
   kv_layout layout = kv_layout::separate;
   std::vector<T> k_cache, v_cache;  // separate: [blocks][block_size][kv_heads][head_size] each
   std::vector<T> kv_cache;          // packed: [blocks][block_size][kv_heads][2 * head_size], K then V
+  // The values' source: the streams of stream_key(value_seed, ...); q_count and kv_count are q's and
+  // K's (= V's) elements. With input_values::deferred the vectors above stay empty: whoever runs
+  // the inputs makes the values (the GPU campaign, on the device).
+  uint64_t value_seed = 0;
+  int64_t q_count = 0, kv_count = 0;
+  bool has_values = true;
   // Elements between consecutive kv-head rows; V's row starts head_size in (packed) or in v_cache.
   int64_t kv_row_stride() const { return layout == kv_layout::packed ? 2 * head_size : head_size; }
   // The engine's shape: the requests the kernels iterate and q's rows (-1: the vectors' own sizes);
@@ -40,6 +47,9 @@ struct attention_inputs {
   int64_t num_tokens() const { return q_rows >= 0 ? q_rows : query_start.empty() ? 0 : query_start.back(); }
 };
 
+// Where the q / K / V values are made: here (the simulator, the reference), or later by the runner.
+enum class input_values { host, deferred };
+
 // Largest KV cache (elements of K) and q the simulator builds for one run (2 x 256 MiB of fp32).
 inline constexpr int64_t max_sim_kv_elems = int64_t{1} << 26;
 
@@ -47,12 +57,14 @@ inline constexpr int64_t max_sim_kv_elems = int64_t{1} << 26;
 // above max_kernel_head_size, a cache or a q above max_sim_kv_elems).
 template <class T>
 attention_inputs<T> make_attention_inputs(const rank_layer& l, const batch& b, int64_t block_size,
-                                          uint64_t seed, kv_layout layout = kv_layout::separate);
+                                          uint64_t seed, kv_layout layout = kv_layout::separate,
+                                          input_values values = input_values::host);
 // The engine's shape for step `st` (max_num_seqs rows of `width` blocks).
 template <class T>
 attention_inputs<T> make_step_inputs(const rank_layer& l, const engine_step& st, int64_t max_num_seqs,
                                      int64_t width, int64_t block_size, uint64_t seed,
-                                     kv_layout layout = kv_layout::separate);
+                                     kv_layout layout = kv_layout::separate,
+                                     input_values values = input_values::host);
 
 // splitmix64: the project's small deterministic generator.
 struct splitmix64 {

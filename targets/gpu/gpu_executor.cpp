@@ -15,6 +15,7 @@
 #include "kernels/elem_type.hpp"
 #include "kernels/numeric.hpp"
 #include "kernels/reference.hpp"
+#include "targets/gpu/batch_case.hpp"
 #include "targets/gpu/request.hpp"
 
 namespace headroom {
@@ -164,11 +165,7 @@ observation gpu_executor::run(const run_request& r) {
       if (g.buffer < 0 || static_cast<std::size_t>(g.buffer) >= rq.buffers.size()) continue;
       const auto& b = rq.buffers[static_cast<std::size_t>(g.buffer)];
       if (!o.guard_detail.empty()) o.guard_detail += "; ";
-      o.guard_detail += std::string(gpu::to_string(run.mode)) + " run, launch " + std::to_string(g.launch) +
-                        ": " + b.name + ": " + std::to_string(g.corrupted_bytes) +
-                        " canary bytes changed at byte offsets [" + std::to_string(g.first) + ", " +
-                        std::to_string(g.last) + "] of a " + std::to_string(b.elem_bytes * b.extent) +
-                        "-byte buffer";
+      o.guard_detail += guard_text(gpu::to_string(run.mode), g, b);
     }
     // The output that counts is the production bodies' (guarded or plain); else the checked one.
     if (!run.faulted && !run.output.empty() && (!out_run || out_run->mode == gpu::run_mode::checked))

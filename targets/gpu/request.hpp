@@ -4,9 +4,11 @@
 // these extents, so the device runs the launch the simulator runs.
 #pragma once
 
+#include <algorithm>
 #include <cstring>
 #include <type_traits>
 #include <variant>
+#include <vector>
 
 #include "targets/gpu/worker/wire.hpp"
 #include "targets/sim/meta_package.hpp"
@@ -27,13 +29,15 @@ constexpr elem_type elem_of() {
 // kernel_family and the wire's family list the kernel families in the same order.
 constexpr family wire_family(kernel_family f) { return static_cast<family>(static_cast<int32_t>(f)); }
 
-// Every buffer of m, in id order; the output's id becomes the request's download.
-void add_buffers(const sim::memory& m, gpu_request& rq);
+// Every buffer of m, in id order; the output's id becomes the request's download. Buffers listed in
+// `no_bytes` travel without their bytes (the worker makes their values: wire_buffer::gen).
+void add_buffers(const sim::memory& m, gpu_request& rq, const std::vector<int32_t>& no_bytes = {});
 
 // The request of a packaged family (`type`: the element type of an attention family; a metadata
 // family's body has none and travels as f32).
 template <class Params>
-gpu_request to_request(const sim::memory& m, const Params& params, elem_type type) {
+gpu_request to_request(const sim::memory& m, const Params& params, elem_type type,
+                       const std::vector<int32_t>& no_bytes = {}) {
   gpu_request rq;
   rq.type = type;
   std::visit(
@@ -44,13 +48,14 @@ gpu_request to_request(const sim::memory& m, const Params& params, elem_type typ
         std::memcpy(rq.params.data(), &p, sizeof(P));
       },
       params);
-  add_buffers(m, rq);
+  add_buffers(m, rq, no_bytes);
   return rq;
 }
 
 template <class T>
-gpu_request to_request(const sim::memory& m, const family_params<T>& params) {
-  return to_request(m, params, elem_of<T>());
+gpu_request to_request(const sim::memory& m, const family_params<T>& params,
+                       const std::vector<int32_t>& no_bytes = {}) {
+  return to_request(m, params, elem_of<T>(), no_bytes);
 }
 inline gpu_request to_request(const sim::memory& m, const meta_params& params) {
   return to_request(m, params, elem_type::f32);

@@ -39,13 +39,19 @@ template <class T>
 sim_inputs<T> upload_inputs(sim::memory& m, const attention_inputs<T>& h) {
   sim_inputs<T> s;
   auto& in = s.in;
-  in.q = m.upload("q", h.q);
+  // Deferred values (inputs.hpp): the buffers at their sizes, zero here; the runner fills them.
+  auto values = [&](const char* name, const std::vector<T>& v, int64_t n) -> buffer_ref<const T> {
+    if (h.has_values) return m.upload(name, v);
+    const buffer_ref<T> r = m.alloc<T>(name, n, sim::fill::data);
+    return {r.data, r.extent, r.id};
+  };
+  in.q = values("q", h.q, h.q_count);
   if (h.layout == kv_layout::packed) {  // one allocation; V is the view from its (D)th element on
-    in.k_cache = m.upload("kv_cache", h.kv_cache);
+    in.k_cache = values("kv_cache", h.kv_cache, 2 * h.kv_count);
     in.v_cache = view_from(in.k_cache, h.head_size);
   } else {
-    in.k_cache = m.upload("k_cache", h.k_cache);
-    in.v_cache = m.upload("v_cache", h.v_cache);
+    in.k_cache = values("k_cache", h.k_cache, h.kv_count);
+    in.v_cache = values("v_cache", h.v_cache, h.kv_count);
   }
   in.block_table = m.upload("block_table", h.block_table);
   in.seq_lens = m.upload("seq_lens", h.seq_lens);

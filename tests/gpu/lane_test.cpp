@@ -15,6 +15,7 @@
 #include "targets/sim/sim_executor.hpp"
 #include "kernels/tolerance.hpp"
 #include "tests/gpu/gpu_cases.hpp"
+#include "tests/gpu/gpu_test_main.hpp"
 
 namespace headroom {
 namespace {
@@ -167,12 +168,3 @@ TEST(gpu_lane, a_faulting_case_is_isolated) {
 
 }  // namespace
 }  // namespace headroom
-
-int main(int argc, char** argv) {
-  if (headroom::gpu_device_count() == 0) {
-    std::printf("no GPU device: the gpu lane is skipped\n");
-    return 77;
-  }
-  ::testing::InitGoogleTest(&argc, argv);
-  return RUN_ALL_TESTS();
-}

@@ -3,10 +3,17 @@
 // request on the simulator instead of a device, so process isolation, the wire format, parameter patching and
 // the executor's observations are exercised end to end. Checked runs report touched extents and out-of-bounds
 // accesses as the device-checked build does; guard bands do not exist here (never corrupted).
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
 #include "kernels/families.hpp"
+#include "kernels/input_values.hpp"
+#include "kernels/reference_row.hpp"
 #include "targets/gpu/launch/planted.hpp"
 #include "targets/gpu/worker/serve.hpp"
 #include "targets/gpu/worker/worker.hpp"
@@ -63,14 +70,35 @@ std::byte* alloc_like(sim::memory& m, const wire_buffer& b) {
   }
 }
 
-run_result run_once(const gpu_request& rq, run_mode mode) {
-  run_result r;
-  r.mode = mode;
-  sim::memory m;
+// A generated input's values (wire_buffer::gen), made here as the device makes them.
+template <class T>
+void generate(const wire_buffer& b, std::byte* d) {
+  T* out = reinterpret_cast<T*>(d);
+  for (int64_t e = 0; e < b.extent; ++e)
+    out[e] = b.gen == value_gen::packed_kv ? packed_kv_value<T>(b.key, b.key_v, b.row, e)
+                                           : input_value<T>(b.key, e);
+}
+
+template <class F>
+void with_type(elem_type t, F f) {
+  switch (t) {
+    case elem_type::f32:
+      return f.template operator()<float>();
+    case elem_type::bf16:
+      return f.template operator()<bf16>();
+    case elem_type::fp16:
+      return f.template operator()<fp16>();
+  }
+}
+
+// The request's buffers in m (inputs sent or generated, scratch poisoned but for its prefix), then
+// its launches.
+void run_in(const gpu_request& rq, sim::memory& m) {
   for (const auto& b : rq.buffers) {
     std::byte* d = alloc_like(m, b);
     if (b.scratch)  // poisoned, as the device's scratch is
       std::memset(d, 0xFF, static_cast<std::size_t>(b.elem_bytes * b.extent));
+    if (b.gen != value_gen::none) with_type(b.gen_type, [&]<class T>() { generate<T>(b, d); });
     if (!b.data.empty()) std::memcpy(d, b.data.data(), b.data.size());
     if (b.scratch) {  // the host-written prefix counts as written
       sim::sim_buffer& sb = m.at(static_cast<int32_t>(m.size() - 1));
@@ -78,17 +106,53 @@ run_result run_once(const gpu_request& rq, run_mode mode) {
       std::memset(sb.written, 1, static_cast<std::size_t>(sb.host_prefix));
     }
   }
-  switch (rq.type) {
-    case elem_type::f32:
-      launch_typed<float>(rq, m);
-      break;
-    case elem_type::bf16:
-      launch_typed<bf16>(rq, m);
-      break;
-    case elem_type::fp16:
-      launch_typed<fp16>(rq, m);
-      break;
-  }
+  with_type(rq.type, [&]<class T>() { launch_typed<T>(rq, m); });
+}
+
+// The device's verdict of a campaign case (batch_verdict.cuh), from the same reference rows.
+template <class T>
+void verdict_of(const reference_job& j, sim::memory& m, case_verdict& v) {
+  auto at = [&](int32_t id) { return reinterpret_cast<const T*>(m.at(id).data); };
+  const T* k = at(j.kv);
+  const reference_view<T> view{at(j.q),
+                               k,
+                               (j.v >= 0 ? at(j.v) : k) + j.v_offset,
+                               reinterpret_cast<const int32_t*>(m.at(j.block_table).data),
+                               reinterpret_cast<const int32_t*>(m.at(j.seq_lens).data),
+                               reinterpret_cast<const int32_t*>(m.at(j.query_start).data),
+                               j.heads,
+                               j.kv_heads,
+                               j.head_size,
+                               j.block_size,
+                               j.window,
+                               j.width,
+                               j.stride};
+  const T* out = at(j.output);
+  std::vector<float> ref(static_cast<std::size_t>(j.head_size));
+  for (int64_t s = 0; s < j.seqs; ++s)
+    for (int64_t t = view.query_start[s]; t < view.query_start[s + 1] && t < j.tokens; ++t)
+      for (int64_t h = 0; h < j.heads; ++h) {
+        reference_row(view, s, t - view.query_start[s], h, ref.data());
+        for (int64_t d = 0; d < j.head_size; ++d) {
+          const int64_t e = (t * j.heads + h) * j.head_size + d;
+          uint16_t bits16 = 0;
+          uint32_t bits32 = 0;
+          std::memcpy(sizeof(T) == 4 ? static_cast<void*>(&bits32) : static_cast<void*>(&bits16), out + e,
+                      sizeof(T));
+          v.unwritten += (sizeof(T) == 4 ? bits32 == 0xFFFFFFFFu : bits16 == 0xFFFFu) ? 1 : 0;
+          const float x = to_float(out[e]);
+          if (std::isfinite(x))
+            v.max_abs_err = std::max(v.max_abs_err, static_cast<double>(std::fabs(x - ref[d])));
+          if (!within_tolerance(x, ref[d], j.atol, j.rtol) && v.bad++ == 0) v.first_bad = e;
+        }
+      }
+}
+
+run_result run_once(const gpu_request& rq, run_mode mode) {
+  run_result r;
+  r.mode = mode;
+  sim::memory m;
+  run_in(rq, m);
   if (mode == run_mode::checked) {
     for (std::size_t i = 0; i < m.size(); ++i)
       r.touched.push_back(m[i].stats.loads + m[i].stats.stores > 0 ? m[i].stats.touched : -1);
@@ -137,9 +201,40 @@ gpu_response execute(const gpu_request& rq) {
   return resp;
 }
 
+// Cases one after the other, the output checked as the device checks it. There are no guard bands
+// here: a write out of bounds (what a band would catch) is reported as a corrupted band of its
+// buffer, and an access more than 2^32 elements past a buffer (an illegal address on a device)
+// kills the worker, as a device fault kills the CUDA one.
+gpu_batch_response execute_batch(const gpu_batch& b) {
+  gpu_batch_response resp;
+  for (const auto& c : b.cases) {
+    case_verdict& v = resp.cases.emplace_back();
+    sim::memory m;
+    try {
+      run_in(c.rq, m);
+    } catch (const std::invalid_argument& e) {
+      v.faulted = true;
+      v.fault = e.what();
+      continue;
+    }
+    for (const auto& a : m.log.oob)  // far past any allocation: a device faults, and so do we
+      if (a.index - a.extent > (int64_t{1} << 32)) std::abort();
+    for (const auto& a : m.log.oob)
+      for (std::size_t i = 0; i < m.size(); ++i)
+        if (a.write && m[i].name == a.buffer &&
+            std::none_of(v.guards.begin(), v.guards.end(),
+                         [&](const guard_report& g) { return g.buffer == static_cast<int32_t>(i); }))
+          v.guards.push_back(
+              {static_cast<int32_t>(i), 0, 1, a.index * m[i].elem_bytes, a.index * m[i].elem_bytes});
+    v.compared = c.compare;
+    if (c.compare) with_type(c.rq.type, [&]<class T>() { verdict_of<T>(c.ref, m, v); });
+  }
+  return resp;
+}
+
 int worker_main(int in_fd, int out_fd, int) {
   if (!write_message(out_fd, encode(probe_devices()))) return 0;
-  return serve_requests(in_fd, out_fd, execute);
+  return serve_requests(in_fd, out_fd, {execute, execute_batch});
 }
 
 }  // namespace headroom::gpu

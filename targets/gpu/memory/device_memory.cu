@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "targets/gpu/launch/cuda_try.hpp"
+#include "targets/gpu/memory/fill_ops.cuh"
 #include "targets/gpu/memory/guard_bands.cuh"
 
 namespace headroom::gpu {
@@ -76,7 +77,7 @@ struct kept_block {
     p = q, bytes = n;
   }
 };
-thread_local kept_block kept_arena;
+thread_local kept_block kept_arena, kept_stage;  // the arena; the staged uploads
 
 std::vector<const wire_buffer*> addresses(const std::vector<wire_buffer>& bufs) {
   std::vector<const wire_buffer*> out;
@@ -108,9 +109,14 @@ device_memory::device_memory(std::vector<const wire_buffer*> bufs, bool guarded,
     if (b->elem_bytes <= 0 || b->extent < 0)
       throw std::invalid_argument("gpu buffer " + b->name + ": bad size");
     const auto sent = static_cast<int64_t>(b->data.size());
-    if (b->scratch ? sent > b->elem_bytes * b->extent || sent % b->elem_bytes != 0
-                   : sent != b->elem_bytes * b->extent)
+    if (b->gen != value_gen::none) {
+      if (b->scratch || sent != 0 || b->elem_bytes != (b->gen_type == elem_type::f32 ? 4 : 2) ||
+          (b->gen == value_gen::packed_kv && b->row <= 0))
+        throw std::invalid_argument("gpu buffer " + b->name + ": a generated input with bytes or a bad type");
+    } else if (b->scratch ? sent > b->elem_bytes * b->extent || sent % b->elem_bytes != 0
+                          : sent != b->elem_bytes * b->extent) {
       throw std::invalid_argument("gpu buffer " + b->name + ": data size does not match its extent");
+    }
   }
   try {
     set_up(guarded, g);
@@ -153,27 +159,60 @@ void device_memory::set_up(bool guarded, const guard_options& g) {
       ptrs_.push_back(p);
     }
   }
-  poison_ranges poison;  // guarded: poisoned by the set-up kernel, as many as it takes
-  for (std::size_t i = 0; i < bufs_.size(); ++i) {
-    const auto bytes = static_cast<std::size_t>(bufs_[i]->elem_bytes * bufs_[i]->extent);
-    if (!bufs_[i]->scratch) {
-      upload(ptrs_[i], bufs_[i]->data.data(), bytes);
-    } else if (guarded && bytes > 0 && poison.n < max_poison_ranges) {
-      poison.start[poison.n] = slots_[i].start, poison.end[poison.n] = slots_[i].end;
-      ++poison.n;
-    } else if (bytes > 0) {
-      HEADROOM_CUDA_TRY(cudaMemsetAsync(ptrs_[i], 0xFF, bytes, stream_));
-    }
-  }
-  if (guarded && (band_chunks_ > 0 || poison.n > 0)) {
+  fill_buffers(upload);
+  if (guarded && band_chunks_ > 0) {
     const int64_t blocks =
         std::clamp<int64_t>((band_chunks_ + prepare_threads - 1) / prepare_threads, 1, 1024);
-    prepare_arena<<<dim3(static_cast<unsigned>(blocks), static_cast<unsigned>(1 + poison.n)), prepare_threads,
-                    0, stream_>>>(arena_, table_in(meta_, bands_), band_chunks_, poison);
+    prepare_arena<<<dim3(static_cast<unsigned>(blocks)), prepare_threads, 0, stream_>>>(
+        arena_, table_in(meta_, bands_), band_chunks_);
     HEADROOM_CUDA_TRY(cudaGetLastError());
   }
-  for (std::size_t i = 0; i < bufs_.size(); ++i)  // host-written prefixes of scratch, over the poison
-    if (bufs_[i]->scratch) upload(ptrs_[i], bufs_[i]->data.data(), bufs_[i]->data.size());
+}
+
+// Every buffer's contents in one upload and one kernel (fill_ops.cuh): inputs up to max_staged
+// bytes staged, larger ones copied directly; scratch poisoned over its host-written prefix;
+// generated inputs made on the device.
+template <class Upload>
+void device_memory::fill_buffers(const Upload& upload) {
+  constexpr int64_t max_staged = int64_t{1} << 20;
+  std::vector<fill::op> ops;
+  std::vector<std::byte> staged;
+  int64_t widest = 0;  // the largest buffer: blocks per operation
+  for (std::size_t i = 0; i < bufs_.size(); ++i) {
+    const wire_buffer& b = *bufs_[i];
+    fill::op o;
+    o.dst = static_cast<std::byte*>(ptrs_[i]);
+    o.bytes = b.elem_bytes * b.extent;
+    if (o.bytes == 0) continue;
+    if (b.gen != value_gen::none) {
+      o.kind = b.gen == value_gen::packed_kv ? fill::op_kind::gen_packed : fill::op_kind::gen_stream;
+      o.type = b.gen_type, o.key = b.key, o.key_v = b.key_v, o.row = b.row;
+    } else if (!b.scratch && o.bytes > max_staged) {
+      upload(o.dst, b.data.data(), static_cast<std::size_t>(o.bytes));
+      continue;
+    } else {
+      o.kind = b.scratch ? fill::op_kind::scratch : fill::op_kind::copy;
+      o.src = static_cast<int64_t>(staged.size());
+      o.src_bytes = static_cast<int64_t>(b.data.size());
+      staged.insert(staged.end(), b.data.begin(), b.data.end());
+      staged.resize(static_cast<std::size_t>(round_up(static_cast<int64_t>(staged.size()), 16)));
+    }
+    widest = std::max(widest, o.bytes);
+    ops.push_back(o);
+  }
+  if (ops.empty()) return;
+  const std::size_t ops_bytes =
+      static_cast<std::size_t>(round_up(static_cast<int64_t>(ops.size() * sizeof(fill::op)), 16));
+  std::vector<std::byte> host(ops_bytes + staged.size());
+  std::memcpy(host.data(), ops.data(), ops.size() * sizeof(fill::op));
+  if (!staged.empty()) std::memcpy(host.data() + ops_bytes, staged.data(), staged.size());
+  stage_ = kept_stage.take(host.size(), stage_bytes_);
+  upload(stage_, host.data(), host.size());
+  const int n = static_cast<int>(ops.size());
+  const auto per_op = static_cast<unsigned>(std::clamp<int64_t>(widest / (16 * 256 * 8), 1, 128));
+  fill::run_ops<<<dim3(per_op, static_cast<unsigned>(std::min(n, 65535))), 256, 0, stream_>>>(
+      reinterpret_cast<const fill::op*>(stage_), n, stage_ + ops_bytes);
+  HEADROOM_CUDA_TRY(cudaGetLastError());
 }
 
 // Frees are not checked: after a lost context they fail, and the worker exits anyway. The arena's
@@ -182,11 +221,10 @@ void device_memory::release() {
   for (std::byte* p : owned_)
     if (p) cudaFree(p);
   owned_.clear();
-  if (meta_) {
-    (void)cudaStreamSynchronize(stream_);  // the stream's work on the block is done
-    kept_arena.put(meta_, block_bytes_);
-  }
-  arena_ = meta_ = nullptr;
+  if (meta_ || stage_) (void)cudaStreamSynchronize(stream_);  // the stream's work on the blocks is done
+  if (meta_) kept_arena.put(meta_, block_bytes_);
+  if (stage_) kept_stage.put(stage_, stage_bytes_);
+  arena_ = meta_ = stage_ = nullptr;
 }
 
 device_memory::~device_memory() { release(); }

@@ -2,7 +2,8 @@
 // allocation per buffer, as production and compute-sanitizer see them. Guarded: one arena in which
 // every buffer sits between two guard bands filled with a position-dependent canary (the layout:
 // arena_layout.hpp).
-// Inputs are uploaded, scratch (outputs, plan buffers) poisoned with 0xFF bytes (NaN / -1). The
+// Inputs are uploaded (or made on the device: wire_buffer::gen), scratch (outputs, plan buffers)
+// poisoned with 0xFF bytes (NaN / -1), all in one kernel behind one staged upload. The
 // arena's allocation (meta in front) is kept per thread from run to run (device_memory.cu).
 // check_guards(k) enqueues one reduction kernel over the bands only (never the payloads) after
 // launch k, into device memory, with no host synchronisation (it may start while launch k's last
@@ -57,7 +58,11 @@ class device_memory {
   std::vector<int32_t> band_owner_;  // per band: the buffer it guards
   int64_t band_chunks_ = 0;          // 16-byte chunks the fill and the checks visit
   int32_t checks_ = 0;               // checks enqueued since the last finish_guards()
+  std::byte* stage_ = nullptr;       // the staged uploads and fill operations (this thread's kept block)
+  std::size_t stage_bytes_ = 0;
   void set_up(bool guarded, const guard_options& g);
+  template <class Upload>
+  void fill_buffers(const Upload& upload);
   void release();
   void attribute(int32_t launch, std::vector<guard_report>& into);
 };

@@ -80,34 +80,20 @@ __host__ __device__ inline int64_t chunk_offset(const band_range& r, int64_t i) 
   return (r.chunk0 + i - r.first) * chunk;
 }
 
-// The arena's set-up in one kernel: row y = 0 writes the canary over every band chunk (clipped to
-// its band), row y = k > 0 poisons scratch payload k - 1 with 0xFF bytes (whole 16-byte chunks
-// inside it, single bytes at an unaligned end, so a chunk shared with the next band keeps its
-// canary bytes). Blocks stride over their row.
-constexpr int prepare_threads = 256, max_poison_ranges = 32;
-struct poison_ranges {
-  int n = 0;
-  int64_t start[max_poison_ranges], end[max_poison_ranges];  // arena bytes; start 16-byte aligned
-};
+// The canary over every band chunk (clipped to its band, so a chunk shared with a payload keeps
+// the payload's bytes); blocks stride over the chunks. (The payloads are filled by fill_ops.cuh.)
+constexpr int prepare_threads = 256;
 
 __global__ void __launch_bounds__(prepare_threads)
-    prepare_arena(std::byte* arena, band_table t, int64_t band_chunks, poison_ranges poison) {
+    prepare_arena(std::byte* arena, band_table t, int64_t band_chunks) {
   const int64_t step = int64_t{gridDim.x} * prepare_threads;
   const int64_t first = blockIdx.x * int64_t{prepare_threads} + threadIdx.x;
-  if (blockIdx.y == 0) {
-    for (int64_t i = first; i < band_chunks; i += step) {
-      const band_range& r = t.find(i);
-      const int64_t o = chunk_offset(r, i);
-      const int64_t b0 = o > r.lo ? o : r.lo, b1 = o + chunk < r.hi ? o + chunk : r.hi;
-      for (int64_t b = b0; b < b1; ++b) arena[b] = static_cast<std::byte>(canary_byte(b));
-    }
-    return;
+  for (int64_t i = first; i < band_chunks; i += step) {
+    const band_range& r = t.find(i);
+    const int64_t o = chunk_offset(r, i);
+    const int64_t b0 = o > r.lo ? o : r.lo, b1 = o + chunk < r.hi ? o + chunk : r.hi;
+    for (int64_t b = b0; b < b1; ++b) arena[b] = static_cast<std::byte>(canary_byte(b));
   }
-  const int64_t lo = poison.start[blockIdx.y - 1], hi = poison.end[blockIdx.y - 1];
-  const int64_t whole = (hi - lo) / chunk;
-  for (int64_t i = first; i < whole; i += step)
-    *reinterpret_cast<uint4*>(arena + lo + i * chunk) = make_uint4(~0u, ~0u, ~0u, ~0u);
-  for (int64_t b = lo + whole * chunk + first; b < hi; b += step) arena[b] = std::byte{0xFF};
 }
 
 struct band_stats {

@@ -9,8 +9,13 @@
 
 namespace headroom::gpu {
 
+struct worker_handlers {
+  std::function<gpu_response(const gpu_request&)> run;
+  std::function<gpu_batch_response(const gpu_batch&)> run_batch;
+};
+
 // Returns the process exit code: 0 at end of input or when the parent is gone, 4 after a response
-// with worker_exiting (a lost CUDA context). An exception from `execute` becomes response.error.
-int serve_requests(int in_fd, int out_fd, const std::function<gpu_response(const gpu_request&)>& execute);
+// with worker_exiting (a lost CUDA context). An exception from a handler becomes response.error.
+int serve_requests(int in_fd, int out_fd, const worker_handlers& h);
 
 }  // namespace headroom::gpu

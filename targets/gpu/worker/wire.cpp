@@ -111,32 +111,118 @@ bool read_all(int fd, void* p, std::size_t n) {
 
 const char* to_string(run_mode m) { return name_in(mode_names, m); }
 
-std::vector<std::byte> encode(const gpu_request& r) {
-  writer w;
+namespace {
+
+void put_request(writer& w, const gpu_request& r) {
   w.pod(r.fam), w.pod(r.type), w.pods(r.params);
   w.pod(static_cast<uint64_t>(r.buffers.size()));
   for (const auto& b : r.buffers) {
     w.str(b.name), w.pod(b.elem_bytes), w.pod(b.extent), w.pod(b.scratch), w.pods(b.data);
+    w.pod(b.gen), w.pod(b.gen_type), w.pod(b.key), w.pod(b.key_v), w.pod(b.row);
   }
   w.pods(r.modes), w.pod(r.download), w.pod(r.download_states), w.pod(r.guards);
+}
+
+gpu_request get_request(reader& rd, std::size_t message_bytes) {
+  gpu_request r;
+  r.fam = rd.pod<family>(), r.type = rd.pod<elem_type>();
+  r.params = rd.pods<std::byte>();
+  const auto n = rd.pod<uint64_t>();
+  if (n > message_bytes) throw std::runtime_error("gpu wire: bad buffer count");
+  for (uint64_t i = 0; i < n; ++i) {
+    wire_buffer b;
+    b.name = rd.str(), b.elem_bytes = rd.pod<int64_t>(), b.extent = rd.pod<int64_t>();
+    b.scratch = rd.pod<bool>(), b.data = rd.pods<std::byte>();
+    b.gen = rd.pod<value_gen>(), b.gen_type = rd.pod<elem_type>(), b.key = rd.pod<uint64_t>(),
+    b.key_v = rd.pod<uint64_t>();
+    b.row = rd.pod<int64_t>();
+    r.buffers.push_back(std::move(b));
+  }
+  r.modes = rd.pods<run_mode>(), r.download = rd.pod<int32_t>(), r.download_states = rd.pod<int32_t>();
+  r.guards = rd.pod<guard_options>();
+  return r;
+}
+
+void expect_kind(reader& rd, message_kind k) {
+  if (rd.pod<message_kind>() != k) throw std::runtime_error("gpu wire: unexpected message kind");
+}
+
+}  // namespace
+
+message_kind kind_of(const std::vector<std::byte>& m) {
+  reader rd(m);
+  return rd.pod<message_kind>();
+}
+
+std::vector<std::byte> encode(const gpu_request& r) {
+  writer w;
+  w.pod(message_kind::request);
+  put_request(w, r);
   return std::move(w.out);
 }
 
 gpu_request decode_request(const std::vector<std::byte>& m) {
   reader rd(m);
-  gpu_request r;
-  r.fam = rd.pod<family>(), r.type = rd.pod<elem_type>();
-  r.params = rd.pods<std::byte>();
+  expect_kind(rd, message_kind::request);
+  gpu_request r = get_request(rd, m.size());
+  rd.done();
+  return r;
+}
+
+std::vector<std::byte> encode(const gpu_batch& b) {
+  writer w;
+  w.pod(message_kind::batch);
+  w.pod(static_cast<uint64_t>(b.cases.size()));
+  for (const auto& c : b.cases) put_request(w, c.rq), w.pod(c.compare), w.pod(c.ref);
+  w.pod(b.guards);
+  return std::move(w.out);
+}
+
+gpu_batch decode_batch(const std::vector<std::byte>& m) {
+  reader rd(m);
+  expect_kind(rd, message_kind::batch);
+  gpu_batch b;
   const auto n = rd.pod<uint64_t>();
-  if (n > m.size()) throw std::runtime_error("gpu wire: bad buffer count");
+  if (n > m.size()) throw std::runtime_error("gpu wire: bad case count");
   for (uint64_t i = 0; i < n; ++i) {
-    wire_buffer b;
-    b.name = rd.str(), b.elem_bytes = rd.pod<int64_t>(), b.extent = rd.pod<int64_t>();
-    b.scratch = rd.pod<bool>(), b.data = rd.pods<std::byte>();
-    r.buffers.push_back(std::move(b));
+    batch_case c;
+    c.rq = get_request(rd, m.size());
+    c.compare = rd.pod<bool>(), c.ref = rd.pod<reference_job>();
+    b.cases.push_back(std::move(c));
   }
-  r.modes = rd.pods<run_mode>(), r.download = rd.pod<int32_t>(), r.download_states = rd.pod<int32_t>();
-  r.guards = rd.pod<guard_options>();
+  b.guards = rd.pod<guard_options>();
+  rd.done();
+  return b;
+}
+
+std::vector<std::byte> encode(const gpu_batch_response& r) {
+  writer w;
+  w.pod(static_cast<uint64_t>(r.cases.size()));
+  for (const auto& c : r.cases) {
+    w.pod(c.faulted), w.str(c.fault), w.pods(c.guards), w.pod(c.compared), w.pod(c.bad), w.pod(c.unwritten),
+        w.pod(c.max_abs_err);
+    w.pod(c.first_bad);
+  }
+  w.pod(r.faulted), w.str(r.fault), w.str(r.error), w.pod(r.worker_exiting);
+  w.pod(r.setup_ms), w.pod(r.kernels_ms), w.pod(r.check_ms), w.pod(r.total_ms);
+  return std::move(w.out);
+}
+
+gpu_batch_response decode_batch_response(const std::vector<std::byte>& m) {
+  reader rd(m);
+  gpu_batch_response r;
+  const auto n = rd.pod<uint64_t>();
+  if (n > m.size()) throw std::runtime_error("gpu wire: bad case count");
+  for (uint64_t i = 0; i < n; ++i) {
+    case_verdict c;
+    c.faulted = rd.pod<bool>(), c.fault = rd.str();
+    c.guards = rd.pods<guard_report>(), c.compared = rd.pod<bool>(), c.bad = rd.pod<int64_t>();
+    c.unwritten = rd.pod<int64_t>(), c.max_abs_err = rd.pod<double>(), c.first_bad = rd.pod<int64_t>();
+    r.cases.push_back(std::move(c));
+  }
+  r.faulted = rd.pod<bool>(), r.fault = rd.str(), r.error = rd.str(), r.worker_exiting = rd.pod<bool>();
+  r.setup_ms = rd.pod<double>(), r.kernels_ms = rd.pod<double>(), r.check_ms = rd.pod<double>();
+  r.total_ms = rd.pod<double>();
   rd.done();
   return r;
 }

@@ -41,14 +41,23 @@ enum class elem_type : int32_t { f32, bf16, fp16 };
 enum class run_mode : int32_t { plain, guarded, checked };
 const char* to_string(run_mode m);
 
+// An input whose values the worker makes on the device (kernels/input_values.hpp) instead of
+// receiving its bytes: one value stream (q, k_cache, v_cache), or the packed cache's two (K and V
+// rows interleaved, `row` = head_size), of element type gen_type.
+enum class value_gen : int32_t { none, stream, packed_kv };
+
 struct wire_buffer {
   std::string name;
   int64_t elem_bytes = 0;
   int64_t extent = 0;    // elements
   bool scratch = false;  // poisoned (0xFF) on the device before each run
-  // Input buffers: extent * elem_bytes bytes. Scratch: the bytes of the first elements the host
-  // wrote (a planner's work list filled in part; usually none), uploaded over the poison.
+  // Input buffers: extent * elem_bytes bytes (none when generated). Scratch: the bytes of the first
+  // elements the host wrote (a planner's work list filled in part; usually none), over the poison.
   std::vector<std::byte> data;
+  value_gen gen = value_gen::none;
+  elem_type gen_type = elem_type::f32;
+  uint64_t key = 0, key_v = 0;  // stream keys (packed: K's and V's)
+  int64_t row = 0;              // packed: head_size
 };
 
 // Guard bands: before each buffer `min_band` bytes; after a writable (scratch) buffer
@@ -108,6 +117,50 @@ struct gpu_response {
   bool worker_exiting = false;  // the context is lost: the worker exits after this response
 };
 
+// A campaign batch (the GPU campaign path, docs/campaigns.md): many cases in one round trip, each
+// run once in the guarded mode on inputs made on the device, all in one arena; after the kernels,
+// one guard check over every band and, per attention case, the fp32 reference computed on the
+// device and compared with the output there (only the verdicts come back, never the buffers).
+struct reference_job {
+  int32_t q = -1, kv = -1, block_table = -1, seq_lens = -1, query_start = -1, output = -1;
+  int64_t v_offset = 0;  // elements from the K buffer's start to V's (packed: head_size)
+  int32_t v = -1;        // separate layout: V's own buffer (then v_offset is 0)
+  int64_t heads = 0, kv_heads = 0, head_size = 0, block_size = 0, window = 0, width = 0;
+  int64_t seqs = 0, tokens = 0, stride = 0;  // requests, output rows covered, elements between kv rows
+  double atol = 0, rtol = 0;
+};
+
+struct batch_case {
+  gpu_request rq;  // modes and guards ignored
+  bool compare = false;
+  reference_job ref;
+};
+
+struct gpu_batch {
+  std::vector<batch_case> cases;
+  guard_options guards;
+};
+
+struct case_verdict {
+  bool faulted = false;  // a launch of this case failed on the host side (its shape, its params)
+  std::string fault;
+  std::vector<guard_report> guards;  // launch: always 0 (one check after all of them)
+  bool compared = false;
+  int64_t bad = 0;        // output elements outside tolerance (NaN included)
+  int64_t unwritten = 0;  // output elements still holding the poison
+  double max_abs_err = 0;
+  int64_t first_bad = -1;  // element index of the first bad one (when bad > 0)
+};
+
+struct gpu_batch_response {
+  std::vector<case_verdict> cases;  // empty when the batch faulted
+  bool faulted = false;             // a launch faulted: which case is unknown (replay them one by one)
+  std::string fault;
+  std::string error;  // a host-side failure in the worker (bad package, ...)
+  bool worker_exiting = false;
+  double setup_ms = 0, kernels_ms = 0, check_ms = 0, total_ms = 0;
+};
+
 // The worker's first message: how many devices it sees and why none, if none.
 struct worker_hello {
   int32_t device_count = 0;
@@ -115,12 +168,20 @@ struct worker_hello {
   std::string error;
 };
 
+// Requests begin with their kind.
+enum class message_kind : int32_t { request = 1, batch = 2 };
+message_kind kind_of(const std::vector<std::byte>& m);
+
 std::vector<std::byte> encode(const gpu_request& r);
+std::vector<std::byte> encode(const gpu_batch& b);
+std::vector<std::byte> encode(const gpu_batch_response& r);
 std::vector<std::byte> encode(const gpu_response& r);
 std::vector<std::byte> encode(const worker_hello& h);
 // Throw std::runtime_error on a truncated or malformed message.
 gpu_request decode_request(const std::vector<std::byte>& m);
 gpu_response decode_response(const std::vector<std::byte>& m);
+gpu_batch decode_batch(const std::vector<std::byte>& m);
+gpu_batch_response decode_batch_response(const std::vector<std::byte>& m);
 worker_hello decode_hello(const std::vector<std::byte>& m);
 
 // Length-prefixed messages on a file descriptor, retrying on EINTR. write_message returns false

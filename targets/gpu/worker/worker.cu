@@ -22,13 +22,6 @@ double ms_since(clock_type::time_point t) {
   return std::chrono::duration<double, std::milli>(clock_type::now() - t).count();
 }
 
-// After any failure: is the context still usable? (A sticky error reappears on every call.)
-bool context_lost() {
-  const cudaError_t e = cudaDeviceSynchronize();
-  (void)cudaGetLastError();
-  return e != cudaSuccess && (is_sticky(e) || cudaDeviceSynchronize() != cudaSuccess);
-}
-
 // The checked run's log, clean, with each buffer's initialised prefix: the host-written elements
 // of a partly written scratch buffer (a planner's work list), everything elsewhere.
 struct log_buffer {
@@ -96,6 +89,12 @@ struct stream_holder {
 
 }  // namespace
 
+bool context_lost() {
+  const cudaError_t e = cudaDeviceSynchronize();
+  (void)cudaGetLastError();
+  return e != cudaSuccess && (is_sticky(e) || cudaDeviceSynchronize() != cudaSuccess);
+}
+
 worker_hello probe_devices() noexcept {
   worker_hello h;
   int n = 0;
@@ -142,7 +141,7 @@ int worker_main(int in_fd, int out_fd, int device) {
   const worker_hello hello = probe_devices();
   if (!write_message(out_fd, encode(hello)) || hello.device_count == 0) return 0;
   if (cudaSetDevice(device) != cudaSuccess) return 3;
-  return serve_requests(in_fd, out_fd, execute);
+  return serve_requests(in_fd, out_fd, {execute, execute_batch});
 }
 
 }  // namespace headroom::gpu

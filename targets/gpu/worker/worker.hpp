@@ -15,6 +15,14 @@ worker_hello probe_devices() noexcept;
 // run_result.faulted / response.error.
 gpu_response execute(const gpu_request& r);
 
+// A campaign batch (wire.hpp gpu_batch): every case once, guarded, in one arena; the verdicts.
+// A fault the batch cannot attribute comes back as response.faulted (worker_exiting when the
+// context is lost).
+gpu_batch_response execute_batch(const gpu_batch& b);
+
+// After any failure: is the context still usable? (A sticky error reappears on every call.)
+bool context_lost();
+
 // The worker protocol: hello, then one response per request until end of file or a lost context.
 // device: the ordinal to use. Returns the process exit code.
 int worker_main(int in_fd, int out_fd, int device);

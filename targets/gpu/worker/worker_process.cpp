@@ -150,40 +150,55 @@ const worker_hello& worker_process::hello() {
   return hello_;
 }
 
-call_result worker_process::call(const gpu_request& r) {
-  call_result out;
+bool worker_process::exchange(const std::vector<std::byte>& request, std::vector<std::byte>& reply,
+                              std::string& death) {
   if (pid_ <= 0 && !start()) {
-    out.died = true;
-    out.death = hello_.error.empty() ? "no GPU worker" : hello_.error;
-    return out;
+    death = hello_.error.empty() ? "no GPU worker" : hello_.error;
+    return false;
   }
-  std::vector<std::byte> msg;
-  if (!write_message(fd_, encode(r))) {
-    out.died = true;
-    out.death = "the GPU worker went away before the request: " + reap();
-    return out;
+  if (!write_message(fd_, request)) {
+    death = "the GPU worker went away before the request: " + reap();
+    return false;
   }
-  const read_status st = read_message(fd_, msg, opt_.timeout_ms);
+  const read_status st = read_message(fd_, reply, opt_.timeout_ms);
   if (st == read_status::timeout) {
     stop(true);
-    out.died = true;
-    out.death = "the GPU worker did not answer within " + std::to_string(opt_.timeout_ms) + " ms; killed";
-    return out;
+    death = "the GPU worker did not answer within " + std::to_string(opt_.timeout_ms) + " ms; killed";
+    return false;
   }
   if (st == read_status::eof) {
-    out.died = true;
-    out.death = "the GPU worker died during the request: " + reap();
-    return out;
+    death = "the GPU worker died during the request: " + reap();
+    return false;
   }
+  return true;
+}
+
+template <class Response, class Decode>
+bool worker_process::answer(const std::vector<std::byte>& reply, Decode decode, Response& resp,
+                            std::string& death) {
   try {
-    out.resp = decode_response(msg);
+    resp = decode(reply);
   } catch (const std::exception& e) {
     stop(true);
-    out.died = true;
-    out.death = std::string("bad response from the GPU worker: ") + e.what();
-    return out;
+    death = std::string("bad response from the GPU worker: ") + e.what();
+    return false;
   }
-  if (out.resp.worker_exiting) reap();  // the context is lost: it exits; the next call starts anew
+  if (resp.worker_exiting) reap();  // the context is lost: it exits; the next call starts anew
+  return true;
+}
+
+call_result worker_process::call(const gpu_request& r) {
+  call_result out;
+  std::vector<std::byte> reply;
+  out.died = !exchange(encode(r), reply, out.death) || !answer(reply, decode_response, out.resp, out.death);
+  return out;
+}
+
+batch_call_result worker_process::call(const gpu_batch& b) {
+  batch_call_result out;
+  std::vector<std::byte> reply;
+  out.died =
+      !exchange(encode(b), reply, out.death) || !answer(reply, decode_batch_response, out.resp, out.death);
   return out;
 }
 

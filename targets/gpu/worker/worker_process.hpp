@@ -37,6 +37,12 @@ struct call_result {
   std::string death;  // why, in words (exit code, signal, timeout, the response's fault)
 };
 
+struct batch_call_result {
+  gpu_batch_response resp;
+  bool died = false;
+  std::string death;
+};
+
 class worker_process {
  public:
   explicit worker_process(worker_options o = {});
@@ -47,12 +53,17 @@ class worker_process {
   // Starts the worker if needed and returns its hello (device_count 0 when it could not start).
   const worker_hello& hello();
   call_result call(const gpu_request& r);
+  batch_call_result call(const gpu_batch& b);
   int starts() const { return starts_; }  // workers started so far (1 + restarts)
 
  private:
   bool start();
   void stop(bool force);
   std::string reap();  // waits for the child; its exit status in words
+  // Sends a request and reads the reply; false (and why) when the worker could not answer.
+  bool exchange(const std::vector<std::byte>& request, std::vector<std::byte>& reply, std::string& death);
+  template <class Response, class Decode>
+  bool answer(const std::vector<std::byte>& reply, Decode decode, Response& resp, std::string& death);
 
   worker_options opt_;
   pid_t pid_ = -1;

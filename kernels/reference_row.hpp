@@ -1,0 +1,74 @@
+// One row of the fp32 reference attention (kernels/reference.hpp): token i of request s, query head
+// h, over the paged KV cache, in plain loops on raw pointers so that the host reference and the GPU
+// campaign's device reference (one thread per row) run the same code. Two passes over the visible
+// keys (the largest score, then the exponentials with the sum and the weighted values); the host
+// keeps the scores of the first pass in `scores` (one per visible key), a device thread, which has
+// no heap, passes none and computes them twice (the same values: the same code on the same inputs).
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+#include "core/sim/host_device.hpp"
+#include "kernels/numeric.hpp"
+
+namespace headroom {
+
+template <class T>
+struct reference_view {
+  const T* q = nullptr;  // [tokens][heads][head_size]
+  const T* k = nullptr;  // K row r at r * stride, V row r at v + r * stride (either layout)
+  const T* v = nullptr;
+  const int32_t* block_table = nullptr;  // [requests][width]
+  const int32_t* seq_lens = nullptr;
+  const int32_t* query_start = nullptr;
+  int64_t heads = 0, kv_heads = 0, head_size = 0, block_size = 0, window = 0, width = 0, stride = 0;
+};
+
+// o[0 .. head_size) = the attention output of (request s, its query token i, head h).
+template <class T>
+HEADROOM_HOST_DEVICE void reference_row(const reference_view<T>& r, int64_t s, int64_t i, int64_t h, float* o,
+                                        float* scores = nullptr) {
+  const int64_t D = r.head_size, H = r.heads, G = H / r.kv_heads, bs = r.block_size;
+  const int64_t len = r.seq_lens[s], q0 = r.query_start[s], qn = r.query_start[s + 1] - q0;
+  const int64_t pos = len - qn + i, first = r.window > 0 && pos - r.window + 1 > 0 ? pos - r.window + 1 : 0;
+  const float scale = 1.0f / sqrtf(static_cast<float>(D));
+  const T* qr = r.q + ((q0 + i) * H + h) * D;
+  auto row_of = [&](int64_t key) {  // element offset of (key, kv head) in the cache
+    const int64_t blk = r.block_table[s * r.width + key / bs];
+    return ((blk * bs + key % bs) * r.kv_heads + h / G) * r.stride;
+  };
+  auto score = [&](int64_t key) {
+    const T* kr = r.k + row_of(key);
+    float dot = 0.0f;
+    for (int64_t d = 0; d < D; ++d) dot += to_float(qr[d]) * to_float(kr[d]);
+    return dot * scale;
+  };
+  float mx = -INFINITY;
+  for (int64_t j = first; j <= pos; ++j) {
+    const float x = score(j);
+    if (scores) scores[j - first] = x;
+    mx = fmaxf(mx, x);
+  }
+  for (int64_t d = 0; d < D; ++d) o[d] = 0.0f;
+  float sum = 0.0f;
+  for (int64_t j = first; j <= pos; ++j) {
+    const float p = expf((scores ? scores[j - first] : score(j)) - mx);
+    sum += p;
+    const T* vr = r.v + row_of(j);
+    for (int64_t d = 0; d < D; ++d) o[d] += p * to_float(vr[d]);
+  }
+  for (int64_t d = 0; d < D; ++d) o[d] /= sum;
+}
+
+// An output element against its reference: |out - ref| <= atol + rtol |ref|, and finite.
+HEADROOM_HOST_DEVICE inline bool within_tolerance(float out, float ref, double atol, double rtol) {
+#if HEADROOM_ON_DEVICE
+  const bool finite = isfinite(out);
+#else
+  const bool finite = std::isfinite(out);
+#endif
+  return finite && fabs(static_cast<double>(out) - ref) <= atol + rtol * fabs(static_cast<double>(ref));
+}
+
+}  // namespace headroom
