@@ -87,15 +87,17 @@ oracle_time shard_runner::confirm_time() const {
 std::string shard_runner::batches() const {
   if (!batcher_) return {};
   const batcher_stats b = batcher_->stats();
-  char line[256];
+  char line[512];
   std::snprintf(
       line, sizeof line,
-      "gpu batches: %lld runs in %lld batches (%.1f per batch), %.2f s in the worker, %lld replayed "
-      "alone after a fault, %lld faulted, %d worker start%s",
+      "gpu batches: %lld runs in %lld batches (%.1f per batch), %.2f s in round trips (worker: set-up "
+      "%.2f s, launches %.2f s, check %.2f s; device: fill %.2f s, cases %.2f s, output check %.2f s, "
+      "guard check %.2f s), %lld replayed alone after a fault, %lld faulted, %d worker start%s",
       static_cast<long long>(b.cases), static_cast<long long>(b.batches),
       b.batches ? static_cast<double>(b.cases) / static_cast<double>(b.batches) : 0.0, b.busy_seconds,
-      static_cast<long long>(b.replayed), static_cast<long long>(b.faults), b.worker_starts,
-      b.worker_starts == 1 ? "" : "s");
+      b.setup_ms / 1e3, b.kernels_ms / 1e3, b.check_ms / 1e3, b.fill_gpu_ms / 1e3, b.cases_gpu_ms / 1e3,
+      b.verdict_gpu_ms / 1e3, b.guard_gpu_ms / 1e3, static_cast<long long>(b.replayed),
+      static_cast<long long>(b.faults), b.worker_starts, b.worker_starts == 1 ? "" : "s");
   return line;
 }
 

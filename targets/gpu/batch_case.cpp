@@ -12,8 +12,8 @@ namespace {
 
 template <class T>
 gpu::batch_case attention_case(const run_request& r) {
-  const auto host = r.step ? make_step_inputs<T>(*r.layer, *r.step, r.max_num_seqs, r.table_width, r.block_size,
-                                                 r.seed, r.layout, input_values::deferred)
+  const auto host = r.step ? make_step_inputs<T>(*r.layer, *r.step, r.max_num_seqs, r.table_width,
+                                                 r.block_size, r.seed, r.layout, input_values::deferred)
                            : make_attention_inputs<T>(*r.layer, *r.b, r.block_size, r.seed, r.layout,
                                                       input_values::deferred);
   sim::memory m;
@@ -32,7 +32,8 @@ gpu::batch_case attention_case(const run_request& r) {
   if (packed) {
     gpu::wire_buffer& b = c.rq.buffers[static_cast<std::size_t>(in.in.k_cache.id)];
     b.gen = gpu::value_gen::packed_kv, b.gen_type = type, b.row = host.head_size;
-    b.key = stream_key(host.value_seed, value_stream::k), b.key_v = stream_key(host.value_seed, value_stream::v);
+    b.key = stream_key(host.value_seed, value_stream::k),
+    b.key_v = stream_key(host.value_seed, value_stream::v);
   } else {
     generate(in.in.k_cache.id, value_stream::k);
     generate(in.in.v_cache.id, value_stream::v);
@@ -66,8 +67,9 @@ gpu::batch_case make_batch_case(const run_request& r) {
 
 std::string guard_text(const char* run, const gpu::guard_report& g, const gpu::wire_buffer& b) {
   return std::string(run) + " run, launch " + std::to_string(g.launch) + ": " + b.name + ": " +
-         std::to_string(g.corrupted_bytes) + " canary bytes changed at byte offsets [" + std::to_string(g.first) +
-         ", " + std::to_string(g.last) + "] of a " + std::to_string(b.elem_bytes * b.extent) + "-byte buffer";
+         std::to_string(g.corrupted_bytes) + " canary bytes changed at byte offsets [" +
+         std::to_string(g.first) + ", " + std::to_string(g.last) + "] of a " +
+         std::to_string(b.elem_bytes * b.extent) + "-byte buffer";
 }
 
 observation observe_verdict(const gpu::batch_case& c, const gpu::case_verdict& v) {
@@ -91,8 +93,8 @@ observation observe_verdict(const gpu::batch_case& c, const gpu::case_verdict& v
                           " output elements outside atol " + std::to_string(c.ref.atol) + " rtol " +
                           std::to_string(c.ref.rtol) + " (" + std::to_string(v.unwritten) + " never written)";
       if (e >= 0)
-        o.mismatch_detail += "; first out[" + std::to_string(e / D / H) + "][" + std::to_string(e / D % H) + "][" +
-                             std::to_string(e % D) + "]";
+        o.mismatch_detail += "; first out[" + std::to_string(e / D / H) + "][" + std::to_string(e / D % H) +
+                             "][" + std::to_string(e % D) + "]";
     }
   }
   return o;

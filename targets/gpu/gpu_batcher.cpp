@@ -5,11 +5,16 @@
 #include <stdexcept>
 
 #include "targets/gpu/batch_case.hpp"
+#include "targets/gpu/memory/arena_layout.hpp"
 
 namespace headroom {
 
-gpu_batcher::gpu_batcher(batcher_options o)
-    : opt_(std::move(o)), worker_({opt_.device, opt_.wrapper, opt_.timeout_ms}), thread_([this] { loop(); }) {}
+gpu_batcher::gpu_batcher(batcher_options o) : opt_(std::move(o)) {
+  for (int i = 0; i < std::max(1, opt_.workers); ++i)
+    workers_.push_back(std::make_unique<gpu::worker_process>(
+        gpu::worker_options{opt_.device, opt_.wrapper, opt_.timeout_ms}));
+  for (auto& w : workers_) threads_.emplace_back([this, p = w.get()] { loop(*p); });
+}
 
 gpu_batcher::~gpu_batcher() {
   {
@@ -17,7 +22,7 @@ gpu_batcher::~gpu_batcher() {
     stopping_ = true;
   }
   work_.notify_all();
-  thread_.join();
+  for (auto& t : threads_) t.join();
 }
 
 void gpu_batcher::add_client() {
@@ -36,7 +41,7 @@ void gpu_batcher::remove_client() {
 batcher_stats gpu_batcher::stats() const {
   std::lock_guard<std::mutex> lock(mu_);
   batcher_stats s = stats_;
-  s.worker_starts = worker_.starts();
+  for (const auto& w : workers_) s.worker_starts += w->starts();
   return s;
 }
 
@@ -49,69 +54,138 @@ batch_outcome gpu_batcher::run(gpu::batch_case c) {
   return std::move(s.out);
 }
 
-void gpu_batcher::loop() {
+// A batch sent to a worker and not answered yet.
+struct gpu_batcher::flight {
+  std::vector<slot*> slots;
+  gpu::gpu_batch b;
+  bool sent = false;
+  std::string death;  // why it could not be sent
+  gpu::batch_call_result res;
+  std::chrono::steady_clock::time_point t0;
+};
+
+// Up to two batches in flight per worker: while the oldest runs on the device, the next is formed
+// from whatever waits, sent and begun (serve.hpp); then the oldest answer is read. A batch waits
+// to fill (max_wait_us, all clients, max_cases) only when the worker has nothing in flight.
+void gpu_batcher::loop(gpu::worker_process& w) {
   using clock = std::chrono::steady_clock;
+  std::deque<flight> flying;
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
-    work_.wait(lock, [&] { return stopping_ || !pending_.empty(); });
-    if (pending_.empty()) return;  // stopping, nothing left
-    // Wait for a full batch, for every client, or for max_wait_us, whichever comes first.
-    const auto deadline = clock::now() + std::chrono::microseconds(opt_.max_wait_us);
-    work_.wait_until(lock, deadline, [&] {
-      const auto n = static_cast<int>(pending_.size());
-      return stopping_ || n >= opt_.max_cases || n >= clients_;
-    });
-    std::vector<slot*> batch;
-    while (!pending_.empty() && static_cast<int>(batch.size()) < opt_.max_cases) {
-      batch.push_back(pending_.front());
-      pending_.pop_front();
+    if (flying.empty()) {
+      work_.wait(lock, [&] { return stopping_ || !pending_.empty(); });
+      if (pending_.empty()) return;  // stopping, nothing left
+      const auto deadline = clock::now() + std::chrono::microseconds(opt_.max_wait_us);
+      work_.wait_until(lock, deadline, [&] {
+        const auto n = static_cast<int>(pending_.size());
+        return stopping_ || n >= opt_.max_cases || n >= clients_;
+      });
     }
+    if (!pending_.empty() && flying.size() < 2) {
+      flight& f = flying.emplace_back();
+      f.slots = take_batch();
+      lock.unlock();
+      f.t0 = clock::now();
+      f.b.guards = opt_.guards;
+      for (slot* s : f.slots) f.b.cases.push_back(std::move(s->c));
+      f.sent = w.send(f.b, f.death);
+      lock.lock();
+      continue;
+    }
+    std::vector<flight> done;  // the oldest; after a failure, every batch behind it too
+    done.push_back(std::move(flying.front()));
+    flying.pop_front();
     lock.unlock();
-    const auto t0 = clock::now();
-    execute(batch);
-    const double busy = std::chrono::duration<double>(clock::now() - t0).count();
+    settle(done.front(), w);
+    if (!succeeded(done.front())) {  // drain the worker, then replay the failed batches case by case
+      while (!flying.empty()) {
+        done.push_back(std::move(flying.front()));
+        flying.pop_front();
+        settle(done.back(), w);
+      }
+      for (flight& f : done)
+        if (!succeeded(f)) replay(f, w);
+    }
     lock.lock();
-    stats_.batches += 1;
-    stats_.cases += static_cast<int64_t>(batch.size());
-    stats_.busy_seconds += busy;
-    for (slot* s : batch) {
-      s->done = true;
-      stats_.faults += s->out.verdict.faulted ? 1 : 0;
+    for (flight& f : done) {
+      stats_.batches += 1;
+      stats_.cases += static_cast<int64_t>(f.slots.size());
+      stats_.busy_seconds += std::chrono::duration<double>(clock::now() - f.t0).count();
+      const gpu::gpu_batch_response& r = f.res.resp;
+      stats_.setup_ms += r.setup_ms, stats_.kernels_ms += r.kernels_ms, stats_.check_ms += r.check_ms;
+      stats_.fill_gpu_ms += r.fill_gpu_ms, stats_.cases_gpu_ms += r.cases_gpu_ms;
+      stats_.verdict_gpu_ms += r.verdict_gpu_ms, stats_.guard_gpu_ms += r.guard_gpu_ms;
+      for (slot* s : f.slots) {
+        s->done = true;
+        stats_.faults += s->out.verdict.faulted ? 1 : 0;
+      }
     }
     done_.notify_all();
   }
 }
 
-void gpu_batcher::execute(std::vector<slot*>& batch) {
-  gpu::gpu_batch b;
-  b.guards = opt_.guards;
-  for (slot* s : batch) b.cases.push_back(std::move(s->c));
-  const gpu::batch_call_result res = worker_.call(b);
-  for (std::size_t i = 0; i < batch.size(); ++i) batch[i]->c = std::move(b.cases[i]);
-  if (!res.died && !res.resp.faulted && res.resp.error.empty() && res.resp.cases.size() == batch.size()) {
-    for (std::size_t i = 0; i < batch.size(); ++i) batch[i]->out.verdict = res.resp.cases[i];
-    return;
+// Under the lock: the next batch from the front of the queue, within max_cases and the arena budget.
+std::vector<gpu_batcher::slot*> gpu_batcher::take_batch() {
+  std::vector<slot*> batch;
+  int64_t arena = 0;
+  while (!pending_.empty() && static_cast<int>(batch.size()) < opt_.max_cases) {
+    arena += arena_bytes(pending_.front()->c);
+    if (!batch.empty() && arena > opt_.max_arena_bytes) break;
+    batch.push_back(pending_.front());
+    pending_.pop_front();
   }
-  if (batch.size() == 1) {  // alone already: the fault (or refusal) is this case's
-    slot& s = *batch[0];
-    if (!res.died && !res.resp.error.empty()) {
-      s.out.error = res.resp.error;
-    } else {
-      s.out.verdict.faulted = true;
-      s.out.verdict.fault = res.died ? res.death : res.resp.fault;
-    }
-    return;
-  }
-  for (slot* s : batch) replay_alone(*s);
+  return batch;
 }
 
-void gpu_batcher::replay_alone(slot& s) {
-  std::vector<slot*> one{&s};
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stats_.replayed += 1;
+int64_t gpu_batcher::arena_bytes(const gpu::batch_case& c) const {
+  std::vector<const gpu::wire_buffer*> bufs;
+  for (const auto& b : c.rq.buffers) bufs.push_back(&b);
+  int64_t bytes = 0;
+  (void)gpu::arena_layout(bufs, opt_.guards, bytes);
+  return bytes;
+}
+
+bool gpu_batcher::succeeded(const flight& f) {
+  return !f.res.died && !f.res.resp.faulted && f.res.resp.error.empty() &&
+         f.res.resp.cases.size() == f.slots.size();
+}
+
+// Reads the batch's answer (or notes why there is none) and hands the cases back to their slots;
+// on success each slot gets its verdict.
+void gpu_batcher::settle(flight& f, gpu::worker_process& w) {
+  if (f.sent) {
+    f.res = w.receive();
+  } else {
+    f.res.died = true;
+    f.res.death = f.death;
   }
-  execute(one);
+  for (std::size_t i = 0; i < f.slots.size(); ++i) f.slots[i]->c = std::move(f.b.cases[i]);
+  if (succeeded(f))
+    for (std::size_t i = 0; i < f.slots.size(); ++i) f.slots[i]->out.verdict = f.res.resp.cases[i];
+}
+
+// A failed batch, case by case (nothing else in flight on the worker): a fault, or the worker's
+// refusal, lands on its own case.
+void gpu_batcher::replay(flight& f, gpu::worker_process& w) {
+  for (slot* s : f.slots) {
+    gpu::gpu_batch one;
+    one.guards = opt_.guards;
+    one.cases.push_back(std::move(s->c));
+    const gpu::batch_call_result res = w.call(one);
+    s->c = std::move(one.cases.front());
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stats_.replayed += f.slots.size() > 1 ? 1 : 0;
+    }
+    if (!res.died && !res.resp.faulted && res.resp.error.empty() && res.resp.cases.size() == 1) {
+      s->out.verdict = res.resp.cases.front();
+    } else if (!res.died && !res.resp.error.empty()) {
+      s->out.error = res.resp.error;
+    } else {
+      s->out.verdict.faulted = true;
+      s->out.verdict.fault = res.died ? res.death : res.resp.fault;
+    }
+  }
 }
 
 gpu_campaign_executor::gpu_campaign_executor(std::shared_ptr<gpu_batcher> b) : b_(std::move(b)) {
@@ -123,7 +197,8 @@ gpu_campaign_executor::~gpu_campaign_executor() { b_->remove_client(); }
 observation gpu_campaign_executor::run(const run_request& r) {
   gpu::batch_case c = make_batch_case(r);
   batch_outcome out = b_->run(c);
-  if (!out.error.empty()) throw std::runtime_error("gpu executor: the worker rejected the request: " + out.error);
+  if (!out.error.empty())
+    throw std::runtime_error("gpu executor: the worker rejected the request: " + out.error);
   return observe_verdict(c, out.verdict);
 }
 

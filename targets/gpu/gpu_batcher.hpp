@@ -1,8 +1,9 @@
 // The GPU campaign's oracle (docs/campaigns.md "The GPU campaign path"): every job thread of a
 // campaign hands its runs to one batcher, which sends them to one worker process in batches
 // (wire.hpp gpu_batch: inputs made on the device, one guarded arena, the output checked on the
-// device) and hands each thread its verdict. A batch that faults is replayed one case at a time, so
-// the fault lands on its case and the others keep their verdicts; the worker restarts by itself.
+// device), two in flight per worker, and hands each thread its verdict. A batch that faults is
+// replayed one case at a time, so the fault lands on its case and the others keep their verdicts;
+// the worker restarts by itself.
 #pragma once
 
 #include <condition_variable>
@@ -21,20 +22,27 @@ namespace headroom {
 
 struct batcher_options {
   int device = 0;
-  int max_cases = 1024;  // cases per batch at most
+  // Worker processes, each taking the next batch when free (on one device their contexts take
+  // turns: more than one did not help on the H200, docs/campaigns.md).
+  int workers = 1;
+  int max_cases = 1024;   // cases per batch at most
   int max_wait_us = 300;  // a batch leaves when full, when every client waits, or after this long
-  // Smaller bands than a single run's: a batch holds thousands of buffers. An overrun that starts
-  // at a buffer's end still lands in its canaries first.
-  gpu::guard_options guards{4096, 1, 64 * 1024, 0, 0};
+  // Each case gets the single run's layout (bands, slack, its own tail), so an overrun lands where
+  // it would in a run of its own, never in another case; the tail is capped lower, and a batch's
+  // arena at max_arena_bytes (a case larger than that runs alone).
+  gpu::guard_options guards{64 * 1024, 4, 1 << 20, 32, int64_t{256} << 20};
+  int64_t max_arena_bytes = int64_t{8} << 30;
   int timeout_ms = 600'000;
   std::vector<std::string> wrapper;
 };
 
 struct batcher_stats {
   int64_t batches = 0, cases = 0;
-  int64_t replayed = 0;    // cases run again alone after their batch faulted
-  int64_t faults = 0;      // cases whose own run faulted
-  double busy_seconds = 0; // worker round trips
+  int64_t replayed = 0;                               // cases run again alone after their batch faulted
+  int64_t faults = 0;                                 // cases whose own run faulted
+  double busy_seconds = 0;                            // worker round trips
+  double setup_ms = 0, kernels_ms = 0, check_ms = 0;  // inside the worker (gpu_batch_response)
+  double fill_gpu_ms = 0, cases_gpu_ms = 0, verdict_gpu_ms = 0, guard_gpu_ms = 0;
   int worker_starts = 0;
 };
 
@@ -64,19 +72,23 @@ class gpu_batcher {
     batch_outcome out;
     bool done = false;
   };
-  void loop();
-  void execute(std::vector<slot*>& batch);
-  void replay_alone(slot& s);
+  struct flight;
+  void loop(gpu::worker_process& w);
+  std::vector<slot*> take_batch();
+  int64_t arena_bytes(const gpu::batch_case& c) const;
+  static bool succeeded(const flight& f);
+  void settle(flight& f, gpu::worker_process& w);
+  void replay(flight& f, gpu::worker_process& w);
 
   batcher_options opt_;
-  gpu::worker_process worker_;
+  std::vector<std::unique_ptr<gpu::worker_process>> workers_;
   mutable std::mutex mu_;
   std::condition_variable work_, done_;
   std::deque<slot*> pending_;
   int clients_ = 0;
   bool stopping_ = false;
   batcher_stats stats_;
-  std::thread thread_;
+  std::vector<std::thread> threads_;
 };
 
 // The campaign's executor, one per job thread, all on one batcher: the guarded run of each request

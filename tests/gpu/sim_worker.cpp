@@ -234,7 +234,12 @@ gpu_batch_response execute_batch(const gpu_batch& b) {
 
 int worker_main(int in_fd, int out_fd, int) {
   if (!write_message(out_fd, encode(probe_devices()))) return 0;
-  return serve_requests(in_fd, out_fd, {execute, execute_batch});
+  return serve_requests(in_fd, out_fd,
+                        {execute,
+                         [](gpu_batch&& b) -> std::shared_ptr<void> {
+                           return std::make_shared<gpu_batch_response>(execute_batch(b));
+                         },
+                         [](void* r) { return std::move(*static_cast<gpu_batch_response*>(r)); }});
 }
 
 }  // namespace headroom::gpu

@@ -13,20 +13,22 @@ namespace headroom {
 namespace {
 
 TEST(input_values, element_e_is_the_sequential_generators_draw) {
-  for (uint64_t key : {uint64_t{0}, uint64_t{1}, uint64_t{0x0123456789ABCDEF}, stream_key(7, value_stream::v)}) {
+  for (uint64_t key :
+       {uint64_t{0}, uint64_t{1}, uint64_t{0x0123456789ABCDEF}, stream_key(7, value_stream::v)}) {
     splitmix64 rng{key};
     for (int64_t e = 0; e < 2000; e += 2) {
       const uint64_t u = rng.next();
       EXPECT_EQ(input_value<float>(key, e), value_of_bits(static_cast<uint32_t>(u))) << key << " " << e;
-      EXPECT_EQ(input_value<float>(key, e + 1), value_of_bits(static_cast<uint32_t>(u >> 32))) << key << " " << e;
+      EXPECT_EQ(input_value<float>(key, e + 1), value_of_bits(static_cast<uint32_t>(u >> 32)))
+          << key << " " << e;
     }
   }
 }
 
 TEST(input_values, magnitudes_by_hand) {
-  EXPECT_EQ(value_of_bits(0), -0.0625f);                             // m = 0, sign bit clear
-  EXPECT_EQ(value_of_bits(1), 0.0625f);                              // sign bit set
-  EXPECT_EQ(value_of_bits(0xFFFFFFFFu), 1.0f - 15.0f / 8388608.0f);  // (2^19 + 15 (2^19 - 1)) / 2^23
+  EXPECT_EQ(value_of_bits(0), -0.0625f);                                 // m = 0, sign bit clear
+  EXPECT_EQ(value_of_bits(1), 0.0625f);                                  // sign bit set
+  EXPECT_EQ(value_of_bits(0xFFFFFFFFu), 1.0f - 15.0f / 8388608.0f);      // (2^19 + 15 (2^19 - 1)) / 2^23
   EXPECT_EQ(value_of_bits(0x2000u), -(524288.0f + 15.0f) / 8388608.0f);  // m = 1
   for (int64_t e = 0; e < 4096; ++e) {
     const float x = std::fabs(input_value<float>(99, e));

@@ -11,11 +11,16 @@ int64_t round_up(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
 }  // namespace
 
 std::vector<arena_slot> arena_layout(const std::vector<const wire_buffer*>& bufs, const guard_options& g,
-                                     int64_t& arena_bytes) {
+                                     int64_t& arena_bytes, const std::vector<std::size_t>& groups) {
   std::vector<arena_slot> slots;
-  int64_t pos = 0, largest = 0;  // largest writable payload
-  for (const wire_buffer* w : bufs) {
-    const wire_buffer& b = *w;
+  int64_t pos = 0, largest = 0;  // largest writable payload (of the group)
+  const auto tail = [&] { return std::min(g.max_tail, g.tail_factor * largest); };
+  for (std::size_t i = 0; i < bufs.size(); ++i) {
+    if (i > 0 && std::find(groups.begin(), groups.end(), i) != groups.end()) {  // the group before ends
+      pos += tail();
+      largest = 0;
+    }
+    const wire_buffer& b = *bufs[i];
     arena_slot s;
     const int64_t bytes = b.elem_bytes * b.extent;
     if (b.scratch) largest = std::max(largest, bytes);
@@ -28,7 +33,7 @@ std::vector<arena_slot> arena_layout(const std::vector<const wire_buffer*>& bufs
     pos = s.after;
     slots.push_back(s);
   }
-  arena_bytes = round_up(pos + std::min(g.max_tail, g.tail_factor * largest), 16);
+  arena_bytes = round_up(pos + tail(), 16);
   return slots;
 }
 

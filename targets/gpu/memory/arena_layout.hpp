@@ -24,8 +24,10 @@ struct arena_slot {
 };
 
 // The slots in request order, and the arena's size (tail included, a multiple of 16 bytes: the
-// bands are walked in 16-byte chunks).
+// bands are walked in 16-byte chunks). `groups`: the first buffer of each group after the first
+// (a campaign batch's cases): every group ends in a tail of its own, so a runaway overrun stays
+// in its own case's slack as it would in a run of its own.
 std::vector<arena_slot> arena_layout(const std::vector<const wire_buffer*>& bufs, const guard_options& g,
-                                     int64_t& arena_bytes);
+                                     int64_t& arena_bytes, const std::vector<std::size_t>& groups = {});
 
 }  // namespace headroom::gpu

@@ -54,27 +54,41 @@ band_stats* pinned_results() {
 // cudaMalloc maps fresh pages (tens of microseconds for a few MiB) and cudaFree synchronises the
 // device, so a set-up allocates only when the kept block is smaller. Freed at thread exit (errors
 // ignored: the context may be gone by then).
+// Two blocks are kept: a campaign worker has two batches in flight (batch.cu), each with its arena.
 struct kept_block {
-  std::byte* p = nullptr;
-  std::size_t bytes = 0;
-  ~kept_block() { (void)cudaFree(p); }
-  // At least n bytes, handed over: the caller gives it back with put().
+  static constexpr int slots = 2;
+  std::byte* p[slots] = {};
+  std::size_t bytes[slots] = {};
+  ~kept_block() {
+    for (auto* q : p) (void)cudaFree(q);
+  }
+  // At least n bytes, handed over: the caller gives it back with put(). The smallest kept block
+  // that is large enough; else a new one in a free slot or in place of the smallest.
   std::byte* take(std::size_t n, std::size_t& got) {
-    if (n > bytes) {
-      (void)cudaFree(p);
-      p = nullptr, bytes = 0;
-      p = thrust::device_malloc<std::byte>(n).get();
-      bytes = n;
+    int best = -1;
+    for (int i = 0; i < slots; ++i)
+      if (p[i] && bytes[i] >= n && (best < 0 || bytes[i] < bytes[best])) best = i;
+    if (best < 0) {
+      int spare = 0;
+      for (int i = 0; i < slots; ++i)
+        if (!p[i] || (p[spare] && bytes[i] < bytes[spare])) spare = i;
+      (void)cudaFree(p[spare]);
+      p[spare] = thrust::device_malloc<std::byte>(n).get();
+      bytes[spare] = n;
+      best = spare;
     }
-    std::byte* q = p;
-    got = bytes;
-    p = nullptr, bytes = 0;
+    std::byte* q = p[best];
+    got = bytes[best];
+    p[best] = nullptr, bytes[best] = 0;
     return q;
   }
-  void put(std::byte* q, std::size_t n) {  // keep the larger block
-    if (n < bytes) return (void)cudaFree(q);
-    (void)cudaFree(p);
-    p = q, bytes = n;
+  void put(std::byte* q, std::size_t n) {  // into a free slot, else in place of a smaller block
+    int at = 0;
+    for (int i = 0; i < slots; ++i)
+      if (!p[i] || bytes[i] < bytes[at]) at = i;
+    if (p[at] && bytes[at] >= n) return (void)cudaFree(q);
+    (void)cudaFree(p[at]);
+    p[at] = q, bytes[at] = n;
   }
 };
 thread_local kept_block kept_arena, kept_stage;  // the arena; the staged uploads
@@ -103,7 +117,7 @@ device_memory::device_memory(const std::vector<wire_buffer>& bufs, bool guarded,
     : device_memory(addresses(bufs), guarded, g, s) {}
 
 device_memory::device_memory(std::vector<const wire_buffer*> bufs, bool guarded, const guard_options& g,
-                             cudaStream_t s)
+                             cudaStream_t s, const std::vector<std::size_t>& groups)
     : stream_(s), bufs_(std::move(bufs)) {
   for (const wire_buffer* b : bufs_) {
     if (b->elem_bytes <= 0 || b->extent < 0)
@@ -119,14 +133,14 @@ device_memory::device_memory(std::vector<const wire_buffer*> bufs, bool guarded,
     }
   }
   try {
-    set_up(guarded, g);
+    set_up(guarded, g, groups);
   } catch (...) {
     release();
     throw;
   }
 }
 
-void device_memory::set_up(bool guarded, const guard_options& g) {
+void device_memory::set_up(bool guarded, const guard_options& g, const std::vector<std::size_t>& groups) {
   // Pageable copies: each returns once its source is staged (cudaMemcpyBatchAsync, which reads the
   // sources in stream order, made the set-up slower on the H200: docs/gpu.md).
   const auto upload = [&](void* d, const void* h, std::size_t n) {
@@ -134,7 +148,7 @@ void device_memory::set_up(bool guarded, const guard_options& g) {
   };
   std::vector<std::byte> meta;  // guarded: the check results (clean), then the band table
   if (guarded) {
-    slots_ = arena_layout(bufs_, g, arena_bytes_);
+    slots_ = arena_layout(bufs_, g, arena_bytes_, groups);
     const auto bands = band_ranges(slots_, band_chunks_, band_owner_);
     bands_ = static_cast<int>(bands.size());
     meta.resize(max_checked_launches * sizeof(band_stats) + bands.size() * sizeof(band_range));

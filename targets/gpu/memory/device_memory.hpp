@@ -27,7 +27,9 @@ class device_memory {
   // The buffers are read at construction (bytes, sizes) and their sizes afterwards (download), so
   // they must outlive this object; their bytes need not.
   device_memory(const std::vector<wire_buffer>& bufs, bool guarded, const guard_options& g, cudaStream_t s);
-  device_memory(std::vector<const wire_buffer*> bufs, bool guarded, const guard_options& g, cudaStream_t s);
+  // `groups` (guarded): where each group of buffers after the first starts (arena_layout).
+  device_memory(std::vector<const wire_buffer*> bufs, bool guarded, const guard_options& g, cudaStream_t s,
+                const std::vector<std::size_t>& groups = {});
   ~device_memory();
   device_memory(const device_memory&) = delete;
   device_memory& operator=(const device_memory&) = delete;
@@ -60,7 +62,7 @@ class device_memory {
   int32_t checks_ = 0;               // checks enqueued since the last finish_guards()
   std::byte* stage_ = nullptr;       // the staged uploads and fill operations (this thread's kept block)
   std::size_t stage_bytes_ = 0;
-  void set_up(bool guarded, const guard_options& g);
+  void set_up(bool guarded, const guard_options& g, const std::vector<std::size_t>& groups);
   template <class Upload>
   void fill_buffers(const Upload& upload);
   void release();

@@ -29,12 +29,28 @@ struct op {
   int64_t row = 0;
 };
 
+// Element pairs (2i, 2i + 1) share one draw (input_values.hpp), so a thread makes a pair from one
+// hash; a packed cache with an odd head size has pairs across a K/V boundary: element by element.
 template <class T>
 __device__ void generate(const op& p, int64_t first, int64_t stride) {
   T* d = reinterpret_cast<T*>(p.dst);
   const int64_t n = p.bytes / static_cast<int64_t>(sizeof(T));
-  for (int64_t e = first; e < n; e += stride)
-    d[e] = p.kind == op_kind::gen_packed ? packed_kv_value<T>(p.key, p.key_v, p.row, e) : input_value<T>(p.key, e);
+  if (p.kind == op_kind::gen_packed && p.row % 2 != 0) {
+    for (int64_t e = first; e < n; e += stride) d[e] = packed_kv_value<T>(p.key, p.key_v, p.row, e);
+    return;
+  }
+  for (int64_t e = 2 * first; e < n; e += 2 * stride) {
+    uint64_t key = p.key;
+    int64_t at = e;  // the stream element of d[e]
+    if (p.kind == op_kind::gen_packed) {
+      const int64_t row = e / (2 * p.row), j = e % (2 * p.row);
+      key = j < p.row ? p.key : p.key_v;
+      at = row * p.row + (j < p.row ? j : j - p.row);
+    }
+    const uint64_t u = mix64(key + (static_cast<uint64_t>(at) / 2 + 1) * golden_gamma);
+    d[e] = from_float<T>(value_of_bits(static_cast<uint32_t>(u)));
+    if (e + 1 < n) d[e + 1] = from_float<T>(value_of_bits(static_cast<uint32_t>(u >> 32)));
+  }
 }
 
 // Copy / poison in 16-byte chunks (buffers and staged bytes start 16-byte aligned), byte by byte

@@ -25,13 +25,49 @@ double ms_since(clock_type::time_point t) {
   return std::chrono::duration<double, std::milli>(clock_type::now() - t).count();
 }
 
+// A device array for one batch, from the stream-ordered allocator: neither its allocation nor its
+// release waits for the device (cudaFree would, and the next batch must not wait for this one).
+template <class T>
+struct device_array {
+  T* p = nullptr;
+  cudaStream_t s = nullptr;
+  device_array(std::size_t n, cudaStream_t stream) : s(stream) {
+    if (n) HEADROOM_CUDA_TRY(cudaMallocAsync(reinterpret_cast<void**>(&p), n * sizeof(T), s));
+  }
+  ~device_array() {
+    if (p) (void)cudaFreeAsync(p, s);
+  }
+  device_array(const device_array&) = delete;
+  device_array& operator=(const device_array&) = delete;
+};
+
+// A pinned host array kept per stream pool (grow-only): the verdicts' read-back, asynchronous.
+template <class T>
+struct pinned_array {
+  T* p = nullptr;
+  std::size_t n = 0;
+  ~pinned_array() { (void)cudaFreeHost(p); }
+  T* at_least(std::size_t want) {
+    if (want > n) {
+      (void)cudaFreeHost(p);
+      p = nullptr, n = 0;
+      HEADROOM_CUDA_TRY(cudaMallocHost(reinterpret_cast<void**>(&p), want * sizeof(T)));
+      n = want;
+    }
+    return p;
+  }
+};
+
 constexpr int case_streams = 8;
 
 // This thread's streams and events, made once (creating them costs more than a small case).
 struct stream_pool {
   cudaStream_t main = nullptr, cases[case_streams] = {};
   cudaEvent_t ready = nullptr, done[case_streams] = {};
+  cudaEvent_t mark[5] = {};  // timed: start, filled, cases done, verdicts done, guards checked
+  pinned_array<batch::verdict_stats> seen;
   stream_pool() {
+    for (auto& e : mark) HEADROOM_CUDA_TRY(cudaEventCreate(&e));
     HEADROOM_CUDA_TRY(cudaStreamCreateWithFlags(&main, cudaStreamNonBlocking));
     HEADROOM_CUDA_TRY(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming));
     for (int i = 0; i < case_streams; ++i) {
@@ -41,22 +77,11 @@ struct stream_pool {
   }
 };
 
-stream_pool& streams() {
-  thread_local stream_pool pool;
-  return pool;
+// Two pools: a batch in flight uses one while the next is begun on the other (serve.hpp).
+stream_pool& streams(int which) {
+  thread_local stream_pool pools[2];
+  return pools[which];
 }
-
-// A device array for one batch (freed when the batch ends; after a lost context the error is moot).
-template <class T>
-struct device_array {
-  T* p = nullptr;
-  explicit device_array(std::size_t n) {
-    if (n) HEADROOM_CUDA_TRY(cudaMalloc(reinterpret_cast<void**>(&p), n * sizeof(T)));
-  }
-  ~device_array() { (void)cudaFree(p); }
-  device_array(const device_array&) = delete;
-  device_array& operator=(const device_array&) = delete;
-};
 
 // The cases of element type T with a reference, as verdict jobs (stats: slot k of `stats`).
 template <class T>
@@ -105,96 +130,157 @@ void launch_verdicts(const gpu_batch& b, const std::vector<std::vector<void*>>& 
   int64_t rows = 0;
   add_jobs<T>(b, ptrs, stats, jobs, rows, type);
   if (jobs.empty() || rows == 0) return;
-  auto& d = keep.emplace_back(std::make_unique<device_array<batch::verdict_job<T>>>(jobs.size()));
-  HEADROOM_CUDA_TRY(cudaMemcpyAsync(d->p, jobs.data(), jobs.size() * sizeof(jobs[0]), cudaMemcpyHostToDevice, s));
-  constexpr int threads = 128;
-  batch::verdict_rows<T><<<static_cast<unsigned>((rows + threads - 1) / threads), threads, 0, s>>>(
-      d->p, static_cast<int>(jobs.size()), rows);
+  auto& d = keep.emplace_back(std::make_unique<device_array<batch::verdict_job<T>>>(jobs.size(), s));
+  HEADROOM_CUDA_TRY(
+      cudaMemcpyAsync(d->p, jobs.data(), jobs.size() * sizeof(jobs[0]), cudaMemcpyHostToDevice, s));
+  constexpr int64_t threads = 128, rows_per_block = threads / 32;  // a warp per row
+  batch::verdict_rows<T>
+      <<<static_cast<unsigned>((rows + rows_per_block - 1) / rows_per_block), threads, 0, s>>>(
+          d->p, static_cast<int>(jobs.size()), rows);
   HEADROOM_CUDA_TRY(cudaGetLastError());
 }
 
 }  // namespace
 
-gpu_batch_response execute_batch(const gpu_batch& b) {
+// One batch between begin_batch and end_batch: everything its enqueued work still uses.
+struct batch_in_flight {
+  gpu_batch b;
+  stream_pool* sp = nullptr;
+  std::vector<std::size_t> first;  // each case's first buffer in the arena's list
+  std::unique_ptr<device_memory> mem;
+  std::unique_ptr<device_array<batch::verdict_stats>> stats;
+  std::vector<std::unique_ptr<device_array<batch::verdict_job<float>>>> jobs_f;
+  std::vector<std::unique_ptr<device_array<batch::verdict_job<bf16>>>> jobs_b;
+  std::vector<std::unique_ptr<device_array<batch::verdict_job<fp16>>>> jobs_h;
   gpu_batch_response resp;
-  const auto t0 = clock_type::now();
-  try {
-    stream_pool& sp = streams();
-    std::vector<const wire_buffer*> all;
-    std::vector<std::size_t> first;
-    for (const auto& c : b.cases) {
-      first.push_back(all.size());
-      for (const auto& buf : c.rq.buffers) all.push_back(&buf);
-    }
-    device_memory mem(all, true, b.guards, sp.main);
-    std::vector<std::vector<void*>> ptrs(b.cases.size());
-    for (std::size_t i = 0; i < b.cases.size(); ++i)
-      ptrs[i].assign(mem.pointers().begin() + static_cast<std::ptrdiff_t>(first[i]),
-                     mem.pointers().begin() + static_cast<std::ptrdiff_t>(first[i] + b.cases[i].rq.buffers.size()));
-    device_array<batch::verdict_stats> stats(b.cases.size());
-    std::vector<batch::verdict_stats> clean(b.cases.size());
-    if (!clean.empty())
-      HEADROOM_CUDA_TRY(cudaMemcpyAsync(stats.p, clean.data(), clean.size() * sizeof(clean[0]),
-                                        cudaMemcpyHostToDevice, sp.main));
-    HEADROOM_CUDA_TRY(cudaEventRecord(sp.ready, sp.main));
-    for (auto* s : sp.cases) HEADROOM_CUDA_TRY(cudaStreamWaitEvent(s, sp.ready, 0));
-    resp.setup_ms = ms_since(t0);
+  clock_type::time_point t0;
+  bool failed = false;
+};
 
-    const auto t1 = clock_type::now();
-    resp.cases.resize(b.cases.size());
-    for (std::size_t i = 0; i < b.cases.size(); ++i) {
-      const launch_args a{&b.cases[i].rq, &ptrs[i], false, nullptr, sp.cases[i % case_streams], {}};
-      try {
-        launch_request(a);
-      } catch (const std::invalid_argument& e) {  // this case's shape or params: the others go on
-        resp.cases[i].faulted = true;
-        resp.cases[i].fault = e.what();
-      }
-    }
-    for (int k = 0; k < case_streams; ++k) {
-      HEADROOM_CUDA_TRY(cudaEventRecord(sp.done[k], sp.cases[k]));
-      HEADROOM_CUDA_TRY(cudaStreamWaitEvent(sp.main, sp.done[k], 0));
-    }
-    std::vector<std::unique_ptr<device_array<batch::verdict_job<float>>>> keep_f;
-    std::vector<std::unique_ptr<device_array<batch::verdict_job<bf16>>>> keep_b;
-    std::vector<std::unique_ptr<device_array<batch::verdict_job<fp16>>>> keep_h;
-    launch_verdicts<float>(b, ptrs, stats.p, elem_type::f32, sp.main, keep_f);
-    launch_verdicts<bf16>(b, ptrs, stats.p, elem_type::bf16, sp.main, keep_b);
-    launch_verdicts<fp16>(b, ptrs, stats.p, elem_type::fp16, sp.main, keep_h);
-    mem.check_guards(0);
-    resp.kernels_ms = ms_since(t1);
+namespace {
 
-    const auto t2 = clock_type::now();
-    std::vector<batch::verdict_stats> seen(b.cases.size());
-    if (!seen.empty())
-      HEADROOM_CUDA_TRY(cudaMemcpyAsync(seen.data(), stats.p, seen.size() * sizeof(seen[0]),
-                                        cudaMemcpyDeviceToHost, sp.main));
-    std::vector<guard_report> guards;
-    (void)mem.finish(guards, -1);  // synchronises the main stream (behind every case stream)
-    for (std::size_t i = 0; i < b.cases.size(); ++i) {
-      case_verdict& v = resp.cases[i];
-      v.compared = b.cases[i].compare && !v.faulted;
-      v.bad = static_cast<int64_t>(seen[i].bad), v.unwritten = static_cast<int64_t>(seen[i].unwritten);
-      float worst = 0;
-      std::memcpy(&worst, &seen[i].max_err_bits, sizeof(worst));
-      v.max_abs_err = worst;
-      v.first_bad = v.bad > 0 ? static_cast<int64_t>(seen[i].first_bad) : -1;
-    }
-    for (guard_report g : guards) {  // a global buffer id -> (case, its buffer id)
-      const auto at = std::upper_bound(first.begin(), first.end(), static_cast<std::size_t>(g.buffer));
-      const auto c = static_cast<std::size_t>(at - first.begin()) - 1;
-      g.buffer -= static_cast<int32_t>(first[c]);
-      resp.cases[c].guards.push_back(g);
-    }
-    resp.check_ms = ms_since(t2);
-  } catch (const std::exception& e) {
-    resp.cases.clear();
-    resp.faulted = true;
-    resp.fault = e.what();
-    resp.worker_exiting = context_lost();
+void enqueue(batch_in_flight& f) {
+  const gpu_batch& b = f.b;
+  stream_pool& sp = *f.sp;
+  std::vector<const wire_buffer*> all;
+  for (const auto& c : b.cases) {
+    f.first.push_back(all.size());
+    for (const auto& buf : c.rq.buffers) all.push_back(&buf);
   }
-  resp.total_ms = ms_since(t0);
-  return resp;
+  const std::vector<std::size_t> groups(f.first.begin() + (f.first.empty() ? 0 : 1), f.first.end());
+  HEADROOM_CUDA_TRY(cudaEventRecord(sp.mark[0], sp.main));
+  f.mem = std::make_unique<device_memory>(all, true, b.guards, sp.main, groups);
+  std::vector<std::vector<void*>> ptrs(b.cases.size());
+  for (std::size_t i = 0; i < b.cases.size(); ++i)
+    ptrs[i].assign(
+        f.mem->pointers().begin() + static_cast<std::ptrdiff_t>(f.first[i]),
+        f.mem->pointers().begin() + static_cast<std::ptrdiff_t>(f.first[i] + b.cases[i].rq.buffers.size()));
+  f.stats = std::make_unique<device_array<batch::verdict_stats>>(b.cases.size(), sp.main);
+  const std::vector<batch::verdict_stats> clean(b.cases.size());
+  if (!clean.empty())
+    HEADROOM_CUDA_TRY(cudaMemcpyAsync(f.stats->p, clean.data(), clean.size() * sizeof(clean[0]),
+                                      cudaMemcpyHostToDevice, sp.main));
+  HEADROOM_CUDA_TRY(cudaEventRecord(sp.ready, sp.main));
+  HEADROOM_CUDA_TRY(cudaEventRecord(sp.mark[1], sp.main));
+  for (auto* s : sp.cases) HEADROOM_CUDA_TRY(cudaStreamWaitEvent(s, sp.ready, 0));
+  f.resp.setup_ms = ms_since(f.t0);
+
+  const auto t1 = clock_type::now();
+  f.resp.cases.resize(b.cases.size());
+  for (std::size_t i = 0; i < b.cases.size(); ++i) {
+    const launch_args a{&b.cases[i].rq, &ptrs[i], false, nullptr, sp.cases[i % case_streams], {}};
+    try {
+      launch_request(a);
+    } catch (const std::invalid_argument& e) {  // this case's shape or params: the others go on
+      f.resp.cases[i].faulted = true;
+      f.resp.cases[i].fault = e.what();
+    }
+  }
+  for (int k = 0; k < case_streams; ++k) {
+    HEADROOM_CUDA_TRY(cudaEventRecord(sp.done[k], sp.cases[k]));
+    HEADROOM_CUDA_TRY(cudaStreamWaitEvent(sp.main, sp.done[k], 0));
+  }
+  HEADROOM_CUDA_TRY(cudaEventRecord(sp.mark[2], sp.main));
+  launch_verdicts<float>(b, ptrs, f.stats->p, elem_type::f32, sp.main, f.jobs_f);
+  launch_verdicts<bf16>(b, ptrs, f.stats->p, elem_type::bf16, sp.main, f.jobs_b);
+  launch_verdicts<fp16>(b, ptrs, f.stats->p, elem_type::fp16, sp.main, f.jobs_h);
+  HEADROOM_CUDA_TRY(cudaEventRecord(sp.mark[3], sp.main));
+  f.mem->check_guards(0);
+  HEADROOM_CUDA_TRY(cudaEventRecord(sp.mark[4], sp.main));
+  if (!b.cases.empty())
+    HEADROOM_CUDA_TRY(cudaMemcpyAsync(sp.seen.at_least(b.cases.size()), f.stats->p,
+                                      b.cases.size() * sizeof(batch::verdict_stats), cudaMemcpyDeviceToHost,
+                                      sp.main));
+  f.resp.kernels_ms = ms_since(t1);
+}
+
+void collect(batch_in_flight& f) {
+  const gpu_batch& b = f.b;
+  stream_pool& sp = *f.sp;
+  const auto t2 = clock_type::now();
+  std::vector<guard_report> guards;
+  (void)f.mem->finish(guards, -1);  // synchronises the main stream (behind every case stream)
+  double* phase[] = {&f.resp.fill_gpu_ms, &f.resp.cases_gpu_ms, &f.resp.verdict_gpu_ms, &f.resp.guard_gpu_ms};
+  for (int k = 0; k < 4; ++k) {
+    float ms = 0;
+    HEADROOM_CUDA_TRY(cudaEventElapsedTime(&ms, sp.mark[k], sp.mark[k + 1]));
+    *phase[k] = ms;
+  }
+  const batch::verdict_stats* seen = sp.seen.p;
+  for (std::size_t i = 0; i < b.cases.size(); ++i) {
+    case_verdict& v = f.resp.cases[i];
+    v.compared = b.cases[i].compare && !v.faulted;
+    v.bad = static_cast<int64_t>(seen[i].bad), v.unwritten = static_cast<int64_t>(seen[i].unwritten);
+    float worst = 0;
+    std::memcpy(&worst, &seen[i].max_err_bits, sizeof(worst));
+    v.max_abs_err = worst;
+    v.first_bad = v.bad > 0 ? static_cast<int64_t>(seen[i].first_bad) : -1;
+  }
+  for (guard_report g : guards) {  // a global buffer id -> (case, its buffer id)
+    const auto at = std::upper_bound(f.first.begin(), f.first.end(), static_cast<std::size_t>(g.buffer));
+    const auto c = static_cast<std::size_t>(at - f.first.begin()) - 1;
+    g.buffer -= static_cast<int32_t>(f.first[c]);
+    f.resp.cases[c].guards.push_back(g);
+  }
+  f.resp.check_ms = ms_since(t2);
+}
+
+void fail(batch_in_flight& f, const std::exception& e) {
+  f.failed = true;
+  f.resp.cases.clear();
+  f.resp.faulted = true;
+  f.resp.fault = e.what();
+  f.resp.worker_exiting = context_lost();
+}
+
+}  // namespace
+
+std::shared_ptr<batch_in_flight> begin_batch(gpu_batch&& b) {
+  thread_local int parity = 0;
+  auto f = std::make_shared<batch_in_flight>();
+  f->b = std::move(b);
+  f->t0 = clock_type::now();
+  try {
+    f->sp = &streams(parity);
+    parity ^= 1;
+    enqueue(*f);
+  } catch (const std::exception& e) {
+    fail(*f, e);
+  }
+  return f;
+}
+
+gpu_batch_response end_batch(batch_in_flight& f) {
+  if (!f.failed) {
+    try {
+      collect(f);
+    } catch (const std::exception& e) {
+      fail(f, e);
+    }
+  }
+  f.mem.reset();  // the arena goes back to the kept blocks (after its stream is done)
+  f.resp.total_ms = ms_since(f.t0);
+  return std::move(f.resp);
 }
 
 }  // namespace headroom::gpu

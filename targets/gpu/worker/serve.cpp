@@ -5,34 +5,57 @@
 
 namespace headroom::gpu {
 
-namespace {
-
-template <class Response, class Decode, class Run>
-bool answer(int out_fd, const std::vector<std::byte>& msg, Decode decode, const Run& run, bool& exiting) {
-  Response resp;
-  try {
-    resp = run(decode(msg));
-  } catch (const std::exception& e) {
-    resp.error = e.what();
-  }
-  exiting = resp.worker_exiting;
-  return write_message(out_fd, encode(resp));
-}
-
-}  // namespace
-
 int serve_requests(int in_fd, int out_fd, const worker_handlers& h) {
+  std::shared_ptr<void> in_flight;  // a begun batch, not yet answered
+  // Ends the batch in flight and answers it: false when the parent is gone or the worker must exit.
+  int exit_code = -1;
+  auto answer_in_flight = [&]() {
+    if (!in_flight) return true;
+    const gpu_batch_response resp = h.end_batch(in_flight.get());
+    in_flight.reset();
+    if (!write_message(out_fd, encode(resp)))
+      exit_code = 0;
+    else if (resp.worker_exiting)
+      exit_code = 4;
+    return exit_code < 0;
+  };
   std::vector<std::byte> msg;
-  while (read_message(in_fd, msg) == read_status::ok) {
-    bool exiting = false, written = false;
-    if (msg.size() >= sizeof(message_kind) && kind_of(msg) == message_kind::batch)
-      written = answer<gpu_batch_response>(out_fd, msg, decode_batch, h.run_batch, exiting);
-    else
-      written = answer<gpu_response>(out_fd, msg, decode_request, h.run, exiting);
-    if (!written) return 0;
-    if (exiting) return 4;
+  for (;;) {
+    // With a batch in flight, only a message already there is read before answering it.
+    const read_status st = read_message(in_fd, msg, in_flight ? 0 : -1);
+    if (st == read_status::timeout) {
+      if (!answer_in_flight()) return exit_code;
+      continue;
+    }
+    if (st != read_status::ok) {
+      (void)answer_in_flight();
+      return 0;
+    }
+    if (msg.size() >= sizeof(message_kind) && kind_of(msg) == message_kind::batch) {
+      std::shared_ptr<void> next;
+      try {
+        next = h.begin_batch(decode_batch(msg));
+      } catch (const std::exception& e) {  // a malformed batch: answered in order, as an error
+        if (!answer_in_flight()) return exit_code;
+        gpu_batch_response resp;
+        resp.error = e.what();
+        if (!write_message(out_fd, encode(resp))) return 0;
+        continue;
+      }
+      if (!answer_in_flight()) return exit_code;
+      in_flight = std::move(next);
+      continue;
+    }
+    if (!answer_in_flight()) return exit_code;
+    gpu_response resp;
+    try {
+      resp = h.run(decode_request(msg));
+    } catch (const std::exception& e) {
+      resp.error = e.what();
+    }
+    if (!write_message(out_fd, encode(resp))) return 0;
+    if (resp.worker_exiting) return 4;
   }
-  return 0;
 }
 
 }  // namespace headroom::gpu

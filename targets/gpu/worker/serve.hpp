@@ -4,18 +4,25 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 
 #include "targets/gpu/worker/wire.hpp"
 
 namespace headroom::gpu {
 
+// A campaign batch is begun (its work enqueued on the device) and ended (waited for, its verdicts
+// made) apart: when the next batch has arrived by the time one was begun, it is begun before the
+// first is ended, so the host side of one overlaps the device side of the other. Responses keep
+// the requests' order; at most two batches are in flight.
 struct worker_handlers {
   std::function<gpu_response(const gpu_request&)> run;
-  std::function<gpu_batch_response(const gpu_batch&)> run_batch;
+  std::function<std::shared_ptr<void>(gpu_batch&&)> begin_batch;
+  std::function<gpu_batch_response(void*)> end_batch;
 };
 
 // Returns the process exit code: 0 at end of input or when the parent is gone, 4 after a response
-// with worker_exiting (a lost CUDA context). An exception from a handler becomes response.error.
+// with worker_exiting (a lost CUDA context). An exception from `run` becomes response.error; the
+// batch handlers report their failures in the response.
 int serve_requests(int in_fd, int out_fd, const worker_handlers& h);
 
 }  // namespace headroom::gpu

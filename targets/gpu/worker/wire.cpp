@@ -205,6 +205,7 @@ std::vector<std::byte> encode(const gpu_batch_response& r) {
   }
   w.pod(r.faulted), w.str(r.fault), w.str(r.error), w.pod(r.worker_exiting);
   w.pod(r.setup_ms), w.pod(r.kernels_ms), w.pod(r.check_ms), w.pod(r.total_ms);
+  w.pod(r.fill_gpu_ms), w.pod(r.cases_gpu_ms), w.pod(r.verdict_gpu_ms), w.pod(r.guard_gpu_ms);
   return std::move(w.out);
 }
 
@@ -223,6 +224,8 @@ gpu_batch_response decode_batch_response(const std::vector<std::byte>& m) {
   r.faulted = rd.pod<bool>(), r.fault = rd.str(), r.error = rd.str(), r.worker_exiting = rd.pod<bool>();
   r.setup_ms = rd.pod<double>(), r.kernels_ms = rd.pod<double>(), r.check_ms = rd.pod<double>();
   r.total_ms = rd.pod<double>();
+  r.fill_gpu_ms = rd.pod<double>(), r.cases_gpu_ms = rd.pod<double>(), r.verdict_gpu_ms = rd.pod<double>();
+  r.guard_gpu_ms = rd.pod<double>();
   rd.done();
   return r;
 }

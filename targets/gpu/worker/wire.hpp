@@ -158,7 +158,10 @@ struct gpu_batch_response {
   std::string fault;
   std::string error;  // a host-side failure in the worker (bad package, ...)
   bool worker_exiting = false;
-  double setup_ms = 0, kernels_ms = 0, check_ms = 0, total_ms = 0;
+  double setup_ms = 0, kernels_ms = 0, check_ms = 0, total_ms = 0;  // wall clock in the worker
+  // Device time of each phase (events on the batch's first stream): filling the arena, the cases'
+  // launches (from the fill's end to the last case's end), the output check, the guard check.
+  double fill_gpu_ms = 0, cases_gpu_ms = 0, verdict_gpu_ms = 0, guard_gpu_ms = 0;
 };
 
 // The worker's first message: how many devices it sees and why none, if none.

@@ -141,7 +141,10 @@ int worker_main(int in_fd, int out_fd, int device) {
   const worker_hello hello = probe_devices();
   if (!write_message(out_fd, encode(hello)) || hello.device_count == 0) return 0;
   if (cudaSetDevice(device) != cudaSuccess) return 3;
-  return serve_requests(in_fd, out_fd, {execute, execute_batch});
+  return serve_requests(
+      in_fd, out_fd,
+      {execute, [](gpu_batch&& b) -> std::shared_ptr<void> { return begin_batch(std::move(b)); },
+       [](void* f) { return end_batch(*static_cast<batch_in_flight*>(f)); }});
 }
 
 }  // namespace headroom::gpu

@@ -3,6 +3,8 @@
 // GPU loses only that process. Built only when nvcc is found.
 #pragma once
 
+#include <memory>
+
 #include "targets/gpu/worker/wire.hpp"
 
 namespace headroom::gpu {
@@ -16,9 +18,12 @@ worker_hello probe_devices() noexcept;
 gpu_response execute(const gpu_request& r);
 
 // A campaign batch (wire.hpp gpu_batch): every case once, guarded, in one arena; the verdicts.
-// A fault the batch cannot attribute comes back as response.faulted (worker_exiting when the
-// context is lost).
-gpu_batch_response execute_batch(const gpu_batch& b);
+// begin_batch enqueues its work and returns at once; end_batch waits for it. A fault the batch
+// cannot attribute comes back as response.faulted (worker_exiting when the context is lost). At
+// most two batches may be in flight (serve.hpp).
+struct batch_in_flight;
+std::shared_ptr<batch_in_flight> begin_batch(gpu_batch&& b);
+gpu_batch_response end_batch(batch_in_flight& f);
 
 // After any failure: is the context still usable? (A sticky error reappears on every call.)
 bool context_lost();

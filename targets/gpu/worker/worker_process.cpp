@@ -152,12 +152,24 @@ const worker_hello& worker_process::hello() {
 
 bool worker_process::exchange(const std::vector<std::byte>& request, std::vector<std::byte>& reply,
                               std::string& death) {
+  return send_bytes(request, death) && read_reply(reply, death);
+}
+
+bool worker_process::send_bytes(const std::vector<std::byte>& request, std::string& death) {
   if (pid_ <= 0 && !start()) {
     death = hello_.error.empty() ? "no GPU worker" : hello_.error;
     return false;
   }
   if (!write_message(fd_, request)) {
     death = "the GPU worker went away before the request: " + reap();
+    return false;
+  }
+  return true;
+}
+
+bool worker_process::read_reply(std::vector<std::byte>& reply, std::string& death) {
+  if (pid_ <= 0) {
+    death = "the GPU worker is gone";
     return false;
   }
   const read_status st = read_message(fd_, reply, opt_.timeout_ms);
@@ -191,6 +203,15 @@ call_result worker_process::call(const gpu_request& r) {
   call_result out;
   std::vector<std::byte> reply;
   out.died = !exchange(encode(r), reply, out.death) || !answer(reply, decode_response, out.resp, out.death);
+  return out;
+}
+
+bool worker_process::send(const gpu_batch& b, std::string& death) { return send_bytes(encode(b), death); }
+
+batch_call_result worker_process::receive() {
+  batch_call_result out;
+  std::vector<std::byte> reply;
+  out.died = !read_reply(reply, out.death) || !answer(reply, decode_batch_response, out.resp, out.death);
   return out;
 }
 

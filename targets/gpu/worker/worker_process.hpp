@@ -54,6 +54,10 @@ class worker_process {
   const worker_hello& hello();
   call_result call(const gpu_request& r);
   batch_call_result call(const gpu_batch& b);
+  // The same in two halves, so that a second batch can be sent before the first one's answer is
+  // read (the worker begins it while the first runs: serve.hpp). Answers come in order.
+  bool send(const gpu_batch& b, std::string& death);
+  batch_call_result receive();
   int starts() const { return starts_; }  // workers started so far (1 + restarts)
 
  private:
@@ -62,6 +66,8 @@ class worker_process {
   std::string reap();  // waits for the child; its exit status in words
   // Sends a request and reads the reply; false (and why) when the worker could not answer.
   bool exchange(const std::vector<std::byte>& request, std::vector<std::byte>& reply, std::string& death);
+  bool send_bytes(const std::vector<std::byte>& request, std::string& death);
+  bool read_reply(std::vector<std::byte>& reply, std::string& death);
   template <class Response, class Decode>
   bool answer(const std::vector<std::byte>& reply, Decode decode, Response& resp, std::string& death);
 
