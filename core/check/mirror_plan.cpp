@@ -86,6 +86,7 @@ plan_file mirror_plan(const model_geometry& m, const check_options& o) {
   p.engine.max_num_seqs = o.max_num_seqs;
   p.block_size = o.block_size;
   p.hybrid = o.hybrid;
+  p.layout = o.layout;
   p.flashinfer = o.flashinfer;
   for (int64_t tp : o.tps) {
     plan_rank r;

@@ -1,5 +1,6 @@
 // Plan files: JSON in both directions. Reading checks every field and the plan against itself
 // (its layers against its model, its groups against its layers) before any work.
+#include <algorithm>
 #include <set>
 #include <utility>
 
@@ -69,13 +70,28 @@ void check_group(const builder_dump& d, const registry& reg, std::set<std::pair<
   }
 }
 
-plan_rank rank_from_json(const json& j, const model_geometry& m, const std::string& file,
-                         const std::string& path) {
+// The KV-cache group a dumped group names exists, and holds the group's layers.
+void check_kv_group(const builder_dump& d, const std::vector<kv_cache_group>& kv, const std::string& file,
+                    const std::string& path) {
+  if (d.kv_group < 0 || static_cast<std::size_t>(d.kv_group) >= kv.size())
+    throw input_error(file, path + "kv_cache_group", std::to_string(d.kv_group),
+                      "this rank has " + std::to_string(kv.size()) + " KV-cache groups (0.." +
+                          std::to_string(static_cast<int64_t>(kv.size()) - 1) + ")");
+  const auto& names = kv[static_cast<std::size_t>(d.kv_group)].layers;
+  for (std::size_t i = 0; i < d.layers.size(); ++i)
+    if (std::find(names.begin(), names.end(), d.layers[i]) == names.end())
+      throw input_error(file, path + "layers[" + std::to_string(i) + "]", "\"" + d.layers[i] + "\"",
+                        "not in KV-cache group " + std::to_string(d.kv_group));
+}
+
+plan_rank rank_from_json(const json& j, const model_geometry& m, int64_t block_size, bool hybrid,
+                         const std::string& file, const std::string& path) {
   plan_rank r;
   r.tp = jr::get_int(j, "tp", file, path, 1, max_tp);
   const rank_geometry rg = to_rank(m, r.tp);
   if (j.contains("layers")) check_layers(j.at("layers"), rg, file, path + "layers");
   const registry reg = make_registry(rg);
+  const std::vector<kv_cache_group> kv = make_kv_cache_groups(reg, m.kv_dtype, block_size, hybrid);
   const json& groups = jr::field(j, "groups", file, path);
   if (!groups.is_array() || groups.size() > static_cast<std::size_t>(max_layers))
     throw input_error(file, path + "groups", jr::shown(groups), "expected a list of attention groups");
@@ -87,6 +103,7 @@ plan_rank rank_from_json(const json& j, const model_geometry& m, const std::stri
     if (!indices.insert({static_cast<int>(d.be), d.index}).second)
       throw input_error(file, p + "group", std::to_string(d.index), "given twice for this backend");
     check_group(d, reg, used, file, p);
+    check_kv_group(d, kv, file, p);
     r.groups.push_back(std::move(d));
   }
   return r;
@@ -107,7 +124,7 @@ json to_json(const plan_file& p) {
           {"source", p.source},
           {"model", to_json(p.model)},
           {"engine", to_json(p.engine)},
-          {"kv_cache", {{"block_size", p.block_size}, {"hybrid", p.hybrid}}},
+          {"kv_cache", {{"block_size", p.block_size}, {"hybrid", p.hybrid}, {"layout", to_string(p.layout)}}},
           {"flashinfer", to_json(p.flashinfer)},
           {"ranks", ranks},
           {"notes", p.notes}};
@@ -131,6 +148,8 @@ plan_file plan_from_json(const json& j, const std::string& file) {
     const json& kv = jr::get_object(j, "kv_cache", file, "");
     p.block_size = jr::get_int_or(kv, "block_size", p.block_size, file, "kv_cache.", 1, 1 << 16);
     p.hybrid = jr::get_bool_or(kv, "hybrid", p.hybrid, file, "kv_cache.");
+    if (kv.contains("layout"))
+      p.layout = parse_kv_layout(jr::get_string(kv, "layout", file, "kv_cache."), file, "kv_cache.layout");
   }
   if (j.contains("flashinfer"))
     p.flashinfer = flashinfer_from_json(jr::get_object(j, "flashinfer", file, ""), file, "");
@@ -140,7 +159,7 @@ plan_file plan_from_json(const json& j, const std::string& file) {
   std::set<int64_t> tps;
   for (std::size_t i = 0; i < ranks.size(); ++i) {
     const std::string path = "ranks[" + std::to_string(i) + "].";
-    p.ranks.push_back(rank_from_json(ranks[i], p.model, file, path));
+    p.ranks.push_back(rank_from_json(ranks[i], p.model, p.block_size, p.hybrid, file, path));
     if (!tps.insert(p.ranks.back().tp).second)
       throw input_error(file, path + "tp", std::to_string(p.ranks.back().tp), "given twice");
   }

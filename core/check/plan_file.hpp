@@ -24,10 +24,11 @@ struct plan_rank {
 struct plan_file {
   std::string source = "headroom plan";  // who wrote it: headroom, or an engine and its version
   model_geometry model;
-  engine_settings engine;         // max_num_seqs bounds the decode sweep of verify
-  int64_t block_size = 16;        // KV-cache block size (tokens)
-  bool hybrid = true;             // hybrid KV-cache manager
-  flashinfer_options flashinfer;  // the device facts FlashInfer's planner reads
+  engine_settings engine;                // max_num_seqs bounds the decode sweep of verify
+  int64_t block_size = 16;               // KV-cache block size (tokens)
+  bool hybrid = true;                    // hybrid KV-cache manager
+  kv_layout layout = kv_layout::packed;  // how the KV cache holds K and V (docs/engines.md §10)
+  flashinfer_options flashinfer;         // the device facts FlashInfer's planner reads
   std::vector<plan_rank> ranks;
   std::vector<std::string> notes;  // groups the mirror makes no builder for, and why
 };

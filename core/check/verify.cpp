@@ -23,6 +23,7 @@ report run_verify(const plan_file& p, executor& ex, std::optional<double> tight)
           make_case(p.model, r.tp, be, policy::per_layer, grouping::heads, p.hybrid, p.block_size, 0);
       base.engine = p.engine;
       base.flashinfer = p.flashinfer;
+      base.layout = p.layout;
       base.builders = r.groups;
       bases.push_back(std::move(base));
     }

@@ -127,6 +127,14 @@ TEST(Plan, MalformedPlansNameTheField) {
   EXPECT_NE(error_of([](json& j) { j["ranks"][0]["tp"] = 3; }).find("tp 3"), std::string::npos);
   EXPECT_NE(error_of([](json& j) { j["engine"]["max_num_seqs"] = 5000; }).find("max_num_seqs' = 5000"),
             std::string::npos);
+  EXPECT_NE(
+      error_of([&](json& j) { g0(j)["kv_cache_group"] = 99; }).find("kv_cache_group' = 99: this rank has"),
+      std::string::npos);
+  EXPECT_NE(error_of([&](json& j) { g0(j)["kv_cache_group"] = 1; }).find("not in KV-cache group 1"),
+            std::string::npos);
+  EXPECT_NE(
+      error_of([](json& j) { j["kv_cache"]["layout"] = "interleaved"; }).find("layout' = \"interleaved\""),
+      std::string::npos);
 }
 
 }  // namespace
