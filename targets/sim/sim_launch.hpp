@@ -29,17 +29,19 @@ struct sim_launch {
   }
 };
 
-// Runs a packaged family on the simulator.
+// Runs a packaged family on the simulator. Compiled once, in sim_run.cpp (every body with both
+// simulator contexts for three element types is the heaviest instantiation of the project: each
+// caller instantiating it again cost about a minute of build).
 template <class T>
 void run_family(sim::memory& m, sim_mode mode, const family_params<T>& params,
-                const sim::launch_options& o = {}) {
-  sim_launch launch{m, mode, o};
-  std::visit([&](const auto& p) { launch_family(launch, p); }, params);
-}
-inline void run_family(sim::memory& m, sim_mode mode, const meta_params& params,
-                       const sim::launch_options& o = {}) {
-  sim_launch launch{m, mode, o};
-  std::visit([&](const auto& p) { launch_family(launch, p); }, params);
-}
+                const sim::launch_options& o = {});
+void run_family(sim::memory& m, sim_mode mode, const meta_params& params, const sim::launch_options& o = {});
+
+extern template void run_family<float>(sim::memory&, sim_mode, const family_params<float>&,
+                                       const sim::launch_options&);
+extern template void run_family<bf16>(sim::memory&, sim_mode, const family_params<bf16>&,
+                                      const sim::launch_options&);
+extern template void run_family<fp16>(sim::memory&, sim_mode, const family_params<fp16>&,
+                                      const sim::launch_options&);
 
 }  // namespace headroom
