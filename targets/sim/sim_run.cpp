@@ -16,8 +16,11 @@ void run_family(sim::memory& m, sim_mode mode, const meta_params& params, const 
   std::visit([&](const auto& p) { launch_family(launch, p); }, params);
 }
 
-template void run_family<float>(sim::memory&, sim_mode, const family_params<float>&, const sim::launch_options&);
-template void run_family<bf16>(sim::memory&, sim_mode, const family_params<bf16>&, const sim::launch_options&);
-template void run_family<fp16>(sim::memory&, sim_mode, const family_params<fp16>&, const sim::launch_options&);
+template void run_family<float>(sim::memory&, sim_mode, const family_params<float>&,
+                                const sim::launch_options&);
+template void run_family<bf16>(sim::memory&, sim_mode, const family_params<bf16>&,
+                               const sim::launch_options&);
+template void run_family<fp16>(sim::memory&, sim_mode, const family_params<fp16>&,
+                               const sim::launch_options&);
 
 }  // namespace headroom
