@@ -128,6 +128,7 @@ int run_root(const fuzz_options& o, const mpi_world& w, shard_runner& shard, fuz
   fuzz_summary s = col.finish();
   s.ranks = w.size;
   s.stopped_by = stopped_by;
+  if (const std::string b = shard.batches(); !b.empty()) s.batches = "rank 0's " + b;
   if (lost) s.stopped_by += "; " + std::to_string(lost) + " rank(s) did not report their end";
   print_fuzz_summary(o, s);
   const int code = s.found.empty() ? 0 : 1;

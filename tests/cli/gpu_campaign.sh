@@ -4,10 +4,11 @@
 # against the simulated worker (tests/gpu/sim_worker.cpp), so it runs without a device:
 #   1. model-wide (C1's mutant): the same counterexamples (signatures, shrunk sizes, file names) as
 #      --target sim on the same seed and case count, with --jobs 1 and --jobs 6;
-#   2. the fixed mirror (per-layer) is clean; the summary says what the batches did.
-# Usage: gpu_campaign.sh HEADROOM SIMWORKER
+#   2. the fixed mirror (per-layer) is clean; the summary says what the batches did;
+#   3. with MPIEXEC (and headroom_mpi built): the same under `mpirun -np 2`, a batcher per rank.
+# Usage: gpu_campaign.sh HEADROOM SIMWORKER [MPIEXEC]
 set -uo pipefail
-headroom="$1"; export HEADROOM_GPU_WORKER_BIN="$2"
+headroom="$1"; export HEADROOM_GPU_WORKER_BIN="$2"; mpiexec="${3:-}"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -28,6 +29,18 @@ for jobs in 1 6; do
   grep -qE "gpu batches: [0-9]+ runs in [0-9]+ batches" "$tmp/gpu$jobs.txt" || fail "no batch line"
 done
 echo "model-wide: $(grep -c '^  \[' "$tmp/sim.txt") counterexamples, the same as the simulator's"
+
+if [[ -n "$mpiexec" && -x "$(dirname "$headroom")/headroom_mpi" ]]; then
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_vader_single_copy_mechanism=none
+  timeout 300 "$mpiexec" -np 2 --oversubscribe "$headroom" fuzz --seed 12 --cases 60 --policy model-wide \
+    --target gpu --jobs 3 --out "$tmp/mpi" >"$tmp/mpi.txt" 2>&1
+  rc=$?
+  [[ $rc != 0 ]] || { cat "$tmp/mpi.txt"; fail "mpirun -np 2 --target gpu: exit 0, expected findings"; }
+  diff <(found "$tmp/sim.txt") <(found "$tmp/mpi.txt") || fail "2 ranks: other counterexamples than --target sim"
+  diff <(ls "$tmp/sim") <(ls "$tmp/mpi") || fail "2 ranks: other files than --target sim"
+  grep -q "2 ranks x 3 jobs" "$tmp/mpi.txt" || fail "2 ranks: no 2-rank summary"
+  echo "2 ranks: the same counterexamples"
+fi
 
 timeout 300 "$headroom" fuzz --seed 2026 --cases 80 --target gpu --jobs 4 >"$tmp/clean.txt" 2>&1
 rc=$?
