@@ -1,7 +1,8 @@
-// A campaign batch on the device (worker.hpp execute_batch): every case's buffers in one guarded
-// arena (inputs made on the device, device_memory), the cases' launches spread over a few streams
-// with no host synchronisation between them, then on the first stream the output check of every
-// attention case (batch_verdict.cuh) and one guard check over every band, and one read-back.
+// A campaign batch on the device (worker.hpp begin_batch / end_batch): every case's buffers in one
+// guarded arena (inputs made on the device, device_memory), the cases' launches spread over a few
+// streams with no host synchronisation between them, then on the first stream the output check of
+// every attention case (batch_verdict.cuh), one guard check over every band and one read-back;
+// end_batch waits for that and makes the verdicts.
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -60,7 +61,7 @@ struct pinned_array {
 
 constexpr int case_streams = 8;
 
-// This thread's streams and events, made once (creating them costs more than a small case).
+// A set of streams and events, made once (creating them costs more than a small case).
 struct stream_pool {
   cudaStream_t main = nullptr, cases[case_streams] = {};
   cudaEvent_t ready = nullptr, done[case_streams] = {};
