@@ -25,6 +25,25 @@ struct reference_view {
   int64_t heads = 0, kv_heads = 0, head_size = 0, block_size = 0, window = 0, width = 0, stride = 0;
 };
 
+// The keys a batch's token t sees: its request s (query_start[s] <= t < query_start[s + 1], by
+// bisection over the `seqs` requests), its position and the first key of its window.
+struct token_keys {
+  int64_t s = 0, pos = 0, first = 0;
+};
+HEADROOM_HOST_DEVICE inline token_keys keys_of_token(const int32_t* seq_lens, const int32_t* query_start,
+                                                     int64_t seqs, int64_t window, int64_t t) {
+  token_keys k;
+  int64_t s1 = seqs;
+  while (s1 - k.s > 1) {
+    const int64_t mid = (k.s + s1) / 2;
+    (query_start[mid] <= t ? k.s : s1) = mid;
+  }
+  const int64_t len = seq_lens[k.s], qn = query_start[k.s + 1] - query_start[k.s];
+  k.pos = len - qn + (t - query_start[k.s]);
+  k.first = window > 0 && k.pos - window + 1 > 0 ? k.pos - window + 1 : 0;
+  return k;
+}
+
 // o[0 .. head_size) = the attention output of (request s, its query token i, head h).
 template <class T>
 HEADROOM_HOST_DEVICE void reference_row(const reference_view<T>& r, int64_t s, int64_t i, int64_t h, float* o,

@@ -1,11 +1,13 @@
 // The campaign batcher (gpu_batcher.hpp).
 #include "targets/gpu/gpu_batcher.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <stdexcept>
 
 #include "targets/gpu/batch_case.hpp"
 #include "targets/gpu/memory/arena_layout.hpp"
+#include "targets/gpu/worker/serve.hpp"
 
 namespace headroom {
 
@@ -46,11 +48,11 @@ batcher_stats gpu_batcher::stats() const {
 }
 
 batch_outcome gpu_batcher::run(gpu::batch_case c) {
-  slot s{std::move(c), {}, false};
+  slot s{std::move(c), {}, false, {}};
   std::unique_lock<std::mutex> lock(mu_);
   pending_.push_back(&s);
   work_.notify_all();
-  done_.wait(lock, [&] { return s.done; });
+  s.ready.wait(lock, [&] { return s.done; });
   return std::move(s.out);
 }
 
@@ -64,12 +66,13 @@ struct gpu_batcher::flight {
   std::chrono::steady_clock::time_point t0;
 };
 
-// Up to two batches in flight per worker: while the oldest runs on the device, the next is formed
+// Up to opt_.in_flight batches per worker: while the oldest runs on the device, the next are formed
 // from whatever waits, sent and begun (serve.hpp); then the oldest answer is read. A batch waits
 // to fill (max_wait_us, all clients, max_cases) only when the worker has nothing in flight.
 void gpu_batcher::loop(gpu::worker_process& w) {
   using clock = std::chrono::steady_clock;
   std::deque<flight> flying;
+  const int depth = std::clamp(opt_.in_flight, 1, gpu::max_batches_in_flight);
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
     if (flying.empty()) {
@@ -81,7 +84,7 @@ void gpu_batcher::loop(gpu::worker_process& w) {
         return stopping_ || n >= opt_.max_cases || n >= clients_;
       });
     }
-    if (!pending_.empty() && flying.size() < 2) {
+    if (!pending_.empty() && static_cast<int>(flying.size()) < depth) {
       flight& f = flying.emplace_back();
       f.slots = take_batch();
       lock.unlock();
@@ -116,11 +119,11 @@ void gpu_batcher::loop(gpu::worker_process& w) {
       stats_.fill_gpu_ms += r.fill_gpu_ms, stats_.cases_gpu_ms += r.cases_gpu_ms;
       stats_.verdict_gpu_ms += r.verdict_gpu_ms, stats_.guard_gpu_ms += r.guard_gpu_ms;
       for (slot* s : f.slots) {
-        s->done = true;
         stats_.faults += s->out.verdict.faulted ? 1 : 0;
+        s->done = true;
+        s->ready.notify_one();
       }
     }
-    done_.notify_all();
   }
 }
 

@@ -1,7 +1,7 @@
 // The GPU campaign's oracle (docs/campaigns.md "The GPU campaign path"): every job thread of a
 // campaign hands its runs to one batcher, which sends them to one worker process in batches
 // (wire.hpp gpu_batch: inputs made on the device, one guarded arena, the output checked on the
-// device), two in flight per worker, and hands each thread its verdict. A batch that faults is
+// device), several in flight per worker, and hands each thread its verdict. A batch that faults is
 // replayed one case at a time, so the fault lands on its case and the others keep their verdicts;
 // the worker restarts by itself.
 #pragma once
@@ -27,6 +27,9 @@ struct batcher_options {
   int workers = 1;
   int max_cases = 1024;   // cases per batch at most
   int max_wait_us = 300;  // a batch leaves when full, when every client waits, or after this long
+  // Batches sent ahead per worker (at most gpu::max_batches_in_flight). On the H200 3 beat 2 and 4
+  // (docs/campaigns.md).
+  int in_flight = 3;
   // Each case gets the single run's layout (bands, slack, its own tail), so an overrun lands where
   // it would in a run of its own, never in another case; the tail is capped lower, and a batch's
   // arena at max_arena_bytes (a case larger than that runs alone).
@@ -67,10 +70,13 @@ class gpu_batcher {
   batcher_stats stats() const;
 
  private:
+  // A waiting run: its thread sleeps on its own condition, woken (under mu_, before the slot can
+  // go away) only when its batch is back, not whenever any batch is.
   struct slot {
     gpu::batch_case c;
     batch_outcome out;
     bool done = false;
+    std::condition_variable ready;
   };
   struct flight;
   void loop(gpu::worker_process& w);
@@ -83,7 +89,7 @@ class gpu_batcher {
   batcher_options opt_;
   std::vector<std::unique_ptr<gpu::worker_process>> workers_;
   mutable std::mutex mu_;
-  std::condition_variable work_, done_;
+  std::condition_variable work_;
   std::deque<slot*> pending_;
   int clients_ = 0;
   bool stopping_ = false;

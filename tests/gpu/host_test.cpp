@@ -8,6 +8,7 @@
 #include "targets/gpu/gpu_executor.hpp"
 #include <cstdlib>
 
+#include "targets/gpu/worker/verdict_split.hpp"
 #include "targets/gpu/worker/worker_process.hpp"
 #include "tests/gpu/gpu_cases.hpp"
 
@@ -118,6 +119,46 @@ TEST(gpu_arena, layout_bands_caps_and_tail) {
   EXPECT_GE(bytes, prev_after + tail);
   EXPECT_LT(bytes, prev_after + tail + 16);
   EXPECT_EQ(bytes % 16, 0);
+}
+
+// The output check's work items (verdict_split.hpp), by hand: request 0 has 3 keys and 2 query
+// tokens (positions 1 and 2), request 1 has 600 keys and 1 token (position 599): 1, 1 and 3
+// chunks of 256 keys, per head.
+TEST(gpu_verdict_split, items_by_hand) {
+  using gpu::split_verdict, gpu::verdict_items, gpu::verdict_split;
+  const int32_t lens[] = {3, 600}, starts[] = {0, 2, 3};
+  EXPECT_EQ(verdict_items(lens, starts, 2, 3, 2, 0), (std::vector<int64_t>{0, 2, 4, 10}));
+  EXPECT_EQ(verdict_items(lens, starts, 2, 3, 2, 100), (std::vector<int64_t>{0, 2, 4, 6}));  // a window
+  EXPECT_EQ(verdict_items(nullptr, nullptr, 2, 3, 2, 0), (std::vector<int64_t>{0, 2, 4, 6}));
+  EXPECT_EQ(verdict_items(lens, starts, 2, 3, 2, 0, 256, 9), (std::vector<int64_t>{0, 2, 4, 6}));  // too many
+  EXPECT_EQ(verdict_items(lens, starts, 2, 3, 1, 0, 600), (std::vector<int64_t>{0, 1, 2, 3}));
+  EXPECT_EQ(verdict_items(lens, starts, 2, 3, 1, 0, 599), (std::vector<int64_t>{0, 1, 2, 4}));
+  // One decode token over 2^20 keys, 64 heads of 128: 256-key chunks would be 262,144 items of
+  // 130 floats, over 64 MiB (129,055 items); 1,024-key chunks make 65,536.
+  const int32_t long_len[] = {1 << 20}, one[] = {0, 1};
+  const verdict_split v = split_verdict(long_len, one, 1, 1, 64, 128, 0);
+  EXPECT_EQ(v.chunk, 1024);
+  EXPECT_EQ(v.items, (std::vector<int64_t>{0, 65536}));
+}
+
+// Every key of a row lands in exactly one chunk, whether the device's row is as long as the host
+// planned, shorter or longer (the last chunk takes the rest; chunks past the end are empty).
+TEST(gpu_verdict_split, chunks_cover_every_key_once) {
+  using gpu::chunk_range, gpu::key_range;
+  for (int64_t first : {0, 5, 300})
+    for (int64_t pos : {first - 1, first, first + 255, first + 256, first + 1000})
+      for (int64_t n : {1, 2, 4, 9}) {
+        std::vector<int> seen(static_cast<std::size_t>(pos - first + 1 > 0 ? pos - first + 1 : 0), 0);
+        for (int64_t c = 0; c < n; ++c) {
+          const key_range r = chunk_range(first, pos, c, n, 256);
+          for (int64_t k = r.lo; k <= r.hi; ++k) {
+            ASSERT_GE(k, first);
+            ASSERT_LE(k, pos);
+            ++seen[static_cast<std::size_t>(k - first)];
+          }
+        }
+        for (int x : seen) EXPECT_EQ(x, 1) << first << " " << pos << " " << n;
+      }
 }
 
 }  // namespace

@@ -10,12 +10,14 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <stdexcept>
 #include <utility>
 
 #include "targets/gpu/launch/cuda_try.hpp"
 #include "targets/gpu/memory/fill_ops.cuh"
 #include "targets/gpu/memory/guard_bands.cuh"
+#include "targets/gpu/worker/serve.hpp"
 
 namespace headroom::gpu {
 
@@ -54,9 +56,9 @@ band_stats* pinned_results() {
 // cudaMalloc maps fresh pages (tens of microseconds for a few MiB) and cudaFree synchronises the
 // device, so a set-up allocates only when the kept block is smaller. Freed at thread exit (errors
 // ignored: the context may be gone by then).
-// Two blocks are kept: a campaign worker has two batches in flight (batch.cu), each with its arena.
+// A block is kept per campaign batch in flight (serve.hpp), each with its arena.
 struct kept_block {
-  static constexpr int slots = 2;
+  static constexpr int slots = max_batches_in_flight;
   std::byte* p[slots] = {};
   std::size_t bytes[slots] = {};
   ~kept_block() {
@@ -191,7 +193,7 @@ void device_memory::fill_buffers(const Upload& upload) {
   constexpr int64_t max_staged = int64_t{1} << 20;
   std::vector<fill::op> ops;
   std::vector<std::byte> staged;
-  int64_t widest = 0;  // the largest buffer: blocks per operation
+  int64_t tiles = 0;  // blocks of the launch
   for (std::size_t i = 0; i < bufs_.size(); ++i) {
     const wire_buffer& b = *bufs_[i];
     fill::op o;
@@ -211,7 +213,8 @@ void device_memory::fill_buffers(const Upload& upload) {
       staged.insert(staged.end(), b.data.begin(), b.data.end());
       staged.resize(static_cast<std::size_t>(round_up(static_cast<int64_t>(staged.size()), 16)));
     }
-    widest = std::max(widest, o.bytes);
+    o.tile0 = tiles;
+    tiles += fill::tiles_of(o.bytes);
     ops.push_back(o);
   }
   if (ops.empty()) return;
@@ -222,10 +225,10 @@ void device_memory::fill_buffers(const Upload& upload) {
   if (!staged.empty()) std::memcpy(host.data() + ops_bytes, staged.data(), staged.size());
   stage_ = kept_stage.take(host.size(), stage_bytes_);
   upload(stage_, host.data(), host.size());
-  const int n = static_cast<int>(ops.size());
-  const auto per_op = static_cast<unsigned>(std::clamp<int64_t>(widest / (16 * 256 * 8), 1, 128));
-  fill::run_ops<<<dim3(per_op, static_cast<unsigned>(std::min(n, 65535))), 256, 0, stream_>>>(
-      reinterpret_cast<const fill::op*>(stage_), n, stage_ + ops_bytes);
+  if (tiles > std::numeric_limits<int32_t>::max() || ops.size() > std::numeric_limits<int32_t>::max())
+    throw std::invalid_argument("gpu buffers: too many bytes to fill in one launch");
+  fill::run_ops<<<static_cast<unsigned>(tiles), 256, 0, stream_>>>(
+      reinterpret_cast<const fill::op*>(stage_), static_cast<int>(ops.size()), stage_ + ops_bytes);
   HEADROOM_CUDA_TRY(cudaGetLastError());
 }
 

@@ -16,6 +16,7 @@
 #include "targets/gpu/launch/dispatch.hpp"
 #include "targets/gpu/memory/device_memory.hpp"
 #include "targets/gpu/worker/batch_verdict.cuh"
+#include "targets/gpu/worker/serve.hpp"
 #include "targets/gpu/worker/worker.hpp"
 
 namespace headroom::gpu {
@@ -78,16 +79,39 @@ struct stream_pool {
   }
 };
 
-// Two pools: a batch in flight uses one while the next is begun on the other (serve.hpp).
-stream_pool& streams(int which) {
-  thread_local stream_pool pools[2];
-  return pools[which];
+// A pool per batch in flight (serve.hpp), taken in turn: batches end in order, so a pool's batch has
+// ended before the pool is taken again.
+stream_pool& next_streams() {
+  thread_local stream_pool pools[max_batches_in_flight];
+  thread_local int turn = 0;
+  stream_pool& p = pools[turn];
+  turn = (turn + 1) % max_batches_in_flight;
+  return p;
 }
 
-// The cases of element type T with a reference, as verdict jobs (stats: slot k of `stats`).
+// A host copy of an int32 input's first n values, when the host sent them (empty otherwise).
+std::vector<int32_t> host_ints(const wire_buffer& b, int64_t n) {
+  std::vector<int32_t> out;
+  if (b.scratch || b.gen != value_gen::none || b.elem_bytes != 4 || n < 1 ||
+      static_cast<int64_t>(b.data.size()) < 4 * n)
+    return out;
+  out.resize(static_cast<std::size_t>(n));
+  std::memcpy(out.data(), b.data.data(), out.size() * sizeof(int32_t));
+  return out;
+}
+
+// The cases of element type T with a reference, as verdict jobs (stats: slot k of `stats`), and
+// their work items (verdict_split.hpp): `items` gets each job's token offsets, `floats` counts the
+// partial sums, `offsets` holds each job's place in both. The device pointers (items, parts) are set once
+// those arrays exist.
+struct job_offsets {
+  std::size_t items = 0;
+  int64_t floats = 0;
+};
 template <class T>
 void add_jobs(const gpu_batch& b, const std::vector<std::vector<void*>>& ptrs, batch::verdict_stats* stats,
-              std::vector<batch::verdict_job<T>>& jobs, int64_t& rows, elem_type type) {
+              std::vector<batch::verdict_job<T>>& jobs, std::vector<job_offsets>& offsets,
+              std::vector<int64_t>& items, int64_t& rows, int64_t& n_items, int64_t& floats, elem_type type) {
   for (std::size_t i = 0; i < b.cases.size(); ++i) {
     const batch_case& c = b.cases[i];
     if (!c.compare || c.rq.type != type) continue;
@@ -116,8 +140,18 @@ void add_jobs(const gpu_batch& b, const std::vector<std::vector<void*>>& ptrs, b
               r.width,
               r.stride};
     j.out = static_cast<const T*>(at(r.output));
-    j.seqs = r.seqs, j.rows = r.tokens * r.heads, j.row0 = rows;
+    j.seqs = r.seqs, j.tokens = r.tokens, j.rows = r.tokens * r.heads, j.row0 = rows;
     j.atol = r.atol, j.rtol = r.rtol, j.stats = stats + i;
+    const auto lens = host_ints(c.rq.buffers[static_cast<std::size_t>(r.seq_lens)], r.seqs);
+    const auto starts = host_ints(c.rq.buffers[static_cast<std::size_t>(r.query_start)], r.seqs + 1);
+    const bool known = !lens.empty() && !starts.empty();
+    const verdict_split split = split_verdict(known ? lens.data() : nullptr, known ? starts.data() : nullptr,
+                                              r.seqs, r.tokens, r.heads, r.head_size, r.window);
+    j.chunk = split.chunk, j.item0 = n_items;
+    offsets.push_back({items.size(), floats});
+    items.insert(items.end(), split.items.begin(), split.items.end());
+    n_items += split.items.back();
+    floats += split.items.back() * (r.head_size + 2);
     rows += j.rows;
     jobs.push_back(j);
   }
@@ -126,18 +160,30 @@ void add_jobs(const gpu_batch& b, const std::vector<std::vector<void*>>& ptrs, b
 template <class T>
 void launch_verdicts(const gpu_batch& b, const std::vector<std::vector<void*>>& ptrs,
                      batch::verdict_stats* stats, elem_type type, cudaStream_t s,
-                     std::vector<std::unique_ptr<device_array<batch::verdict_job<T>>>>& keep) {
+                     std::vector<std::unique_ptr<device_array<std::byte>>>& keep) {
   std::vector<batch::verdict_job<T>> jobs;
-  int64_t rows = 0;
-  add_jobs<T>(b, ptrs, stats, jobs, rows, type);
+  std::vector<job_offsets> at;
+  std::vector<int64_t> items;
+  int64_t rows = 0, n_items = 0, floats = 0;
+  add_jobs<T>(b, ptrs, stats, jobs, at, items, rows, n_items, floats, type);
   if (jobs.empty() || rows == 0) return;
-  auto& d = keep.emplace_back(std::make_unique<device_array<batch::verdict_job<T>>>(jobs.size(), s));
+  const auto array = [&](std::size_t bytes) {
+    return reinterpret_cast<void*>(keep.emplace_back(std::make_unique<device_array<std::byte>>(bytes, s))->p);
+  };
+  auto* d_items = static_cast<int64_t*>(array(items.size() * sizeof(int64_t)));
+  auto* d_parts = static_cast<float*>(array(static_cast<std::size_t>(floats) * sizeof(float)));
+  auto* d_jobs = static_cast<batch::verdict_job<T>*>(array(jobs.size() * sizeof(jobs[0])));
+  for (std::size_t i = 0; i < jobs.size(); ++i)
+    jobs[i].items = d_items + at[i].items, jobs[i].parts = d_parts + at[i].floats;
   HEADROOM_CUDA_TRY(
-      cudaMemcpyAsync(d->p, jobs.data(), jobs.size() * sizeof(jobs[0]), cudaMemcpyHostToDevice, s));
-  constexpr int64_t threads = 128, rows_per_block = threads / 32;  // a warp per row
-  batch::verdict_rows<T>
-      <<<static_cast<unsigned>((rows + rows_per_block - 1) / rows_per_block), threads, 0, s>>>(
-          d->p, static_cast<int>(jobs.size()), rows);
+      cudaMemcpyAsync(d_items, items.data(), items.size() * sizeof(int64_t), cudaMemcpyHostToDevice, s));
+  HEADROOM_CUDA_TRY(
+      cudaMemcpyAsync(d_jobs, jobs.data(), jobs.size() * sizeof(jobs[0]), cudaMemcpyHostToDevice, s));
+  constexpr int64_t threads = 128, warps = threads / 32;
+  const auto blocks = [&](int64_t n) { return static_cast<unsigned>((n + warps - 1) / warps); };
+  batch::verdict_parts<T><<<blocks(n_items), threads, 0, s>>>(d_jobs, static_cast<int>(jobs.size()), n_items);
+  HEADROOM_CUDA_TRY(cudaGetLastError());
+  batch::verdict_rows<T><<<blocks(rows), threads, 0, s>>>(d_jobs, static_cast<int>(jobs.size()), rows);
   HEADROOM_CUDA_TRY(cudaGetLastError());
 }
 
@@ -150,9 +196,7 @@ struct batch_in_flight {
   std::vector<std::size_t> first;  // each case's first buffer in the arena's list
   std::unique_ptr<device_memory> mem;
   std::unique_ptr<device_array<batch::verdict_stats>> stats;
-  std::vector<std::unique_ptr<device_array<batch::verdict_job<float>>>> jobs_f;
-  std::vector<std::unique_ptr<device_array<batch::verdict_job<bf16>>>> jobs_b;
-  std::vector<std::unique_ptr<device_array<batch::verdict_job<fp16>>>> jobs_h;
+  std::vector<std::unique_ptr<device_array<std::byte>>> verdict_arrays;  // jobs, items, partial sums
   gpu_batch_response resp;
   clock_type::time_point t0;
   bool failed = false;
@@ -202,9 +246,9 @@ void enqueue(batch_in_flight& f) {
     HEADROOM_CUDA_TRY(cudaStreamWaitEvent(sp.main, sp.done[k], 0));
   }
   HEADROOM_CUDA_TRY(cudaEventRecord(sp.mark[2], sp.main));
-  launch_verdicts<float>(b, ptrs, f.stats->p, elem_type::f32, sp.main, f.jobs_f);
-  launch_verdicts<bf16>(b, ptrs, f.stats->p, elem_type::bf16, sp.main, f.jobs_b);
-  launch_verdicts<fp16>(b, ptrs, f.stats->p, elem_type::fp16, sp.main, f.jobs_h);
+  launch_verdicts<float>(b, ptrs, f.stats->p, elem_type::f32, sp.main, f.verdict_arrays);
+  launch_verdicts<bf16>(b, ptrs, f.stats->p, elem_type::bf16, sp.main, f.verdict_arrays);
+  launch_verdicts<fp16>(b, ptrs, f.stats->p, elem_type::fp16, sp.main, f.verdict_arrays);
   HEADROOM_CUDA_TRY(cudaEventRecord(sp.mark[3], sp.main));
   f.mem->check_guards(0);
   HEADROOM_CUDA_TRY(cudaEventRecord(sp.mark[4], sp.main));
@@ -257,13 +301,11 @@ void fail(batch_in_flight& f, const std::exception& e) {
 }  // namespace
 
 std::shared_ptr<batch_in_flight> begin_batch(gpu_batch&& b) {
-  thread_local int parity = 0;
   auto f = std::make_shared<batch_in_flight>();
   f->b = std::move(b);
   f->t0 = clock_type::now();
   try {
-    f->sp = &streams(parity);
-    parity ^= 1;
+    f->sp = &next_streams();
     enqueue(*f);
   } catch (const std::exception& e) {
     fail(*f, e);

@@ -1,8 +1,9 @@
-// The device side of a campaign batch's output check (batch.cu includes this, nothing else): one
-// warp per (token, head) row of every attention case of one element type computes the fp32
-// reference of the row (the host reference's definition, kernels/reference_row.hpp, summed in
-// another order: an online softmax over the keys) and compares the case's output row with it,
-// counting bad and never-written elements into the case's verdict.
+// The device side of a campaign batch's output check (batch.cu includes this, nothing else): the
+// fp32 reference of every (token, head) row of every attention case of one element type (the host
+// reference's definition, kernels/reference_row.hpp, summed in another order), compared with the
+// case's output, bad and never-written elements counted into the case's verdict. Two kernels: one
+// warp per work item (a chunk of a row's keys, verdict_split.hpp) keeps an online softmax over its
+// keys and writes its partial sums; one warp per row merges its chunks and compares.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -11,6 +12,7 @@
 
 #include "kernels/attention_common.hpp"
 #include "kernels/reference_row.hpp"
+#include "targets/gpu/worker/verdict_split.hpp"
 
 namespace headroom::gpu::batch {
 
@@ -24,12 +26,28 @@ template <class T>
 struct verdict_job {
   reference_view<T> view;
   const T* out = nullptr;
-  int64_t seqs = 0;  // requests (query_start has seqs + 1 entries)
-  int64_t rows = 0;  // covered tokens x heads
-  int64_t row0 = 0;  // this job's first row in the launch
+  int64_t seqs = 0;                // requests (query_start has seqs + 1 entries)
+  int64_t tokens = 0;              // covered tokens
+  int64_t rows = 0;                // tokens x heads
+  int64_t row0 = 0;                // this job's first row in the launch
+  const int64_t* items = nullptr;  // tokens + 1 work item offsets (verdict_split.hpp)
+  int64_t item0 = 0;               // this job's first work item in the launch
+  int64_t chunk = 0;               // keys per work item (the last of a row takes the rest)
+  float* parts = nullptr;          // per item: largest score, sum of exponentials, head_size values
   double atol = 0, rtol = 0;
   verdict_stats* stats = nullptr;
 };
+
+// The last index i in [0, n) with at(i) <= x, for at() non-decreasing and at(0) <= x.
+template <class I, class At>
+__device__ I last_at_or_below(I n, int64_t x, const At& at) {
+  I lo = 0, hi = n;
+  while (hi - lo > 1) {
+    const I mid = lo + (hi - lo) / 2;
+    (at(mid) <= x ? lo : hi) = mid;
+  }
+  return lo;
+}
 
 template <class T>
 __device__ bool poisoned(T v) {
@@ -39,33 +57,25 @@ __device__ bool poisoned(T v) {
     return reinterpret_cast<const uint16_t&>(v) == 0xFFFFu;
 }
 
-// One warp per row: the lanes split the head dimension (lane owns d = lane + 32 k), sum each key's
-// score across the warp and keep an online softmax over the visible keys in order, so a row of
-// thousands of keys costs head_size / 32 products per key and lane. (An empty row, pos < first,
-// divides 0 by 0: NaN, a mismatch, as on the host.)
+// One warp per work item: the lanes split the head dimension (lane owns d = lane + 32 k), sum each
+// key's score across the warp and keep an online softmax over the item's keys in order; the item
+// writes its largest score, its sum of exponentials and its weighted values to parts.
 template <class T>
-__global__ void verdict_rows(const verdict_job<T>* jobs, int n_jobs, int64_t total_rows) {
+__global__ void verdict_parts(const verdict_job<T>* jobs, int n_jobs, int64_t total_items) {
   constexpr int per_lane = static_cast<int>(max_kernel_head_size / 32);
-  const int64_t r = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+  const int64_t it = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
   const int lane = static_cast<int>(threadIdx.x % 32);
-  if (r >= total_rows) return;  // a whole warp: r is the same for its lanes
-  int lo = 0, hi = n_jobs;      // the last job whose first row is <= r
-  while (hi - lo > 1) {
-    const int mid = (lo + hi) / 2;
-    (jobs[mid].row0 <= r ? lo : hi) = mid;
-  }
-  const verdict_job<T>& j = jobs[lo];
+  if (it >= total_items) return;  // a whole warp: it is the same for its lanes
+  const verdict_job<T>& j = jobs[last_at_or_below(n_jobs, it, [&](int i) { return jobs[i].item0; })];
   const reference_view<T>& v = j.view;
-  const int64_t local = r - j.row0, H = v.heads, D = v.head_size, G = H / v.kv_heads, bs = v.block_size;
-  const int64_t t = local / H, h = local % H;
-  int64_t s = 0, s1 = j.seqs;  // the request holding token t: query_start[s] <= t < query_start[s + 1]
-  while (s1 - s > 1) {
-    const int64_t mid = (s + s1) / 2;
-    (v.query_start[mid] <= t ? s : s1) = mid;
-  }
-  const int64_t len = v.seq_lens[s], qn = v.query_start[s + 1] - v.query_start[s];
-  const int64_t pos = len - qn + (t - v.query_start[s]);
-  const int64_t first = v.window > 0 && pos - v.window + 1 > 0 ? pos - v.window + 1 : 0;
+  const int64_t local = it - j.item0, H = v.heads, D = v.head_size, G = H / v.kv_heads, bs = v.block_size;
+  const int64_t t = last_at_or_below(j.tokens, local, [&](int64_t i) { return j.items[i]; });
+  const int64_t n = (j.items[t + 1] - j.items[t]) / H;  // the chunks of each of the token's rows
+  if (n < 1) return;
+  const int64_t h = (local - j.items[t]) / n, c = (local - j.items[t]) % n;
+  const token_keys tk = keys_of_token(v.seq_lens, v.query_start, j.seqs, v.window, t);
+  const key_range keys = chunk_range(tk.first, tk.pos, c, n, j.chunk);
+  const int64_t s = tk.s, lo = keys.lo, hi = keys.hi;
   const float scale = 1.0f / sqrtf(static_cast<float>(D));
   const T* qr = v.q + (t * H + h) * D;
   float o[per_lane], m = -INFINITY, l = 0.0f;
@@ -74,12 +84,12 @@ __global__ void verdict_rows(const verdict_job<T>* jobs, int n_jobs, int64_t tot
   // Keys in groups of `step`: their scores summed across the warp together (independent shuffle
   // chains), then one update of the running maximum and sum.
   constexpr int step = 4;
-  for (int64_t key0 = first; key0 <= pos; key0 += step) {
+  for (int64_t key0 = lo; key0 <= hi; key0 += step) {
     int64_t row[step];
     float score[step];
 #pragma unroll
     for (int u = 0; u < step; ++u) {
-      const int64_t key = key0 + u <= pos ? key0 + u : pos;  // past the end: a repeat, weight 0 below
+      const int64_t key = key0 + u <= hi ? key0 + u : hi;  // past the end: a repeat, weight 0 below
       row[u] = ((v.block_table[s * v.width + key / bs] * bs + key % bs) * v.kv_heads + h / G) * v.stride;
       float part = 0.0f;
 #pragma unroll
@@ -92,11 +102,11 @@ __global__ void verdict_rows(const verdict_job<T>* jobs, int n_jobs, int64_t tot
       for (int u = 0; u < step; ++u) score[u] += __shfl_xor_sync(0xFFFFFFFFu, score[u], off);
     float m2 = m;
 #pragma unroll
-    for (int u = 0; u < step; ++u) m2 = key0 + u <= pos ? fmaxf(m2, score[u] * scale) : m2;
+    for (int u = 0; u < step; ++u) m2 = key0 + u <= hi ? fmaxf(m2, score[u] * scale) : m2;
     const float keep = expf(m - m2);  // 0 at the first group
     float p[step];
 #pragma unroll
-    for (int u = 0; u < step; ++u) p[u] = key0 + u <= pos ? expf(score[u] * scale - m2) : 0.0f;
+    for (int u = 0; u < step; ++u) p[u] = key0 + u <= hi ? expf(score[u] * scale - m2) : 0.0f;
     l *= keep;
 #pragma unroll
     for (int u = 0; u < step; ++u) l += p[u];
@@ -109,6 +119,40 @@ __global__ void verdict_rows(const verdict_job<T>* jobs, int n_jobs, int64_t tot
       o[k] = acc;
     }
     m = m2;
+  }
+  float* out = j.parts + local * (D + 2);
+  if (lane == 0) out[0] = m, out[1] = l;
+#pragma unroll
+  for (int k = 0; k < per_lane; ++k)
+    if (lane + 32 * k < D) out[2 + lane + 32 * k] = o[k];
+}
+
+// One warp per row: the row's chunks merged (each scaled by exp(its max - the row's max); a chunk
+// without keys weighs 0, a row without keys is 0 / 0, NaN) and the output compared with the result.
+template <class T>
+__global__ void verdict_rows(const verdict_job<T>* jobs, int n_jobs, int64_t total_rows) {
+  constexpr int per_lane = static_cast<int>(max_kernel_head_size / 32);
+  const int64_t r = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+  const int lane = static_cast<int>(threadIdx.x % 32);
+  if (r >= total_rows) return;
+  const verdict_job<T>& j = jobs[last_at_or_below(n_jobs, r, [&](int i) { return jobs[i].row0; })];
+  const int64_t local = r - j.row0, H = j.view.heads, D = j.view.head_size;
+  const int64_t t = local / H, h = local % H;
+  const int64_t n = (j.items[t + 1] - j.items[t]) / H;
+  const float* part = j.parts + (j.items[t] + h * n) * (D + 2);
+  float mx = -INFINITY;
+  for (int64_t c = lane; c < n; c += 32) mx = fmaxf(mx, part[c * (D + 2)]);
+  for (int off = 16; off > 0; off /= 2) mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, off));
+  float o[per_lane], l = 0.0f;
+#pragma unroll
+  for (int k = 0; k < per_lane; ++k) o[k] = 0.0f;
+  for (int64_t c = 0; c < n; ++c) {
+    const float* p = part + c * (D + 2);
+    const float w = p[0] == -INFINITY ? 0.0f : expf(p[0] - mx);
+    l += w * p[1];
+#pragma unroll
+    for (int k = 0; k < per_lane; ++k)
+      if (lane + 32 * k < D) o[k] += w * p[2 + lane + 32 * k];
   }
   unsigned long long bad = 0, unwritten = 0, first_bad = ~0ull;
   float worst = 0.0f;

@@ -11,9 +11,11 @@
 namespace headroom::gpu {
 
 // A campaign batch is begun (its work enqueued on the device) and ended (waited for, its verdicts
-// made) apart: when the next batch has arrived by the time one was begun, it is begun before the
-// first is ended, so the host side of one overlaps the device side of the other. Responses keep
-// the requests' order; at most two batches are in flight.
+// made) apart: a batch that has arrived is begun before the ones in flight are ended, so the host
+// side of one overlaps the device side of the others and the device has several batches' work.
+// Responses keep the requests' order; the worker holds fewer than max_batches_in_flight begun
+// batches between reads (the batcher decides how many it sends ahead, at most that many).
+inline constexpr int max_batches_in_flight = 4;
 struct worker_handlers {
   std::function<gpu_response(const gpu_request&)> run;
   std::function<std::shared_ptr<void>(gpu_batch&&)> begin_batch;

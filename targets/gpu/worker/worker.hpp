@@ -20,7 +20,7 @@ gpu_response execute(const gpu_request& r);
 // A campaign batch (wire.hpp gpu_batch): every case once, guarded, in one arena; the verdicts.
 // begin_batch enqueues its work and returns at once; end_batch waits for it. A fault the batch
 // cannot attribute comes back as response.faulted (worker_exiting when the context is lost). At
-// most two batches may be in flight (serve.hpp).
+// most max_batches_in_flight batches may be in flight (serve.hpp).
 struct batch_in_flight;
 std::shared_ptr<batch_in_flight> begin_batch(gpu_batch&& b);
 gpu_batch_response end_batch(batch_in_flight& f);
