@@ -13,8 +13,13 @@
 
 // Full unrolling of loops over register arrays (nvcc keeps them in registers only when every index
 // is a compile-time constant), and no unrolling where a full unroll would let nvcc hoist every load
-// of a loop (register pressure); the host compiler does not know the pragma.
-#if defined(__CUDACC__)
+// of a loop (register pressure); the host compiler does not know the pragma. A unit built with
+// HEADROOM_COMPACT_BODIES (the device-checked build, targets/gpu/CMakeLists.txt) unrolls nothing:
+// the same arithmetic, arrays in local memory, a fraction of the code and of the compile time.
+#if defined(__CUDACC__) && defined(HEADROOM_COMPACT_BODIES)
+#define HEADROOM_UNROLL _Pragma("unroll 1")
+#define HEADROOM_NO_UNROLL _Pragma("unroll 1")
+#elif defined(__CUDACC__)
 #define HEADROOM_UNROLL _Pragma("unroll")
 #define HEADROOM_NO_UNROLL _Pragma("unroll 1")
 #else
