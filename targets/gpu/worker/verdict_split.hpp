@@ -18,7 +18,8 @@ inline constexpr int64_t verdict_chunk_keys = 256;  // the shortest chunk
 struct key_range {
   int64_t lo = 0, hi = -1;
 };
-HEADROOM_HOST_DEVICE inline key_range chunk_range(int64_t first, int64_t pos, int64_t c, int64_t n, int64_t chunk) {
+HEADROOM_HOST_DEVICE inline key_range chunk_range(int64_t first, int64_t pos, int64_t c, int64_t n,
+                                                  int64_t chunk) {
   const int64_t lo = first + c * chunk;
   return {lo, c == n - 1 || lo + chunk - 1 > pos ? pos : lo + chunk - 1};
 }
@@ -57,8 +58,8 @@ struct verdict_split {
   int64_t chunk = verdict_chunk_keys;
   std::vector<int64_t> items;
 };
-inline verdict_split split_verdict(const int32_t* seq_lens, const int32_t* query_start, int64_t seqs, int64_t tokens,
-                                   int64_t heads, int64_t head_size, int64_t window) {
+inline verdict_split split_verdict(const int32_t* seq_lens, const int32_t* query_start, int64_t seqs,
+                                   int64_t tokens, int64_t heads, int64_t head_size, int64_t window) {
   const int64_t budget = std::max<int64_t>((int64_t{16} << 20) / (head_size + 2), 4 * tokens * heads);
   verdict_split v;
   for (;;) {
