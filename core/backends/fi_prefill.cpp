@@ -77,6 +77,7 @@ fi_prefill_plan plan_fi_prefill(int64_t builder_heads, int64_t kv_heads, int64_t
     throw input_error("flashinfer", "num_kv_heads", std::to_string(kv_heads),
                       "at least 1 (and num_qo_heads too)");
   fi_prefill_plan p;
+  p.cuda_graph = o.cuda_graph;
   // FlashInfer raises when num_qo_heads is not a multiple of num_kv_heads; a builder planning with
   // a model-wide count can hit that (recorded; the plan then packs floor(H / KV) rows, at least 1).
   p.group_divisible = builder_heads % kv_heads == 0;

@@ -91,6 +91,7 @@ struct fi_prefill_plan {
   int64_t builder_heads = 0, kv_heads = 0, head_size = 0, batch_size = 0;
   bool group_divisible = true;  // num_qo_heads % num_kv_heads == 0 (else FlashInfer's plan raises)
   bool split_kv = false;
+  bool cuda_graph = false;        // enable_cuda_graph (one more int part: total_num_rows)
   int64_t cta_tile_q = 16;        // 16 / 32 / 64 / 128 (FA2DetermineCtaTileQ)
   int64_t kv_chunk_size = 0;      // kv_chunk_size_ptr[0], int32 as stored (tokens)
   int64_t new_batch_size = 0;     // work entries written: (request, qo tile, kv chunk)
@@ -118,6 +119,23 @@ struct fi_prefill_run {
 // total) for each of the layer's heads, so that is the scratch need; and the (token, head) rows no
 // planned tile covers.
 fi_prefill_run fi_prefill_needs(const fi_prefill_plan& p, const rank_layer& l, const batch& b);
+
+// FlashInfer's plan carves its parts out of two workspaces with AlignedAllocator: each part starts
+// at the next multiple of its alignment, and the plan raises ("Buffer overflow when allocating
+// memory for ...") when a part does not fit. These are the bytes from a workspace's start to the
+// end of the plan's last part there, alignment padding included (scheduler.cuh at fb28d72):
+// - the int workspace (DecodePlanImpl): request_indices and kv_tile_indices (P int32 each),
+//   o_indptr (P + 1), kv_chunk_size (one int32, alignment 1), block_valid_mask (P bytes, only when
+//   split); alignment 16 but for the chunk size;
+// - the int workspace (PrefillPlanImpl): request_indices, qo_tile_indices, kv_tile_indices (P
+//   each), o_indptr (batch_size + 1), kv_chunk_size (alignment 1), total_num_rows (one uint32,
+//   only with CUDA graphs), merge_indptr (total_num_rows + 1) and block_valid_mask (P bytes), both
+//   only when split;
+// - the float workspace: tmp_v, then tmp_s (only when split; `parts` are the plan's buffers).
+// FlashInfer copies the used int bytes from its page-locked host buffer, which must hold them too.
+int64_t fi_int_workspace_bytes(const fi_decode_plan& p);
+int64_t fi_int_workspace_bytes(const fi_prefill_plan& p);
+int64_t fi_float_workspace_bytes(const std::vector<buffer_plan>& parts);
 
 // FA2DetermineCtaTileQ: the query tile height for a packed query length.
 int64_t fi_cta_tile_q(int64_t packed_qo_len, int64_t head_dim, int64_t kv_dtype_bytes,

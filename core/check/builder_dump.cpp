@@ -17,7 +17,8 @@ namespace {
 
 // The engine's name of each mirror buffer, per backend: vLLM's TritonAttentionMetadataBuilder; its
 // FlashInfer builder (the float workspace FlashInfer's plan carves tmp_v / tmp_s out of per step,
-// the persistent per-request buffers); its FlashAttention builder on FA3 (the scheduler metadata)
+// the int workspace and its page-locked host copy the plan's index arrays go to, the persistent
+// per-request buffers); its FlashAttention builder on FA3 (the scheduler metadata)
 // and the model runner's persistent query_start_loc and seq_lens.
 struct name_pair {
   backend be;
@@ -29,6 +30,8 @@ constexpr name_pair names[] = {
     {backend::triton, "softmax_segm_max", "segm_max"},
     {backend::triton, "softmax_segm_expsum", "segm_expsum"},
     {backend::flashinfer, "float_workspace_buffer", "float_workspace"},
+    {backend::flashinfer, "int_workspace_buffer", "int_workspace"},
+    {backend::flashinfer, "page_locked_int_workspace_buffer", "page_locked_int_workspace"},
     {backend::flashinfer, "paged_kv_indptr", "paged_kv_indptr"},
     {backend::flashinfer, "paged_kv_last_page_len", "paged_kv_last_page_len"},
     {backend::fa3, "scheduler_metadata", "scheduler_metadata"},

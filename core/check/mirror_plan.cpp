@@ -12,6 +12,9 @@ namespace {
 
 // vLLM's FlashInfer float workspace (PR #48428): max(394 MiB, max_num_batched_tokens * H_b * D * 16).
 inline constexpr int64_t fi_workspace_floor = int64_t{394} << 20;
+// FlashInfer's wrappers allocate an 8 MiB int workspace and a page-locked host buffer of its shape
+// (decode.py / prefill.py); vLLM's builder passes neither, so those are what it plans into.
+inline constexpr int64_t fi_int_workspace_default = int64_t{8} << 20;
 
 dumped_buffer fp32_buffer(const char* name, std::vector<int64_t> shape) {
   int64_t bytes = 4;
@@ -70,9 +73,12 @@ builder_dump mirror_dump(const check_case& c, const engine& e, const attention_g
   const int64_t ws = std::max(
       fi_workspace_floor, checked_product("float workspace", c.engine.max_num_batched_tokens, heads, hd, 16));
   const int64_t rows = request_meta_rows(c.engine, request_mutants_of(c));
-  d.buffers = {{"float_workspace_buffer", "uint8", {ws}, ws},
-               int32_buffer("paged_kv_indptr", rows + 1),
-               int32_buffer("paged_kv_last_page_len", rows)};
+  d.buffers = {
+      {"float_workspace_buffer", "uint8", {ws}, ws},
+      {"int_workspace_buffer", "uint8", {fi_int_workspace_default}, fi_int_workspace_default},
+      {"page_locked_int_workspace_buffer", "uint8", {fi_int_workspace_default}, fi_int_workspace_default},
+      int32_buffer("paged_kv_indptr", rows + 1),
+      int32_buffer("paged_kv_last_page_len", rows)};
   return d;
 }
 

@@ -39,23 +39,38 @@ bug_class cause_of(const finding& f, const check_case& c, const any_plan& plan, 
   return bug_class::none;
 }
 
-// FlashInfer carves a step's parts out of the float workspace with a 16-byte-aligned bump
-// allocator and raises when they do not fit (docs/engines.md §6). Only dumped plans carry the
-// workspace ("float_workspace"); the mirror's own plans leave it out. Decode and prefill plans
+// FlashInfer carves a step's parts out of its float and int workspaces and raises when they do not
+// fit (fi_int_workspace_bytes: flashinfer.hpp); the page-locked int buffer it copies the used int
+// bytes from is not checked by FlashInfer, so a smaller one is written past on the host. Only
+// dumped plans carry the workspaces ("float_workspace", "int_workspace",
+// "page_locked_int_workspace"); the mirror's own plans leave them out. Decode and prefill plans
 // alike: both planners are FlashInfer's field by field (docs/flashinfer-planner.md).
-std::optional<finding> workspace_overflow(const any_plan& plan, const batch& b) {
+std::vector<finding> workspace_overflows(const any_plan& plan, const batch& b) {
+  std::vector<finding> out;
+  const auto* fd = std::get_if<fi_decode_plan>(&plan);
+  const auto* fp = std::get_if<fi_prefill_plan>(&plan);
+  if (!fd && !fp) return out;
   const auto& buffers = plan_buffers(plan);
-  const buffer_plan* ws = find_buffer(buffers, "float_workspace");
-  if (!ws || !(std::holds_alternative<fi_decode_plan>(plan) || std::holds_alternative<fi_prefill_plan>(plan)))
-    return std::nullopt;
-  int64_t need = 0;
-  for (const auto& part : buffers)
-    if (&part != ws) need = checked_add(need, ceil_div(part.capacity_bytes, 16) * 16, "workspace");
-  if (need <= ws->capacity_bytes) return std::nullopt;
-  return finding{invariant::buffer_capacity, "float_workspace", ws->capacity_bytes, need,
-                 "float_workspace holds " + bytes_text(ws->capacity_bytes) + " but the plan's parts need " +
-                     bytes_text(need) + " at batch size " + std::to_string(b.num_seqs()) +
-                     " (the planner raises before any kernel runs)"};
+  const int64_t int_need = fd ? fi_int_workspace_bytes(*fd) : fi_int_workspace_bytes(*fp);
+  const struct {
+    const char* name;
+    int64_t need;
+    const char* effect;
+  } spaces[] = {
+      {"float_workspace", fi_float_workspace_bytes(buffers), "the planner raises before any kernel runs"},
+      {"int_workspace", int_need, "the planner raises before any kernel runs"},
+      {"page_locked_int_workspace", int_need,
+       "FlashInfer does not check it: the plan writes past it on the host"},
+  };
+  for (const auto& w : spaces) {
+    const buffer_plan* ws = find_buffer(buffers, w.name);
+    if (!ws || w.need <= ws->capacity_bytes) continue;
+    out.push_back({invariant::buffer_capacity, w.name, ws->capacity_bytes, w.need,
+                   std::string(w.name) + " holds " + bytes_text(ws->capacity_bytes) +
+                       " but the plan's parts need " + bytes_text(w.need) + " at batch size " +
+                       std::to_string(b.num_seqs()) + " (" + w.effect + ")"});
+  }
+  return out;
 }
 
 }  // namespace
@@ -83,7 +98,7 @@ std::vector<finding> plan_runner::run_parts(const rank_layer& l, const std::vect
       observation o = ctx_.ex->run(req);
       const std::size_t first = out.size();
       judge(p.plan, o, l, p.b, out);
-      if (auto ws = workspace_overflow(p.plan, p.b)) out.push_back(std::move(*ws));
+      for (auto& ws : workspace_overflows(p.plan, p.b)) out.push_back(std::move(ws));
       for (std::size_t i = first; i < out.size(); ++i)
         if (out[i].cls == bug_class::none) out[i].cls = cause_of(out[i], c, p.plan, l, builder_heads_);
       const bool fi_attention =

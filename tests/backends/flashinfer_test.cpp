@@ -109,5 +109,23 @@ TEST(FiPrefill, ScratchIsOversizedByAboutTheGroup) {
   EXPECT_GE(v->capacity_bytes, 8 * run.needs[0].bytes() / 2);
 }
 
+// The bytes FlashInfer's AlignedAllocator takes of the workspaces, by hand (16-byte alignment but
+// for the kv chunk size's 1).
+TEST(FiWorkspace, IntAndFloatPartsByHand) {
+  fi_decode_plan d;
+  d.padded = 100;  // request_indices 0-400, kv_tile_indices 400-800, o_indptr 800-1204, chunk 1204-1208
+  EXPECT_EQ(fi_int_workspace_bytes(d), 1208);
+  d.padded = 99, d.split = true;  // 0-396, 400-796, 800-1200, 1200-1204, block_valid_mask 1216-1315
+  EXPECT_EQ(fi_int_workspace_bytes(d), 1315);
+  fi_prefill_plan p;
+  p.padded_batch_size = 10, p.batch_size = 3, p.total_num_rows = 50;
+  // request / qo tile / kv tile indices 0-40, 48-88, 96-136; o_indptr 144-160; chunk 160-164
+  EXPECT_EQ(fi_int_workspace_bytes(p), 164);
+  p.cuda_graph = true, p.split_kv = true;  // total_num_rows 176-180, merge_indptr 192-396, mask 400-410
+  EXPECT_EQ(fi_int_workspace_bytes(p), 410);
+  EXPECT_EQ(fi_float_workspace_bytes({{"tmp_v", 1000, 2}, {"tmp_s", 24, 4}}), 1032);  // 0-1000, 1008-1032
+  EXPECT_EQ(fi_float_workspace_bytes({}), 0);                                         // no split: no parts
+}
+
 }  // namespace
 }  // namespace headroom

@@ -85,6 +85,47 @@ TEST(Plan, OneRowShortFailsAtTheThresholdAndReplays) {
   EXPECT_EQ(replayed.violations.at(0).detail.rfind("softmax_segm_max holds ", 0), 0u);
 }
 
+// FlashInfer's int workspace and its page-locked host copy: the mirror dumps FlashInfer's 8 MiB
+// default for both; cut to 16 bytes, every plan fails at the first decode batch (its first two
+// parts alone, 4 bytes each at offsets 0 and 16, end at 20), each named as dumped.
+TEST(Plan, IntWorkspaceCutBelowThePlanFails) {
+  plan_file p = laguna_plan({1});
+  for (const auto& g : p.ranks[0].groups)
+    if (g.be == backend::flashinfer) {
+      ASSERT_GE(g.buffers.size(), 3u);
+      EXPECT_EQ(g.buffers.at(1).name, "int_workspace_buffer");
+      EXPECT_EQ(g.buffers.at(1).bytes, 8 << 20);
+      EXPECT_EQ(g.buffers.at(2).name, "page_locked_int_workspace_buffer");
+      EXPECT_EQ(g.buffers.at(2).bytes, 8 << 20);
+    }
+  model_executor model;
+  for (const char* name : {"int_workspace_buffer", "page_locked_int_workspace_buffer"}) {
+    plan_file cut = p;
+    for (auto& g : cut.ranks[0].groups)
+      if (g.be == backend::flashinfer && g.index == 0)
+        for (auto& b : g.buffers)
+          if (b.name == name) b = {name, "uint8", {16}, 16};
+    const report r = run_verify(cut, model);
+    ASSERT_FALSE(r.ok) << name;
+    const violation& v = r.violations.at(0);
+    EXPECT_EQ(v.buffer, name);
+    EXPECT_EQ(v.capacity_bytes, 16);
+    EXPECT_GE(v.required_bytes, 20);
+    EXPECT_EQ(first_failure(r, backend::flashinfer, 0), 1) << name;
+    EXPECT_EQ(first_failure(r, backend::flashinfer, 1), std::nullopt) << name;
+  }
+  // 2,048 bytes: decode batches of B requests do not split (B x KV fills the grid), P = B, and the
+  // parts end at 4B -> 16 | 4B -> 16 | 4(B + 1) + 4: 2,024 bytes at B = 168, 2,060 at B = 169.
+  plan_file cut = p;
+  for (auto& g : cut.ranks[0].groups)
+    if (g.be == backend::flashinfer && g.index == 0)
+      g.buffers.at(1) = {"int_workspace_buffer", "uint8", {2048}, 2048};
+  const report r = run_verify(cut, model);
+  ASSERT_FALSE(r.ok);
+  EXPECT_EQ(first_failure(r, backend::flashinfer, 0), 169);
+  EXPECT_EQ(r.violations.at(0).required_bytes, 2060);
+}
+
 // The message of reading `j` after `edit`, or "" when it reads.
 template <class Edit>
 std::string error_of(Edit edit) {
