@@ -47,7 +47,8 @@ int64_t fi_int_workspace_bytes(const fi_prefill_plan& p) {
 int64_t fi_float_workspace_bytes(const std::vector<buffer_plan>& parts) {
   const buffer_plan* v = find_buffer(parts, "tmp_v");
   const buffer_plan* s = find_buffer(parts, "tmp_s");
-  return end_of({{v ? v->capacity_bytes : 0, 16, v != nullptr}, {s ? s->capacity_bytes : 0, 16, s != nullptr}});
+  return end_of(
+      {{v ? v->capacity_bytes : 0, 16, v != nullptr}, {s ? s->capacity_bytes : 0, 16, s != nullptr}});
 }
 
 }  // namespace headroom
