@@ -148,10 +148,11 @@ int64_t gpu_batcher::arena_bytes(const gpu::batch_case& c) const {
   return bytes;
 }
 
-bool gpu_batcher::succeeded(const flight& f) {
-  return !f.res.died && !f.res.resp.faulted && f.res.resp.error.empty() &&
-         f.res.resp.cases.size() == f.slots.size();
+bool gpu_batcher::answered(const gpu::batch_call_result& r, std::size_t cases) {
+  return !r.died && !r.resp.faulted && r.resp.error.empty() && r.resp.cases.size() == cases;
 }
+
+bool gpu_batcher::succeeded(const flight& f) { return answered(f.res, f.slots.size()); }
 
 // Reads the batch's answer (or notes why there is none) and hands the cases back to their slots;
 // on success each slot gets its verdict.
@@ -180,7 +181,7 @@ void gpu_batcher::replay(flight& f, gpu::worker_process& w) {
       std::lock_guard<std::mutex> lock(mu_);
       stats_.replayed += f.slots.size() > 1 ? 1 : 0;
     }
-    if (!res.died && !res.resp.faulted && res.resp.error.empty() && res.resp.cases.size() == 1) {
+    if (answered(res, 1)) {
       s->out.verdict = res.resp.cases.front();
     } else if (!res.died && !res.resp.error.empty()) {
       s->out.error = res.resp.error;

@@ -82,6 +82,8 @@ class gpu_batcher {
   void loop(gpu::worker_process& w);
   std::vector<slot*> take_batch();
   int64_t arena_bytes(const gpu::batch_case& c) const;
+  // A batch's answer holds a verdict for each of its `cases` (no death, fault or refusal).
+  static bool answered(const gpu::batch_call_result& r, std::size_t cases);
   static bool succeeded(const flight& f);
   void settle(flight& f, gpu::worker_process& w);
   void replay(flight& f, gpu::worker_process& w);
