@@ -16,11 +16,17 @@ if [[ "${1:-}" != "--check" ]]; then
   "$fmt" -i --style=file "${files[@]}"
   exit 0
 fi
-bad=0
-for f in "${files[@]}"; do
-  if ! "$fmt" --style=file --dry-run --Werror "$f" >/dev/null 2>&1; then
-    echo "format: $f differs from .clang-format (run scripts/format.sh)"
-    bad=1
-  fi
+# One clang-format process for every file (one per file took 50 s of the CPU lane, this 3 s); it
+# names each file that differs in its diagnostics.
+if report="$("$fmt" --style=file --dry-run --Werror "${files[@]}" 2>&1 >/dev/null)"; then
+  exit 0
+fi
+mapfile -t bad < <(sed -n 's/^\([^:]*\):[0-9]*:[0-9]*: error: .*/\1/p' <<<"$report" | sort -u)
+if ((${#bad[@]} == 0)); then  # failed without naming a file: show why
+  echo "$report" >&2
+  exit 1
+fi
+for f in "${bad[@]}"; do
+  echo "format: $f differs from .clang-format (run scripts/format.sh)"
 done
-exit "$bad"
+exit 1
