@@ -111,10 +111,11 @@ struct job_offsets {
 template <class T>
 void add_jobs(const gpu_batch& b, const std::vector<std::vector<void*>>& ptrs, batch::verdict_stats* stats,
               std::vector<batch::verdict_job<T>>& jobs, std::vector<job_offsets>& offsets,
-              std::vector<int64_t>& items, int64_t& rows, int64_t& n_items, int64_t& floats, elem_type type) {
+              std::vector<int64_t>& items, int64_t& rows, int64_t& n_items, int64_t& floats, elem_type type,
+              int slots) {
   for (std::size_t i = 0; i < b.cases.size(); ++i) {
     const batch_case& c = b.cases[i];
-    if (!c.compare || c.rq.type != type) continue;
+    if (!c.compare || c.rq.type != type || batch::lane_slots_for(c.ref.head_size) != slots) continue;
     const reference_job& r = c.ref;
     const auto at = [&](int32_t id) -> void* {
       if (id < 0 || static_cast<std::size_t>(id) >= ptrs[i].size())
@@ -157,15 +158,16 @@ void add_jobs(const gpu_batch& b, const std::vector<std::vector<void*>>& ptrs, b
   }
 }
 
-template <class T>
-void launch_verdicts(const gpu_batch& b, const std::vector<std::vector<void*>>& ptrs,
-                     batch::verdict_stats* stats, elem_type type, cudaStream_t s,
-                     std::vector<std::unique_ptr<device_array<std::byte>>>& keep) {
+// The check of the cases of element type T whose rows take `slots` elements a lane.
+template <class T, int slots>
+void launch_verdicts_of(const gpu_batch& b, const std::vector<std::vector<void*>>& ptrs,
+                        batch::verdict_stats* stats, elem_type type, cudaStream_t s,
+                        std::vector<std::unique_ptr<device_array<std::byte>>>& keep) {
   std::vector<batch::verdict_job<T>> jobs;
   std::vector<job_offsets> at;
   std::vector<int64_t> items;
   int64_t rows = 0, n_items = 0, floats = 0;
-  add_jobs<T>(b, ptrs, stats, jobs, at, items, rows, n_items, floats, type);
+  add_jobs<T>(b, ptrs, stats, jobs, at, items, rows, n_items, floats, type, slots);
   if (jobs.empty() || rows == 0) return;
   const auto array = [&](std::size_t bytes) {
     return reinterpret_cast<void*>(keep.emplace_back(std::make_unique<device_array<std::byte>>(bytes, s))->p);
@@ -181,10 +183,21 @@ void launch_verdicts(const gpu_batch& b, const std::vector<std::vector<void*>>& 
       cudaMemcpyAsync(d_jobs, jobs.data(), jobs.size() * sizeof(jobs[0]), cudaMemcpyHostToDevice, s));
   constexpr int64_t threads = 128, warps = threads / 32;
   const auto blocks = [&](int64_t n) { return static_cast<unsigned>((n + warps - 1) / warps); };
-  batch::verdict_parts<T><<<blocks(n_items), threads, 0, s>>>(d_jobs, static_cast<int>(jobs.size()), n_items);
+  batch::verdict_parts<T, slots>
+      <<<blocks(n_items), threads, 0, s>>>(d_jobs, static_cast<int>(jobs.size()), n_items);
   HEADROOM_CUDA_TRY(cudaGetLastError());
-  batch::verdict_rows<T><<<blocks(rows), threads, 0, s>>>(d_jobs, static_cast<int>(jobs.size()), rows);
+  batch::verdict_rows<T, slots><<<blocks(rows), threads, 0, s>>>(d_jobs, static_cast<int>(jobs.size()), rows);
   HEADROOM_CUDA_TRY(cudaGetLastError());
+}
+
+template <class T>
+void launch_verdicts(const gpu_batch& b, const std::vector<std::vector<void*>>& ptrs,
+                     batch::verdict_stats* stats, elem_type type, cudaStream_t s,
+                     std::vector<std::unique_ptr<device_array<std::byte>>>& keep) {
+  launch_verdicts_of<T, batch::lane_slots[0]>(b, ptrs, stats, type, s, keep);
+  launch_verdicts_of<T, batch::lane_slots[1]>(b, ptrs, stats, type, s, keep);
+  launch_verdicts_of<T, batch::lane_slots[2]>(b, ptrs, stats, type, s, keep);
+  launch_verdicts_of<T, batch::lane_slots[3]>(b, ptrs, stats, type, s, keep);
 }
 
 }  // namespace

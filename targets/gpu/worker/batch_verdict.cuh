@@ -57,12 +57,22 @@ __device__ bool poisoned(T v) {
     return reinterpret_cast<const uint16_t&>(v) == 0xFFFFu;
 }
 
+// Both kernels are instantiated per lane count: a lane holds `per_lane` elements of a row (2, 4, 8
+// or 16: head sizes up to 64, 128, 256 and 512, launched apart), so that a head size of 128 does
+// not walk the 16 slots the largest needs.
+inline constexpr int lane_slots[] = {2, 4, 8, 16};
+inline int lane_slots_for(int64_t head_size) {
+  for (int k : lane_slots)
+    if (head_size <= 32 * k) return k;
+  return lane_slots[3];
+}
+static_assert(32 * lane_slots[3] == max_kernel_head_size);
+
 // One warp per work item: the lanes split the head dimension (lane owns d = lane + 32 k), sum each
 // key's score across the warp and keep an online softmax over the item's keys in order; the item
 // writes its largest score, its sum of exponentials and its weighted values to parts.
-template <class T>
+template <class T, int per_lane>
 __global__ void verdict_parts(const verdict_job<T>* jobs, int n_jobs, int64_t total_items) {
-  constexpr int per_lane = static_cast<int>(max_kernel_head_size / 32);
   const int64_t it = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
   const int lane = static_cast<int>(threadIdx.x % 32);
   if (it >= total_items) return;  // a whole warp: it is the same for its lanes
@@ -129,9 +139,8 @@ __global__ void verdict_parts(const verdict_job<T>* jobs, int n_jobs, int64_t to
 
 // One warp per row: the row's chunks merged (each scaled by exp(its max - the row's max); a chunk
 // without keys weighs 0, a row without keys is 0 / 0, NaN) and the output compared with the result.
-template <class T>
+template <class T, int per_lane>
 __global__ void verdict_rows(const verdict_job<T>* jobs, int n_jobs, int64_t total_rows) {
-  constexpr int per_lane = static_cast<int>(max_kernel_head_size / 32);
   const int64_t r = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
   const int lane = static_cast<int>(threadIdx.x % 32);
   if (r >= total_rows) return;
