@@ -20,7 +20,8 @@ fi
 
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-if ! { cmake -S "$src/fuzz" -B "$build" -DCMAKE_CXX_COMPILER="$clang" -DCMAKE_BUILD_TYPE=None &&
+if ! { cmake -S "$src/fuzz" -B "$build" -DCMAKE_CXX_COMPILER="$clang" -DCMAKE_BUILD_TYPE=None \
+           -DHEADROOM_FUZZ_OPT=-O0 &&
        cmake --build "$build" -j2; } >"$log" 2>&1; then
   cat "$log"
   echo "fuzz.smoke: the fuzz targets do not build"
