@@ -1,9 +1,10 @@
 // One row of the fp32 reference attention (kernels/reference.hpp): token i of request s, query head
 // h, over the paged KV cache, in plain loops on raw pointers, so that the host reference and the
 // simulated GPU worker's campaign check (tests/gpu/sim_worker.cpp) run the same code; the device's
-// check (targets/gpu/worker/batch_verdict.cuh) computes the same definition, a warp per row. Two passes over
-// the visible keys (the largest score, then the exponentials with the sum and the weighted values); the
-// scores of the first pass are kept in `scores` (one per visible key) when given, else computed twice.
+// check (targets/gpu/worker/batch_verdict.cuh) computes the same definition over chunks of keys,
+// merged per row. Two passes over the visible keys (the largest score, then the exponentials with
+// the sum and the weighted values); the scores of the first pass are kept in `scores` (one per
+// visible key) when given, else computed twice.
 #pragma once
 
 #include <cmath>
