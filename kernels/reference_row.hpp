@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "core/sim/host_device.hpp"
+#include "core/util/bisect.hpp"
 #include "kernels/numeric.hpp"
 
 namespace headroom {
@@ -34,11 +35,7 @@ struct token_keys {
 HEADROOM_HOST_DEVICE inline token_keys keys_of_token(const int32_t* seq_lens, const int32_t* query_start,
                                                      int64_t seqs, int64_t window, int64_t t) {
   token_keys k;
-  int64_t s1 = seqs;
-  while (s1 - k.s > 1) {
-    const int64_t mid = (k.s + s1) / 2;
-    (query_start[mid] <= t ? k.s : s1) = mid;
-  }
+  k.s = last_at_or_below(seqs, t, [&](int64_t i) { return query_start[i]; });
   const int64_t len = seq_lens[k.s], qn = query_start[k.s + 1] - query_start[k.s];
   k.pos = len - qn + (t - query_start[k.s]);
   k.first = window > 0 && k.pos - window + 1 > 0 ? k.pos - window + 1 : 0;

@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "core/util/bisect.hpp"
 #include "kernels/input_values.hpp"
 #include "kernels/numeric.hpp"
 #include "targets/gpu/worker/wire.hpp"
@@ -88,12 +89,7 @@ __device__ inline void copy_or_poison(const op& p, const std::byte* stage, int64
 // its part of that operation.
 __global__ void run_ops(const op* ops, int n, const std::byte* stage) {
   const int64_t tile = blockIdx.x;
-  int lo = 0, hi = n;
-  while (hi - lo > 1) {
-    const int mid = lo + (hi - lo) / 2;
-    (ops[mid].tile0 <= tile ? lo : hi) = mid;
-  }
-  const op p = ops[lo];
+  const op p = ops[last_at_or_below(n, tile, [&](int i) { return ops[i].tile0; })];
   const int64_t first = (tile - p.tile0) * tile_bytes;
   const int64_t last = first + tile_bytes < p.bytes ? first + tile_bytes : p.bytes;
   if (p.kind == op_kind::copy || p.kind == op_kind::scratch) {

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 
+#include "core/util/bisect.hpp"
 #include "kernels/attention_common.hpp"
 #include "kernels/reference_row.hpp"
 #include "targets/gpu/worker/verdict_split.hpp"
@@ -37,17 +38,6 @@ struct verdict_job {
   double atol = 0, rtol = 0;
   verdict_stats* stats = nullptr;
 };
-
-// The last index i in [0, n) with at(i) <= x, for at() non-decreasing and at(0) <= x.
-template <class I, class At>
-__device__ I last_at_or_below(I n, int64_t x, const At& at) {
-  I lo = 0, hi = n;
-  while (hi - lo > 1) {
-    const I mid = lo + (hi - lo) / 2;
-    (at(mid) <= x ? lo : hi) = mid;
-  }
-  return lo;
-}
 
 template <class T>
 __device__ bool poisoned(T v) {
