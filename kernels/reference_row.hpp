@@ -27,19 +27,25 @@ struct reference_view {
   int64_t heads = 0, kv_heads = 0, head_size = 0, block_size = 0, window = 0, width = 0, stride = 0;
 };
 
-// The keys a batch's token t sees: its request s (query_start[s] <= t < query_start[s + 1], by
-// bisection over the `seqs` requests), its position and the first key of its window.
+// The keys a batch's token t sees: its request s (query_start[s] <= t < query_start[s + 1]), its
+// position and the first key of its window. keys_in_request knows s; keys_of_token finds it by
+// bisection over the `seqs` requests.
 struct token_keys {
   int64_t s = 0, pos = 0, first = 0;
 };
-HEADROOM_HOST_DEVICE inline token_keys keys_of_token(const int32_t* seq_lens, const int32_t* query_start,
-                                                     int64_t seqs, int64_t window, int64_t t) {
+HEADROOM_HOST_DEVICE inline token_keys keys_in_request(const int32_t* seq_lens, const int32_t* query_start,
+                                                       int64_t s, int64_t window, int64_t t) {
   token_keys k;
-  k.s = last_at_or_below(seqs, t, [&](int64_t i) { return query_start[i]; });
-  const int64_t len = seq_lens[k.s], qn = query_start[k.s + 1] - query_start[k.s];
-  k.pos = len - qn + (t - query_start[k.s]);
+  k.s = s;
+  const int64_t len = seq_lens[s], qn = query_start[s + 1] - query_start[s];
+  k.pos = len - qn + (t - query_start[s]);
   k.first = window > 0 && k.pos - window + 1 > 0 ? k.pos - window + 1 : 0;
   return k;
+}
+HEADROOM_HOST_DEVICE inline token_keys keys_of_token(const int32_t* seq_lens, const int32_t* query_start,
+                                                     int64_t seqs, int64_t window, int64_t t) {
+  const int64_t s = last_at_or_below(seqs, t, [&](int64_t i) { return query_start[i]; });
+  return keys_in_request(seq_lens, query_start, s, window, t);
 }
 
 // o[0 .. head_size) = the attention output of (request s, its query token i, head h).
@@ -47,8 +53,9 @@ template <class T>
 HEADROOM_HOST_DEVICE void reference_row(const reference_view<T>& r, int64_t s, int64_t i, int64_t h, float* o,
                                         float* scores = nullptr) {
   const int64_t D = r.head_size, H = r.heads, G = H / r.kv_heads, bs = r.block_size;
-  const int64_t len = r.seq_lens[s], q0 = r.query_start[s], qn = r.query_start[s + 1] - q0;
-  const int64_t pos = len - qn + i, first = r.window > 0 && pos - r.window + 1 > 0 ? pos - r.window + 1 : 0;
+  const int64_t q0 = r.query_start[s];
+  const token_keys k = keys_in_request(r.seq_lens, r.query_start, s, r.window, q0 + i);
+  const int64_t pos = k.pos, first = k.first;
   const float scale = 1.0f / sqrtf(static_cast<float>(D));
   const T* qr = r.q + ((q0 + i) * H + h) * D;
   auto row_of = [&](int64_t key) {  // element offset of (key, kv head) in the cache
