@@ -98,14 +98,18 @@ TEST(Plan, IntWorkspaceCutBelowThePlanFails) {
       EXPECT_EQ(g.buffers.at(2).name, "page_locked_int_workspace_buffer");
       EXPECT_EQ(g.buffers.at(2).bytes, 8 << 20);
     }
-  model_executor model;
-  for (const char* name : {"int_workspace_buffer", "page_locked_int_workspace_buffer"}) {
-    plan_file cut = p;
-    for (auto& g : cut.ranks[0].groups)
+  // FlashInfer group 0's buffer `name` cut to `bytes`.
+  const auto cut = [&](const char* name, int64_t bytes) {
+    plan_file q = p;
+    for (auto& g : q.ranks[0].groups)
       if (g.be == backend::flashinfer && g.index == 0)
         for (auto& b : g.buffers)
-          if (b.name == name) b = {name, "uint8", {16}, 16};
-    const report r = run_verify(cut, model);
+          if (b.name == name) b = {name, "uint8", {bytes}, bytes};
+    return q;
+  };
+  model_executor model;
+  for (const char* name : {"int_workspace_buffer", "page_locked_int_workspace_buffer"}) {
+    const report r = run_verify(cut(name, 16), model);
     ASSERT_FALSE(r.ok) << name;
     const violation& v = r.violations.at(0);
     EXPECT_EQ(v.buffer, name);
@@ -116,11 +120,7 @@ TEST(Plan, IntWorkspaceCutBelowThePlanFails) {
   }
   // 2,048 bytes: decode batches of B requests do not split (B x KV fills the grid), P = B, and the
   // parts end at 4B -> 16 | 4B -> 16 | 4(B + 1) + 4: 2,024 bytes at B = 168, 2,060 at B = 169.
-  plan_file cut = p;
-  for (auto& g : cut.ranks[0].groups)
-    if (g.be == backend::flashinfer && g.index == 0)
-      g.buffers.at(1) = {"int_workspace_buffer", "uint8", {2048}, 2048};
-  const report r = run_verify(cut, model);
+  const report r = run_verify(cut("int_workspace_buffer", 2048), model);
   ASSERT_FALSE(r.ok);
   EXPECT_EQ(first_failure(r, backend::flashinfer, 0), 169);
   EXPECT_EQ(r.violations.at(0).required_bytes, 2060);
