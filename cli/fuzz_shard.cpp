@@ -1,6 +1,8 @@
 // One shard of a fuzz campaign (fuzz_shard.hpp): job threads, the in-order hand-over to the sink.
 #include "cli/fuzz_shard.hpp"
 
+#include <pthread.h>
+
 #include <cstdio>
 #include <system_error>
 
@@ -32,7 +34,11 @@ void shard_runner::launch() {
   }
   active_ = o_.jobs;
   try {
-    for (int j = 0; j < o_.jobs; ++j) threads_.emplace_back([this] { guarded_job(); });
+    for (int j = 0; j < o_.jobs; ++j)
+      threads_.emplace_back([this] {
+        pthread_setname_np(pthread_self(), "hr-job");
+        guarded_job();
+      });
   } catch (const std::system_error& e) {  // no thread for this job: say so, run nothing
     const auto started = threads_.size();
     stop_ = true;

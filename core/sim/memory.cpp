@@ -51,21 +51,21 @@ void* memory::zeroed(std::size_t bytes) {
   return p;
 }
 
-sim_buffer& memory::add(const std::string& name, int64_t elem_bytes, int64_t extent, fill f) {
+sim_buffer& memory::add(const std::string& name, int64_t elem_bytes, int64_t extent, fill f, int64_t backed) {
   if (extent < 0) throw std::invalid_argument("sim buffer '" + name + "': negative extent");
-  const std::size_t n = static_cast<std::size_t>(extent);
-  const std::size_t bytes = n * static_cast<std::size_t>(elem_bytes);
-  void* raw = zeroed(bytes + buffer_alignment);
-  const auto addr = reinterpret_cast<std::uintptr_t>(raw);
   auto b = std::make_unique<sim_buffer>();
   b->name = name;
   b->elem_bytes = elem_bytes;
   b->extent = extent;
-  b->data = reinterpret_cast<std::byte*>((addr + buffer_alignment - 1) / buffer_alignment * buffer_alignment);
   b->track_init = f == fill::scratch;
-  if (b->track_init) {
-    b->written = static_cast<uint8_t*>(zeroed(n + 1));
+  if (backed > 0 || storage_kind_ == storage::host) {
+    const std::size_t bytes = static_cast<std::size_t>(backed) * static_cast<std::size_t>(elem_bytes);
+    const auto addr = reinterpret_cast<std::uintptr_t>(zeroed(bytes + buffer_alignment));
+    b->data =
+        reinterpret_cast<std::byte*>((addr + buffer_alignment - 1) / buffer_alignment * buffer_alignment);
   }
+  if (b->track_init && storage_kind_ == storage::host)
+    b->written = static_cast<uint8_t*>(zeroed(static_cast<std::size_t>(extent) + 1));
   buffers_.push_back(std::move(b));
   return *buffers_.back();
 }

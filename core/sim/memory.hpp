@@ -78,9 +78,15 @@ struct sim_log {
   std::string describe() const;  // a few readable lines
 };
 
+// Where a memory's buffers live. `host`: every buffer has storage, as the simulator runs on it.
+// `described`: the memory only describes buffers for another device (a GPU worker makes, poisons
+// or copies them there): a buffer gets host storage only for the elements the host writes
+// (upload: all, upload_prefix: the prefix); alloc'd buffers have none (data is null).
+enum class storage { host, described };
+
 class memory {
  public:
-  memory() = default;
+  explicit memory(storage s = storage::host) : storage_kind_(s) {}
   ~memory();
   memory(const memory&) = delete;
   memory& operator=(const memory&) = delete;
@@ -90,14 +96,16 @@ class memory {
   // are allocated at their full capacity however small the run.
   template <class T>
   buffer_ref<T> alloc(const std::string& name, int64_t extent, fill f) {
-    sim_buffer& b = add(name, static_cast<int64_t>(sizeof(T)), extent, f);
+    sim_buffer& b =
+        add(name, static_cast<int64_t>(sizeof(T)), extent, f, storage_kind_ == storage::host ? extent : 0);
     return {reinterpret_cast<T*>(b.data), extent, static_cast<int32_t>(buffers_.size() - 1)};
   }
   template <class T>
   buffer_ref<const T> upload(const std::string& name, const std::vector<T>& src) {
-    auto ref = alloc<T>(name, static_cast<int64_t>(src.size()), fill::data);
-    if (!src.empty()) std::memcpy(ref.data, src.data(), src.size() * sizeof(T));
-    return {ref.data, ref.extent, ref.id};
+    const auto n = static_cast<int64_t>(src.size());
+    sim_buffer& b = add(name, static_cast<int64_t>(sizeof(T)), n, fill::data, n);
+    if (!src.empty()) std::memcpy(b.data, src.data(), src.size() * sizeof(T));
+    return {reinterpret_cast<const T*>(b.data), n, static_cast<int32_t>(buffers_.size() - 1)};
   }
   // `extent` elements of which the host writes only the first src.size(), as a planner that
   // allocates more work entries than it fills: the rest read as poison and count as uninitialized.
@@ -105,14 +113,14 @@ class memory {
   buffer_ref<const T> upload_prefix(const std::string& name, const std::vector<T>& src, int64_t extent) {
     const auto n = static_cast<int64_t>(src.size());
     if (n > extent) throw std::invalid_argument("sim buffer '" + name + "': prefix longer than the buffer");
-    auto ref = alloc<T>(name, extent, fill::scratch);
-    sim_buffer& b = at(ref.id);
+    sim_buffer& b = add(name, static_cast<int64_t>(sizeof(T)), extent, fill::scratch,
+                        storage_kind_ == storage::host ? extent : n);
     if (n > 0) {
-      std::memcpy(ref.data, src.data(), src.size() * sizeof(T));
-      std::memset(b.written, 1, static_cast<std::size_t>(n));
+      std::memcpy(b.data, src.data(), src.size() * sizeof(T));
+      if (b.written) std::memset(b.written, 1, static_cast<std::size_t>(n));
     }
     b.host_prefix = n;
-    return {ref.data, ref.extent, ref.id};
+    return {reinterpret_cast<const T*>(b.data), extent, static_cast<int32_t>(buffers_.size() - 1)};
   }
   // The buffer's contents as the host would read them back: unwritten scratch elements read as
   // poison (pass false after a native launch, which does not track writes).
@@ -136,7 +144,8 @@ class memory {
   int64_t shared_accesses = 0;  // checked shared-memory accesses of every launch on this memory
 
  private:
-  sim_buffer& add(const std::string& name, int64_t elem_bytes, int64_t extent, fill f);
+  // `backed`: the elements that get host storage (extent, or fewer in a described memory).
+  sim_buffer& add(const std::string& name, int64_t elem_bytes, int64_t extent, fill f, int64_t backed);
   void* zeroed(std::size_t bytes);  // lazily zeroed pages for large sizes
   struct block {
     void* p;
@@ -145,6 +154,7 @@ class memory {
   };
   std::vector<std::unique_ptr<sim_buffer>> buffers_;
   std::vector<block> storage_;
+  storage storage_kind_ = storage::host;
 };
 
 }  // namespace headroom::sim

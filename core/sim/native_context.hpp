@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <type_traits>
 
 #include "core/sim/arena.hpp"
@@ -111,7 +112,14 @@ void launch_native(const K& kernel, const typename K::params& p) {
   const launch_dim g = K::grid(p), b = K::block(p);
   check_launch_shape(g, b);
   native_context ctx(g, b);
-  alignas(128) static thread_local typename K::shared_storage s;
+  // Per thread, made on first use: a static thread_local of every body's storage would be
+  // zero-filled by every new thread (megabytes each) whether it ever runs that body or not.
+  struct alignas(128) holder {
+    typename K::shared_storage s;
+  };
+  static thread_local std::unique_ptr<holder> h;
+  if (!h) h = std::make_unique<holder>();
+  typename K::shared_storage& s = h->s;
   for (int64_t z = 0; z < g.z; ++z)
     for (int64_t y = 0; y < g.y; ++y)
       for (int64_t x = 0; x < g.x; ++x) {

@@ -16,7 +16,7 @@ gpu::batch_case attention_case(const run_request& r) {
                                                  r.block_size, r.seed, r.layout, input_values::deferred)
                            : make_attention_inputs<T>(*r.layer, *r.b, r.block_size, r.seed, r.layout,
                                                       input_values::deferred);
-  sim::memory m;
+  sim::memory m(sim::storage::described);  // the worker makes the buffers: sizes and metadata only
   const auto in = upload_inputs(m, host);
   const bool packed = host.layout == kv_layout::packed;
   std::vector<int32_t> made = {in.in.q.id, in.in.k_cache.id};

@@ -1,6 +1,8 @@
 // The campaign batcher (gpu_batcher.hpp).
 #include "targets/gpu/gpu_batcher.hpp"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <chrono>
 #include <stdexcept>
@@ -15,7 +17,11 @@ gpu_batcher::gpu_batcher(batcher_options o) : opt_(std::move(o)) {
   for (int i = 0; i < std::max(1, opt_.workers); ++i)
     workers_.push_back(std::make_unique<gpu::worker_process>(
         gpu::worker_options{opt_.device, opt_.wrapper, opt_.timeout_ms}));
-  for (auto& w : workers_) threads_.emplace_back([this, p = w.get()] { loop(*p); });
+  for (auto& w : workers_)
+    threads_.emplace_back([this, p = w.get()] {
+      pthread_setname_np(pthread_self(), "hr-batcher");
+      loop(*p);
+    });
 }
 
 gpu_batcher::~gpu_batcher() {
@@ -48,7 +54,8 @@ batcher_stats gpu_batcher::stats() const {
 }
 
 batch_outcome gpu_batcher::run(gpu::batch_case c) {
-  slot s{std::move(c), {}, false, {}};
+  slot s{std::move(c), 0, {}, false, {}};
+  s.arena = arena_bytes(s.c);
   std::unique_lock<std::mutex> lock(mu_);
   pending_.push_back(&s);
   work_.notify_all();
@@ -132,7 +139,7 @@ std::vector<gpu_batcher::slot*> gpu_batcher::take_batch() {
   std::vector<slot*> batch;
   int64_t arena = 0;
   while (!pending_.empty() && static_cast<int>(batch.size()) < opt_.max_cases) {
-    arena += arena_bytes(pending_.front()->c);
+    arena += pending_.front()->arena;
     if (!batch.empty() && arena > opt_.max_arena_bytes) break;
     batch.push_back(pending_.front());
     pending_.pop_front();

@@ -74,6 +74,7 @@ class gpu_batcher {
   // go away) only when its batch is back, not whenever any batch is.
   struct slot {
     gpu::batch_case c;
+    int64_t arena = 0;  // its arena bytes (made by the job thread, outside the lock)
     batch_outcome out;
     bool done = false;
     std::condition_variable ready;

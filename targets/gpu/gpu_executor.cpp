@@ -92,7 +92,7 @@ bool gpu_worker_built() noexcept {
 gpu::gpu_request make_gpu_request(const run_request& r, std::vector<float>* reference) {
   if (!r.layer || !r.plan || !r.b) throw std::invalid_argument("gpu executor: incomplete run request");
   if (!is_attention_plan(*r.plan)) {
-    sim::memory m;
+    sim::memory m(sim::storage::described);
     const meta_params params = make_meta_params(m, *r.plan, *r.layer);
     return gpu::to_request(m, params);
   }
