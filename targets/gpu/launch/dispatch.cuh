@@ -6,8 +6,10 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include "kernels/families.hpp"
+#include "targets/gpu/launch/case_launch.cuh"
 #include "targets/gpu/launch/checked_context.cuh"
 #include "targets/gpu/launch/dispatch.hpp"
 #include "targets/gpu/launch/gpu_context.cuh"
@@ -42,22 +44,25 @@ P patched_params(const launch_args& a) {
 template <class Ctx>
 typename Ctx::launch_state state_of(const launch_args& a);
 template <>
-inline gpu_context::launch_state state_of<gpu_context>(const launch_args&) {
-  return {};
-}
-template <>
 inline checked_context::launch_state state_of<checked_context>(const launch_args& a) {
   return {a.log};
 }
 
-// The device's Launch policy: each body through body_kernel<K, Ctx>, then the caller's hook.
+// The device's Launch policy, then the caller's hook. The zero-cost bodies (indexed_context) run as
+// case_kernel<K>: launched at once, or, in a campaign batch, added to the batch's groups
+// (case_launch.cuh); the checked ones through body_kernel<K, checked_context>.
 template <class Ctx>
 struct device_launch {
   const launch_args& a;
   int k = 0;
   template <class K>
   void run(const typename K::params& p) {
-    launch_body<K, Ctx>(p, state_of<Ctx>(a), a.stream);
+    if constexpr (std::is_same_v<Ctx, indexed_context>) {
+      if (a.cases) return add_case<K>(*a.cases, k++, p);
+      launch_case<K>(p, a.stream);
+    } else {
+      launch_body<K, Ctx>(p, state_of<Ctx>(a), a.stream);
+    }
     if (a.after_launch) a.after_launch(k);
     ++k;
   }

@@ -12,6 +12,7 @@
 #include <functional>
 #include <vector>
 
+#include "targets/gpu/launch/case_batch.hpp"
 #include "targets/gpu/launch/device_log.hpp"
 #include "targets/gpu/worker/wire.hpp"
 
@@ -24,6 +25,7 @@ struct launch_args {
   device_log* log = nullptr;  // checked runs only
   cudaStream_t stream = nullptr;
   std::function<void(int)> after_launch;  // called behind launch k (may be empty)
+  case_batch* cases = nullptr;  // zero-cost launches: added to this campaign batch instead of launched
 };
 
 // Launches the request's family (enqueued on a.stream; after_launch runs between launches).

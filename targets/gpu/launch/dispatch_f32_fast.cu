@@ -1,9 +1,10 @@
-// float instantiations of every attention body with the gpu_context (dispatch.cuh).
+// float instantiations of every attention body with the zero-cost indexed_context (dispatch.cuh,
+// case_launch.cuh).
 #include "targets/gpu/launch/dispatch.cuh"
 
 namespace headroom::gpu {
 
-void launch_f32_fast(const launch_args& a) { launch_typed<float, gpu_context>(a); }
+void launch_f32_fast(const launch_args& a) { launch_typed<float, indexed_context>(a); }
 
 // The planted kernel of the tests (planted.hpp): one launch, either context.
 void launch_planted(const launch_args& a) {
@@ -11,7 +12,7 @@ void launch_planted(const launch_args& a) {
   if (a.checked)
     device_launch<checked_context>{a}.template run<planted_store>(p);
   else
-    device_launch<gpu_context>{a}.template run<planted_store>(p);
+    device_launch<indexed_context>{a}.template run<planted_store>(p);
 }
 
 }  // namespace headroom::gpu

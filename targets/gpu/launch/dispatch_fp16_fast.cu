@@ -1,8 +1,9 @@
-// fp16 instantiations of every attention body with the gpu_context (dispatch.cuh).
+// fp16 instantiations of every attention body with the zero-cost indexed_context (dispatch.cuh,
+// case_launch.cuh).
 #include "targets/gpu/launch/dispatch.cuh"
 
 namespace headroom::gpu {
 
-void launch_fp16_fast(const launch_args& a) { launch_typed<fp16, gpu_context>(a); }
+void launch_fp16_fast(const launch_args& a) { launch_typed<fp16, indexed_context>(a); }
 
 }  // namespace headroom::gpu

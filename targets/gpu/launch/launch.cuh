@@ -85,9 +85,14 @@ void launch_body(const typename K::params& p, const typename Ctx::launch_state& 
   check_gpu_shape(g, b);
   if (g.count() == 0) return;
   constexpr std::size_t most = sizeof(typename K::shared_storage);
-  if constexpr (most > default_dynamic_smem_limit)
-    HEADROOM_CUDA_TRY(cudaFuncSetAttribute(body_kernel<K, Ctx>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                           static_cast<int>(most)));
+  if constexpr (most > default_dynamic_smem_limit) {  // once per process (a retry after a throw)
+    static const bool raised = [] {
+      HEADROOM_CUDA_TRY(cudaFuncSetAttribute(body_kernel<K, Ctx>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             static_cast<int>(most)));
+      return true;
+    }();
+    (void)raised;
+  }
   const std::size_t smem = body_shared_bytes<K>(p);
   const launch_config lc(
       dim3(static_cast<unsigned>(g.x), static_cast<unsigned>(g.y), static_cast<unsigned>(g.z)),

@@ -177,8 +177,7 @@ void device_memory::set_up(bool guarded, const guard_options& g, const std::vect
   }
   fill_buffers(upload);
   if (guarded && band_chunks_ > 0) {
-    const int64_t blocks =
-        std::clamp<int64_t>((band_chunks_ + prepare_threads - 1) / prepare_threads, 1, 1024);
+    const int64_t blocks = (band_chunks_ + prepare_span - 1) / prepare_span;
     prepare_arena<<<dim3(static_cast<unsigned>(blocks)), prepare_threads, 0, stream_>>>(
         arena_, table_in(meta_, bands_), band_chunks_);
     HEADROOM_CUDA_TRY(cudaGetLastError());

@@ -81,18 +81,32 @@ __host__ __device__ inline int64_t chunk_offset(const band_range& r, int64_t i) 
 }
 
 // The canary over every band chunk (clipped to its band, so a chunk shared with a payload keeps
-// the payload's bytes); blocks stride over the chunks. (The payloads are filled by fill_ops.cuh.)
-constexpr int prepare_threads = 256;
+// the payload's bytes). Block k takes chunks [k * prepare_span, + prepare_span), finds the band of
+// its first chunk once and walks forward (a block's chunks span one or two bands); a whole chunk is
+// one 16-byte store, a clipped one byte by byte. (The payloads are filled by fill_ops.cuh.)
+constexpr int prepare_threads = 256, prepare_per_thread = 8;
+constexpr int64_t prepare_span = int64_t{prepare_threads} * prepare_per_thread;
 
 __global__ void __launch_bounds__(prepare_threads)
     prepare_arena(std::byte* arena, band_table t, int64_t band_chunks) {
-  const int64_t step = int64_t{gridDim.x} * prepare_threads;
-  const int64_t first = blockIdx.x * int64_t{prepare_threads} + threadIdx.x;
-  for (int64_t i = first; i < band_chunks; i += step) {
-    const band_range& r = t.find(i);
+  __shared__ int first_band;
+  const int64_t begin = blockIdx.x * prepare_span;
+  if (threadIdx.x == 0) first_band = t.index_of(begin);
+  __syncthreads();
+  int bi = first_band;
+  for (int k = 0; k < prepare_per_thread; ++k) {
+    const int64_t i = begin + threadIdx.x + int64_t{k} * prepare_threads;  // increasing in k
+    if (i >= band_chunks) return;
+    while (bi + 1 < t.n && t.b[bi + 1].first <= i) ++bi;
+    const band_range& r = t.b[bi];
     const int64_t o = chunk_offset(r, i);
-    const int64_t b0 = o > r.lo ? o : r.lo, b1 = o + chunk < r.hi ? o + chunk : r.hi;
-    for (int64_t b = b0; b < b1; ++b) arena[b] = static_cast<std::byte>(canary_byte(b));
+    if (o >= r.lo && o + chunk <= r.hi) {
+      *reinterpret_cast<uint4*>(arena + o) =
+          make_uint4(canary_word(o), canary_word(o + 4), canary_word(o + 8), canary_word(o + 12));
+    } else {
+      const int64_t b0 = o > r.lo ? o : r.lo, b1 = o + chunk < r.hi ? o + chunk : r.hi;
+      for (int64_t b = b0; b < b1; ++b) arena[b] = static_cast<std::byte>(canary_byte(b));
+    }
   }
 }
 

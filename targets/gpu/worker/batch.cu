@@ -1,8 +1,8 @@
 // A campaign batch on the device (worker.hpp begin_batch / end_batch): every case's buffers in one
-// guarded arena (inputs made on the device, device_memory), the cases' launches spread over a few
-// streams with no host synchronisation between them, then on the first stream the output check of
-// every attention case (batch_verdict.cuh), one guard check over every band and one read-back;
-// end_batch waits for that and makes the verdicts.
+// guarded arena (inputs made on the device, device_memory), the cases' launches gathered into one
+// launch per kernel and launch step (case_batch.hpp), then the output check of every attention case
+// (batch_verdict.cuh), one guard check over every band and one read-back, all on one stream with
+// no host synchronisation; end_batch waits for that and makes the verdicts.
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -60,22 +60,14 @@ struct pinned_array {
   }
 };
 
-constexpr int case_streams = 8;
-
-// A set of streams and events, made once (creating them costs more than a small case).
+// A stream and events, made once (creating them costs more than a small case).
 struct stream_pool {
-  cudaStream_t main = nullptr, cases[case_streams] = {};
-  cudaEvent_t ready = nullptr, done[case_streams] = {};
+  cudaStream_t main = nullptr;
   cudaEvent_t mark[5] = {};  // timed: start, filled, cases done, verdicts done, guards checked
   pinned_array<batch::verdict_stats> seen;
   stream_pool() {
     for (auto& e : mark) HEADROOM_CUDA_TRY(cudaEventCreate(&e));
     HEADROOM_CUDA_TRY(cudaStreamCreateWithFlags(&main, cudaStreamNonBlocking));
-    HEADROOM_CUDA_TRY(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming));
-    for (int i = 0; i < case_streams; ++i) {
-      HEADROOM_CUDA_TRY(cudaStreamCreateWithFlags(&cases[i], cudaStreamNonBlocking));
-      HEADROOM_CUDA_TRY(cudaEventCreateWithFlags(&done[i], cudaEventDisableTiming));
-    }
   }
 };
 
@@ -181,7 +173,7 @@ void launch_verdicts_of(const gpu_batch& b, const std::vector<std::vector<void*>
       cudaMemcpyAsync(d_items, items.data(), items.size() * sizeof(int64_t), cudaMemcpyHostToDevice, s));
   HEADROOM_CUDA_TRY(
       cudaMemcpyAsync(d_jobs, jobs.data(), jobs.size() * sizeof(jobs[0]), cudaMemcpyHostToDevice, s));
-  constexpr int64_t threads = 128, warps = threads / 32;
+  constexpr int64_t threads = batch::verdict_threads, warps = threads / 32;
   const auto blocks = [&](int64_t n) { return static_cast<unsigned>((n + warps - 1) / warps); };
   batch::verdict_parts<T, slots>
       <<<blocks(n_items), threads, 0, s>>>(d_jobs, static_cast<int>(jobs.size()), n_items);
@@ -209,7 +201,8 @@ struct batch_in_flight {
   std::vector<std::size_t> first;  // each case's first buffer in the arena's list
   std::unique_ptr<device_memory> mem;
   std::unique_ptr<device_array<batch::verdict_stats>> stats;
-  std::vector<std::unique_ptr<device_array<std::byte>>> verdict_arrays;  // jobs, items, partial sums
+  std::vector<std::unique_ptr<device_array<std::byte>>>
+      arrays;  // launch entries, verdict jobs, items, partial sums
   gpu_batch_response resp;
   clock_type::time_point t0;
   bool failed = false;
@@ -238,15 +231,15 @@ void enqueue(batch_in_flight& f) {
   if (!clean.empty())
     HEADROOM_CUDA_TRY(cudaMemcpyAsync(f.stats->p, clean.data(), clean.size() * sizeof(clean[0]),
                                       cudaMemcpyHostToDevice, sp.main));
-  HEADROOM_CUDA_TRY(cudaEventRecord(sp.ready, sp.main));
   HEADROOM_CUDA_TRY(cudaEventRecord(sp.mark[1], sp.main));
-  for (auto* s : sp.cases) HEADROOM_CUDA_TRY(cudaStreamWaitEvent(s, sp.ready, 0));
   f.resp.setup_ms = ms_since(f.t0);
 
+  // Every case's launches join the batch's groups (case_batch.hpp), sent once all are known.
   const auto t1 = clock_type::now();
   f.resp.cases.resize(b.cases.size());
+  case_batch launches;
   for (std::size_t i = 0; i < b.cases.size(); ++i) {
-    const launch_args a{&b.cases[i].rq, &ptrs[i], false, nullptr, sp.cases[i % case_streams], {}};
+    launch_args a{&b.cases[i].rq, &ptrs[i], false, nullptr, sp.main, {}, &launches};
     try {
       launch_request(a);
     } catch (const std::invalid_argument& e) {  // this case's shape or params: the others go on
@@ -254,14 +247,17 @@ void enqueue(batch_in_flight& f) {
       f.resp.cases[i].fault = e.what();
     }
   }
-  for (int k = 0; k < case_streams; ++k) {
-    HEADROOM_CUDA_TRY(cudaEventRecord(sp.done[k], sp.cases[k]));
-    HEADROOM_CUDA_TRY(cudaStreamWaitEvent(sp.main, sp.done[k], 0));
+  if (!launches.empty()) {
+    const std::vector<std::byte> host = launches.entries();
+    std::byte* d = f.arrays.emplace_back(std::make_unique<device_array<std::byte>>(host.size(), sp.main))->p;
+    HEADROOM_CUDA_TRY(cudaMemcpyAsync(d, host.data(), host.size(), cudaMemcpyHostToDevice, sp.main));
+    for (const case_group& g : launches.launch_order())
+      g.launcher(d + g.at, g.n, g.stride, g.blocks, g.block, g.smem, sp.main);
   }
   HEADROOM_CUDA_TRY(cudaEventRecord(sp.mark[2], sp.main));
-  launch_verdicts<float>(b, ptrs, f.stats->p, elem_type::f32, sp.main, f.verdict_arrays);
-  launch_verdicts<bf16>(b, ptrs, f.stats->p, elem_type::bf16, sp.main, f.verdict_arrays);
-  launch_verdicts<fp16>(b, ptrs, f.stats->p, elem_type::fp16, sp.main, f.verdict_arrays);
+  launch_verdicts<float>(b, ptrs, f.stats->p, elem_type::f32, sp.main, f.arrays);
+  launch_verdicts<bf16>(b, ptrs, f.stats->p, elem_type::bf16, sp.main, f.arrays);
+  launch_verdicts<fp16>(b, ptrs, f.stats->p, elem_type::fp16, sp.main, f.arrays);
   HEADROOM_CUDA_TRY(cudaEventRecord(sp.mark[3], sp.main));
   f.mem->check_guards(0);
   HEADROOM_CUDA_TRY(cudaEventRecord(sp.mark[4], sp.main));

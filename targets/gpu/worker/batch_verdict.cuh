@@ -3,7 +3,7 @@
 // reference's definition, kernels/reference_row.hpp, summed in another order), compared with the
 // case's output, bad and never-written elements counted into the case's verdict. Two kernels: one
 // warp per work item (a chunk of a row's keys, verdict_split.hpp) keeps an online softmax over its
-// keys and writes its partial sums; one warp per row merges its chunks and compares.
+// keys, a lane per key, and writes its partial sums; one warp per row merges its chunks and compares.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -58,11 +58,18 @@ inline int lane_slots_for(int64_t head_size) {
 }
 static_assert(32 * lane_slots[3] == max_kernel_head_size);
 
-// One warp per work item: the lanes split the head dimension (lane owns d = lane + 32 k), sum each
-// key's score across the warp and keep an online softmax over the item's keys in order; the item
-// writes its largest score, its sum of exponentials and its weighted values to parts.
+inline constexpr int verdict_threads = 128;  // both kernels' blocks: four warps
+
+// One warp per work item, 32 keys at a time, a lane per key: each lane takes its key's score over
+// the whole head dimension (q staged in shared memory), the warp updates the online softmax once per
+// 32 keys (one maximum and one sum across the warp, one exponential per lane), then the lanes, each
+// owning d = lane + 32 k of the output, add the 32 keys' weighted values (a key's weight and row
+// handed round by shuffles). The item writes its largest score, its sum of exponentials and its
+// weighted values to parts.
 template <class T, int per_lane>
-__global__ void verdict_parts(const verdict_job<T>* jobs, int n_jobs, int64_t total_items) {
+__global__ void __launch_bounds__(verdict_threads)
+    verdict_parts(const verdict_job<T>* jobs, int n_jobs, int64_t total_items) {
+  __shared__ float q_rows[verdict_threads / 32][32 * per_lane];
   const int64_t it = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
   const int lane = static_cast<int>(threadIdx.x % 32);
   if (it >= total_items) return;  // a whole warp: it is the same for its lanes
@@ -77,46 +84,49 @@ __global__ void verdict_parts(const verdict_job<T>* jobs, int n_jobs, int64_t to
   const key_range keys = chunk_range(tk.first, tk.pos, c, n, j.chunk);
   const int64_t s = tk.s, lo = keys.lo, hi = keys.hi;
   const float scale = 1.0f / sqrtf(static_cast<float>(D));
+  float* q = q_rows[threadIdx.x / 32];
   const T* qr = v.q + (t * H + h) * D;
+#pragma unroll
+  for (int k = 0; k < per_lane; ++k)
+    if (lane + 32 * k < D) q[lane + 32 * k] = to_float(qr[lane + 32 * k]);
+  __syncwarp();
   float o[per_lane], m = -INFINITY, l = 0.0f;
 #pragma unroll
   for (int k = 0; k < per_lane; ++k) o[k] = 0.0f;
-  // Keys in groups of `step`: their scores summed across the warp together (independent shuffle
-  // chains), then one update of the running maximum and sum.
-  constexpr int step = 4;
-  for (int64_t key0 = lo; key0 <= hi; key0 += step) {
-    int64_t row[step];
-    float score[step];
+  for (int64_t key0 = lo; key0 <= hi; key0 += 32) {
+    const int64_t key = key0 + lane;
+    const bool live = key <= hi;
+    int64_t row = 0;
+    float score = -INFINITY;
+    if (live) {
+      row = ((v.block_table[s * v.width + key / bs] * bs + key % bs) * v.kv_heads + h / G) * v.stride;
+      const T* kr = v.k + row;
+      float a[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+      int64_t d = 0;
+      for (; d + 4 <= D; d += 4)
 #pragma unroll
-    for (int u = 0; u < step; ++u) {
-      const int64_t key = key0 + u <= hi ? key0 + u : hi;  // past the end: a repeat, weight 0 below
-      row[u] = ((v.block_table[s * v.width + key / bs] * bs + key % bs) * v.kv_heads + h / G) * v.stride;
-      float part = 0.0f;
+        for (int u = 0; u < 4; ++u) a[u] += q[d + u] * to_float(kr[d + u]);
+      for (; d < D; ++d) a[0] += q[d] * to_float(kr[d]);
+      score = ((a[0] + a[1]) + (a[2] + a[3])) * scale;
+    }
+    float most = score;
+    for (int off = 16; off > 0; off /= 2) most = fmaxf(most, __shfl_xor_sync(0xFFFFFFFFu, most, off));
+    const float m2 = fmaxf(m, most);
+    const float keep = expf(m - m2);  // 0 at the first group
+    const float p = live ? expf(score - m2) : 0.0f;
+    float sum = p;
+    for (int off = 16; off > 0; off /= 2) sum += __shfl_xor_sync(0xFFFFFFFFu, sum, off);
+    l = l * keep + sum;
+#pragma unroll
+    for (int k = 0; k < per_lane; ++k) o[k] *= keep;
+    const int count = hi - key0 + 1 < 32 ? static_cast<int>(hi - key0 + 1) : 32;  // the same on every lane
+#pragma unroll 4
+    for (int u = 0; u < count; ++u) {
+      const float pu = __shfl_sync(0xFFFFFFFFu, p, u);
+      const int64_t ru = __shfl_sync(0xFFFFFFFFu, row, u);
 #pragma unroll
       for (int k = 0; k < per_lane; ++k)
-        if (lane + 32 * k < D) part += to_float(qr[lane + 32 * k]) * to_float(v.k[row[u] + lane + 32 * k]);
-      score[u] = part;
-    }
-    for (int off = 16; off > 0; off /= 2)
-#pragma unroll
-      for (int u = 0; u < step; ++u) score[u] += __shfl_xor_sync(0xFFFFFFFFu, score[u], off);
-    float m2 = m;
-#pragma unroll
-    for (int u = 0; u < step; ++u) m2 = key0 + u <= hi ? fmaxf(m2, score[u] * scale) : m2;
-    const float keep = expf(m - m2);  // 0 at the first group
-    float p[step];
-#pragma unroll
-    for (int u = 0; u < step; ++u) p[u] = key0 + u <= hi ? expf(score[u] * scale - m2) : 0.0f;
-    l *= keep;
-#pragma unroll
-    for (int u = 0; u < step; ++u) l += p[u];
-#pragma unroll
-    for (int k = 0; k < per_lane; ++k) {
-      if (lane + 32 * k >= D) continue;
-      float acc = o[k] * keep;
-#pragma unroll
-      for (int u = 0; u < step; ++u) acc += p[u] * to_float(v.v[row[u] + lane + 32 * k]);
-      o[k] = acc;
+        if (lane + 32 * k < D) o[k] += pu * to_float(v.v[ru + lane + 32 * k]);
     }
     m = m2;
   }
@@ -130,7 +140,8 @@ __global__ void verdict_parts(const verdict_job<T>* jobs, int n_jobs, int64_t to
 // One warp per row: the row's chunks merged (each scaled by exp(its max - the row's max); a chunk
 // without keys weighs 0, a row without keys is 0 / 0, NaN) and the output compared with the result.
 template <class T, int per_lane>
-__global__ void verdict_rows(const verdict_job<T>* jobs, int n_jobs, int64_t total_rows) {
+__global__ void __launch_bounds__(verdict_threads)
+    verdict_rows(const verdict_job<T>* jobs, int n_jobs, int64_t total_rows) {
   const int64_t r = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
   const int lane = static_cast<int>(threadIdx.x % 32);
   if (r >= total_rows) return;
