@@ -44,9 +44,9 @@ TEST(case_batch, same_kernel_step_and_block_share_a_group) {
   ASSERT_EQ(groups.size(), 1u);
   const case_group& g = groups[0];
   EXPECT_EQ(g.n, 2);
-  EXPECT_EQ(g.blocks, 11);     // 6 + 5
-  EXPECT_EQ(g.stride, 80);     // 32 + 40, rounded up to 16
-  EXPECT_EQ(g.smem, 300u);     // the most either case needs
+  EXPECT_EQ(g.blocks, 11);  // 6 + 5
+  EXPECT_EQ(g.stride, 80);  // 32 + 40, rounded up to 16
+  EXPECT_EQ(g.smem, 300u);  // the most either case needs
   const auto e = b.entries();
   ASSERT_EQ(e.size(), 160u);
   EXPECT_EQ(header_at(e, 0).block0, 0);
@@ -59,11 +59,11 @@ TEST(case_batch, same_kernel_step_and_block_share_a_group) {
 TEST(case_batch, other_kernels_steps_and_blocks_start_groups_launched_by_step) {
   case_batch b;
   const params p = numbered(1);
-  b.add(&kernel_a, 1, {1, 1, 1}, {64, 1, 1}, 0, &p, sizeof(p));   // group 0: step 1
-  b.add(&kernel_a, 0, {1, 1, 1}, {64, 1, 1}, 0, &p, sizeof(p));   // group 1: another step
-  b.add(&kernel_b, 0, {1, 1, 1}, {64, 1, 1}, 0, &p, sizeof(p));   // group 2: another kernel
-  b.add(&kernel_a, 0, {1, 1, 1}, {32, 2, 1}, 0, &p, sizeof(p));   // group 3: another block
-  b.add(&kernel_a, 0, {2, 1, 1}, {64, 1, 1}, 0, &p, sizeof(p));   // joins group 1
+  b.add(&kernel_a, 1, {1, 1, 1}, {64, 1, 1}, 0, &p, sizeof(p));  // group 0: step 1
+  b.add(&kernel_a, 0, {1, 1, 1}, {64, 1, 1}, 0, &p, sizeof(p));  // group 1: another step
+  b.add(&kernel_b, 0, {1, 1, 1}, {64, 1, 1}, 0, &p, sizeof(p));  // group 2: another kernel
+  b.add(&kernel_a, 0, {1, 1, 1}, {32, 2, 1}, 0, &p, sizeof(p));  // group 3: another block
+  b.add(&kernel_a, 0, {2, 1, 1}, {64, 1, 1}, 0, &p, sizeof(p));  // joins group 1
   const auto groups = b.launch_order();
   ASSERT_EQ(groups.size(), 4u);
   // Step 0 first, in the order the groups were begun; each group's entries where its `at` says.
@@ -109,7 +109,8 @@ TEST(case_batch, every_case_block_is_run_exactly_once) {
   const auto e = b.entries();
   std::map<std::tuple<int64_t, int64_t, int64_t, int64_t>, int> seen;
   for (int64_t block = 0; block < g.blocks; ++block) {
-    const int c = last_at_or_below(g.n, block, [&](int i) { return header_at(e, static_cast<std::size_t>(i) * g.stride).block0; });
+    const int c = last_at_or_below(
+        g.n, block, [&](int i) { return header_at(e, static_cast<std::size_t>(i) * g.stride).block0; });
     const std::size_t at = static_cast<std::size_t>(c) * static_cast<std::size_t>(g.stride);
     const case_header h = header_at(e, at);
     const launch_dim x = block_of_case(block - h.block0, h.grid);

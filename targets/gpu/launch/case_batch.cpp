@@ -17,8 +17,8 @@ bool same_shape(launch_dim a, launch_dim b) { return a.x == b.x && a.y == b.y &&
 
 }  // namespace
 
-void case_batch::add(case_group_launcher launcher, int step, launch_dim grid, launch_dim block, std::size_t smem,
-                     const void* params, std::size_t params_bytes) {
+void case_batch::add(case_group_launcher launcher, int step, launch_dim grid, launch_dim block,
+                     std::size_t smem, const void* params, std::size_t params_bytes) {
   const int64_t blocks = grid.count();
   if (blocks < 1 || blocks > max_grid_x)
     throw std::invalid_argument("case batch: a case's grid of " + std::to_string(blocks) + " blocks");
@@ -60,7 +60,8 @@ std::vector<case_group> case_batch::launch_order() const {
     out.back().at = at;
     at += round_up(o.entries.size(), entry_alignment);
   }
-  std::stable_sort(out.begin(), out.end(), [](const case_group& a, const case_group& b) { return a.step < b.step; });
+  std::stable_sort(out.begin(), out.end(),
+                   [](const case_group& a, const case_group& b) { return a.step < b.step; });
   return out;
 }
 

@@ -36,8 +36,8 @@ inline constexpr int64_t max_grid_x = 2147483647;  // CUDA's limit on gridDim.x
 
 // Launches one group on a stream (a cudaStream_t): `n` entries of `stride` bytes at `entries`
 // (device memory), `blocks` blocks of shape `block` in all, `smem` bytes of dynamic shared memory.
-using case_group_launcher = void (*)(const std::byte* entries, int n, int stride, int64_t blocks, launch_dim block,
-                                     std::size_t smem, void* stream);
+using case_group_launcher = void (*)(const std::byte* entries, int n, int stride, int64_t blocks,
+                                     launch_dim block, std::size_t smem, void* stream);
 
 struct case_group {
   case_group_launcher launcher = nullptr;

@@ -44,10 +44,10 @@ __global__ void __launch_bounds__(body_max_threads<K>(), body_min_blocks<K>())
   if (n > 0) {
     const int64_t b = blockIdx.x;
     const std::byte* e =
-        entries + static_cast<int64_t>(stride) *
-                      last_at_or_below(n, b, [&](int i) {
-                        return reinterpret_cast<const case_header*>(entries + static_cast<int64_t>(stride) * i)->block0;
-                      });
+        entries +
+        static_cast<int64_t>(stride) * last_at_or_below(n, b, [&](int i) {
+          return reinterpret_cast<const case_header*>(entries + static_cast<int64_t>(stride) * i)->block0;
+        });
     const case_header& h = *reinterpret_cast<const case_header*>(e);
     const int64_t local = b - h.block0;
     grid = h.grid;
@@ -85,7 +85,8 @@ void launch_case(const typename K::params& p, cudaStream_t s, bool early = false
       dim3(static_cast<unsigned>(g.x), static_cast<unsigned>(g.y), static_cast<unsigned>(g.z)),
       dim3(static_cast<unsigned>(b.x), static_cast<unsigned>(b.y), static_cast<unsigned>(b.z)),
       body_shared_bytes<K>(p), s, early);
-  HEADROOM_CUDA_TRY(cudaLaunchKernelEx(&lc.cfg, case_kernel<K>, p, static_cast<const std::byte*>(nullptr), 0, 0));
+  HEADROOM_CUDA_TRY(
+      cudaLaunchKernelEx(&lc.cfg, case_kernel<K>, p, static_cast<const std::byte*>(nullptr), 0, 0));
 }
 
 // A group of a case_batch: its blocks in one dimension, each finding its case.
@@ -94,10 +95,10 @@ void launch_case_group(const std::byte* entries, int n, int stride, int64_t bloc
                        std::size_t smem, void* stream) {
   static_assert(std::is_trivially_copyable_v<typename K::params>, "params travel as bytes");
   allow_case_smem<K>();
-  case_kernel<K><<<dim3(static_cast<unsigned>(blocks)),
-                   dim3(static_cast<unsigned>(block.x), static_cast<unsigned>(block.y),
-                        static_cast<unsigned>(block.z)),
-                   smem, static_cast<cudaStream_t>(stream)>>>(typename K::params{}, entries, n, stride);
+  case_kernel<K>
+      <<<dim3(static_cast<unsigned>(blocks)),
+         dim3(static_cast<unsigned>(block.x), static_cast<unsigned>(block.y), static_cast<unsigned>(block.z)),
+         smem, static_cast<cudaStream_t>(stream)>>>(typename K::params{}, entries, n, stride);
   HEADROOM_CUDA_TRY(cudaGetLastError());
 }
 
