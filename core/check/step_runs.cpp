@@ -139,7 +139,7 @@ void run_probes(const class_scope& s, const std::vector<step_probe>& probes, con
   // A run's findings of this class; those the runner attributes to another class (a layer's heads
   // or head size against the builder's: C1, C2) are the decode sweep's, found there.
   auto runs = [&](plan_runner& r, const step_probe& p) {
-    const engine_step* st = p.st.spec.kind == step_kind::forward ? nullptr : &p.st;
+    const engine_step* st = p.st.spec.kind == step_kind::forward && !p.persistent_table ? nullptr : &p.st;
     std::vector<finding> f;
     for (const rank_layer* l : layers)
       for (auto& x : r.run_parts(*l, plans(p, *l), st))

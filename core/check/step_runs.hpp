@@ -19,8 +19,12 @@ namespace headroom {
 struct step_probe {
   engine_step st;        // what the kernels and the metadata builders see
   batch where;           // the batch of the replayable case
-  std::string variable;  // "decode_batch", "capture_size", "tokens", "draft_pass"
+  std::string variable;  // "decode_batch", "capture_size", "tokens", "draft_pass", "seq_len"
   int64_t value = 0;
+  // The kernels read the engine's persistent block table ([rows, width] as planned or dumped),
+  // not a table made for the batch: always for dummy runs and draft passes, on request for a
+  // scheduled step (C4's probes of the table's own shape).
+  bool persistent_table = false;
 };
 
 step_mutants step_mutants_of(const check_case& c);

@@ -126,6 +126,45 @@ TEST(Plan, IntWorkspaceCutBelowThePlanFails) {
   EXPECT_EQ(r.violations.at(0).required_bytes, 2060);
 }
 
+// The smallest failing value of a class threshold, or nullopt.
+std::optional<int64_t> class_failure(const report& r, bug_class cls, const std::string& variable) {
+  for (const auto& t : r.thresholds)
+    if (t.cls == cls && t.variable == variable) return t.min_failing;
+  return std::nullopt;
+}
+
+// A block table of its own shape (an engine's dump): Laguna's planned table is [256, 256] (4096
+// tokens in blocks of 16). Cut to 16 blocks a row, a scheduled step whose last request has 257
+// tokens (17 blocks) reads past the table; cut to 100 rows, decode batch 97 replays the graph of
+// 104 requests (vLLM's capture sizes 1, 2, 4, then multiples of 8), one row past 96's.
+TEST(Plan, BlockTableNarrowerOrShorterThanTheEngineNeedsFails) {
+  const plan_file p = laguna_plan({1});
+  const auto cut = [&](int64_t rows, int64_t width) {
+    plan_file q = p;
+    for (auto& g : q.ranks[0].groups)
+      for (auto& b : g.buffers)
+        if (b.name == "block_table" && g.be == backend::triton && g.index == 0) {
+          EXPECT_EQ(b.shape, (std::vector<int64_t>{256, 256}));
+          b = {"block_table", "int32", {rows, width}, rows * width * 4};
+        }
+    return q;
+  };
+  model_executor model;
+  const report narrow = run_verify(cut(256, 16), model);
+  ASSERT_FALSE(narrow.ok);
+  EXPECT_EQ(narrow.violations.at(0).buffer, "block_table");
+  EXPECT_EQ(narrow.violations.at(0).required_bytes, 17 * 4);  // a row's 17 entries against 16
+  EXPECT_EQ(class_failure(narrow, bug_class::c4, "seq_len"), 257);
+  // Its case replays: the step with a 257-token request in the last row fails again.
+  const report again = run_case(case_of(narrow.violations.at(0)), model);
+  ASSERT_FALSE(again.ok);
+  EXPECT_EQ(again.violations.at(0).buffer, "block_table");
+  const report short_rows = run_verify(cut(100, 256), model);
+  ASSERT_FALSE(short_rows.ok);
+  EXPECT_EQ(class_failure(short_rows, bug_class::c4, "decode_batch"), 97);
+  EXPECT_EQ(class_failure(short_rows, bug_class::c4, "seq_len"), std::nullopt);
+}
+
 // The message of reading `j` after `edit`, or "" when it reads.
 template <class Edit>
 std::string error_of(Edit edit) {

@@ -147,3 +147,22 @@ def test_block_table_narrower_than_a_capture_size_is_caught():
     r = headroom.verify(p)
     assert {v["buffer"] for v in r["violations"]} == {"block_table"}
     assert class_threshold(r, "triton", "C4") == 272
+
+
+def test_block_table_narrower_than_a_full_request_is_caught_by_the_formulas_and_the_simulator():
+    # Without FULL warm-ups in play: a scheduled step whose last request is one token longer than a
+    # row of a table cut to [rows, 16] holds (16 blocks of 16 tokens: seq_len 257) reads past the
+    # table; the simulator sees that read on the same step (one group, 17 requests: a cheap run).
+    plan = headroom.plan(LAGUNA, tp=1, backend="triton", max_num_seqs=17)
+    rank = plan["ranks"][0]
+    rank["groups"] = [g for g in rank["groups"] if g["group"] == 0]
+    assert headroom.verify(plan)["ok"]
+    b = buffer(group(plan, 1, "triton", 0), "block_table")
+    assert b["shape"] == [17, 4096 // 16]
+    b["shape"], b["bytes"] = [17, 16], 17 * 16 * 4
+    for target in ("model", "sim"):
+        r = headroom.verify(plan, target=target)
+        assert {v["buffer"] for v in r["violations"]} == {"block_table"}, target
+        assert any(t.get("variable") == "seq_len" and t["min_failing"] == 257 for t in r["thresholds"]), target
+    assert any(v["invariant"] == "out_of_bounds" for v in r["violations"])  # the simulator's read
+
