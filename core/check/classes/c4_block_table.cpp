@@ -89,13 +89,13 @@ std::vector<std::vector<step_probe>> table_probes(const check_case& c, const att
 // tokens: a generated case may hold longer ones, which no engine schedules) that reaches past the
 // table's shape.
 bool reaches_past_table(const check_case& c, const attention_group& ag) {
-  const auto [rows, width] = block_table_of(c, ag);
+  const table_shape table = block_table_of(c, ag);
   const auto& lens = c.b.seq_lens;
   if (c.b.num_seqs() > c.engine.max_num_seqs ||
       std::any_of(lens.begin(), lens.end(), [&](int64_t len) { return len > c.engine.max_model_len; }))
     return false;
-  return c.b.num_seqs() > rows || std::any_of(lens.begin(), lens.end(), [&](int64_t len) {
-           return ceil_div(len, c.block_size) > width;
+  return c.b.num_seqs() > table.rows || std::any_of(lens.begin(), lens.end(), [&](int64_t len) {
+           return ceil_div(len, c.block_size) > table.width;
          });
 }
 
