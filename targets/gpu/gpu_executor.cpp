@@ -176,7 +176,10 @@ observation gpu_executor::run(const run_request& r) {
     if (const auto* pp = std::get_if<fi_prefill_plan>(r.plan))
       o.rows_never_computed = prefill_rows_never_computed(
           *pp, static_cast<int64_t>(ref.size()) / (r.layer->num_heads * r.layer->head_size),
-          r.layer->num_heads, r.layer->head_size, [&](int64_t i) { return !poisoned(out_run->states, i, 4); },
+          r.layer->num_heads, r.layer->head_size,
+          [&](int64_t i) {
+            return i * 4 >= static_cast<int64_t>(out_run->states.size()) || !poisoned(out_run->states, i, 4);
+          },
           [&](int64_t i) { return !poisoned(out_run->output, i, dtype_bytes(r.kv_dtype)); });
     const auto cmp = compare_output(out, ref, r.kv_dtype, r.layer->num_heads, r.layer->head_size);
     o.output_checked = true;

@@ -54,7 +54,9 @@ using family_params = std::variant<triton_params<T>, fi_decode_params<T>, fi_pre
 // The (token, head) rows of a prefill run no block computed, from what the run wrote: for a split
 // plan the rows whose partial states (tmp_s rows merge_indptr[t] .. merge_indptr[t + 1], `heads`
 // entries each) all stayed unwritten; otherwise the output rows that stayed unwritten (their first
-// element). state_written(i) / output_written(i): element i of tmp_s / of the output holds a value.
+// element). state_written(i) / output_written(i): element i of tmp_s / of the output holds a value;
+// a state past tmp_s's extent counts as written (its tile ran and wrote past the buffer: that is a
+// capacity finding of its own, and the formulas count only rows no tile covers).
 template <class StateWritten, class OutputWritten>
 int64_t prefill_rows_never_computed(const fi_prefill_plan& plan, int64_t tokens, int64_t heads,
                                     int64_t head_size, StateWritten state_written,

@@ -89,7 +89,7 @@ observation run_typed(const run_request& r, sim_run_details& details) {
     const sim::sim_buffer& ob = m.at(in.output.id);
     o.rows_never_computed = prefill_rows_never_computed(
         *pp, in.in.num_tokens, l.num_heads, l.head_size,
-        [&](int64_t i) { return ts && i >= 0 && i < ts->extent && ts->written[i]; },
+        [&](int64_t i) { return ts && i >= 0 && (i >= ts->extent || ts->written[i]); },
         [&](int64_t i) { return i >= 0 && i < ob.extent && ob.written[i]; });
   }
   auto ref = attention_reference(host);
