@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
+#include <system_error>
 #include <vector>
 
 namespace headroom::cli {
@@ -39,7 +41,7 @@ std::optional<int> mpi_rank_from_env() {
   return std::nullopt;
 }
 
-std::string gpu_of_rank(const std::string& visible, int local_rank) {
+std::string gpu_of_rank(const std::string& visible, int local_rank, int node_gpus) {
   std::vector<std::string> ids;
   std::size_t at = 0;
   while (at <= visible.size()) {
@@ -47,8 +49,15 @@ std::string gpu_of_rank(const std::string& visible, int local_rank) {
     if (comma > at) ids.push_back(visible.substr(at, comma - at));
     at = comma + 1;
   }
-  if (ids.empty()) return std::to_string(local_rank);
-  return ids[static_cast<std::size_t>(local_rank) % ids.size()];
+  if (!ids.empty()) return ids[static_cast<std::size_t>(local_rank) % ids.size()];
+  return node_gpus > 0 ? std::to_string(local_rank % node_gpus) : std::string();
+}
+
+int node_gpu_count(const char* dir) {
+  std::error_code ec;
+  int n = 0;
+  for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) ++n;
+  return ec ? 0 : n;
 }
 
 }  // namespace headroom::cli

@@ -19,8 +19,13 @@ std::optional<int> mpi_rank_from_env();
 
 // The CUDA_VISIBLE_DEVICES of the rank `local_rank` of a node (for --target gpu, one GPU a rank):
 // with a list, its entry number local_rank modulo the list's length (a single entry, as Slurm's
-// --gpus-per-task=1 leaves, is kept); with none, the device numbered local_rank.
-std::string gpu_of_rank(const std::string& visible, int local_rank);
+// --gpus-per-task=1 leaves, is kept); with none, the device numbered local_rank modulo the node's
+// `node_gpus`; "" (leave every device visible) when there is no list and the count is unknown (0).
+std::string gpu_of_rank(const std::string& visible, int local_rank, int node_gpus);
+
+// The GPUs the NVIDIA driver lists on this node (an entry each in `dir`, /proc/driver/nvidia/gpus),
+// without initialising CUDA; 0 when the directory cannot be read.
+int node_gpu_count(const char* dir = "/proc/driver/nvidia/gpus");
 
 // The fuzz command under a launcher: headroom execs headroom_mpi; headroom_mpi runs the campaign.
 int fuzz_under_mpi(int argc, char** argv);

@@ -186,7 +186,8 @@ int fuzz_under_mpi(int argc, char** argv) {
     o = read_fuzz_options(argc, argv);
     if (o.target == "gpu") {  // before the GPU worker starts: it inherits the variable
       const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
-      ::setenv("CUDA_VISIBLE_DEVICES", gpu_of_rank(visible ? visible : "", w.local_rank).c_str(), 1);
+      const std::string gpu = gpu_of_rank(visible ? visible : "", w.local_rank, node_gpu_count());
+      if (!gpu.empty()) ::setenv("CUDA_VISIBLE_DEVICES", gpu.c_str(), 1);
     }
     make_executor(o.target);
     if (w.rank == 0 && o.out) prepare_fuzz_out(*o.out);
