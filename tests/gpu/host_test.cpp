@@ -6,6 +6,7 @@
 #include "core/util/error.hpp"
 #include "targets/gpu/memory/arena_layout.hpp"
 #include "targets/gpu/gpu_executor.hpp"
+#include "targets/gpu/request.hpp"
 #include <cstdlib>
 
 #include "targets/gpu/worker/verdict_split.hpp"
@@ -124,6 +125,33 @@ TEST(gpu_arena, layout_bands_caps_and_tail) {
 // The output check's work items (verdict_split.hpp), by hand: request 0 has 3 keys and 2 query
 // tokens (positions 1 and 2), request 1 has 600 keys and 1 token (position 599): 1, 1 and 3
 // chunks of 256 keys, per head.
+// A described memory (what a GPU request is made from): sizes for every buffer, host bytes only for
+// what the host writes, and the request carries exactly those bytes.
+TEST(gpu_request, described_memory_holds_only_what_the_host_writes) {
+  sim::memory m(sim::storage::described);
+  const auto scratch = m.alloc<float>("tmp_s", 1000, sim::fill::scratch);
+  const auto data = m.alloc<float>("q", 500, sim::fill::data);  // made on the device
+  const auto table = m.upload<int32_t>("block_table", {7, 8, 9});
+  const auto work = m.upload_prefix<int32_t>("request_indices", {1, 2}, 64);
+  EXPECT_EQ(scratch.data, nullptr);
+  EXPECT_EQ(scratch.extent, 1000);
+  EXPECT_EQ(data.data, nullptr);
+  ASSERT_NE(table.data, nullptr);
+  EXPECT_EQ(table.data[2], 9);
+  EXPECT_EQ(work.extent, 64);
+  EXPECT_EQ(work.data[1], 2);
+  EXPECT_EQ(m[3].host_prefix, 2);
+  gpu::gpu_request rq;
+  gpu::add_buffers(m, rq, {data.id});
+  ASSERT_EQ(rq.buffers.size(), 4u);
+  EXPECT_TRUE(rq.buffers[0].scratch);
+  EXPECT_TRUE(rq.buffers[0].data.empty());
+  EXPECT_TRUE(rq.buffers[1].data.empty());
+  EXPECT_EQ(rq.buffers[2].data.size(), 12u);
+  EXPECT_EQ(rq.buffers[3].data.size(), 8u);  // the prefix: two int32
+  EXPECT_EQ(rq.buffers[3].extent, 64);
+}
+
 TEST(gpu_verdict_split, items_by_hand) {
   using gpu::split_verdict, gpu::verdict_items, gpu::verdict_split;
   const int32_t lens[] = {3, 600}, starts[] = {0, 2, 3};

@@ -76,7 +76,7 @@ void allow_case_smem() {
 
 // A single run's launch of K (as launch_body, with the params as the kernel's own).
 template <class K>
-void launch_case(const typename K::params& p, cudaStream_t s, bool early = false) {
+void launch_case(const typename K::params& p, cudaStream_t s) {
   const launch_dim g = K::grid(p), b = K::block(p);
   check_gpu_shape(g, b);
   if (g.count() == 0) return;
@@ -84,7 +84,7 @@ void launch_case(const typename K::params& p, cudaStream_t s, bool early = false
   const launch_config lc(
       dim3(static_cast<unsigned>(g.x), static_cast<unsigned>(g.y), static_cast<unsigned>(g.z)),
       dim3(static_cast<unsigned>(b.x), static_cast<unsigned>(b.y), static_cast<unsigned>(b.z)),
-      body_shared_bytes<K>(p), s, early);
+      body_shared_bytes<K>(p), s, false);
   HEADROOM_CUDA_TRY(
       cudaLaunchKernelEx(&lc.cfg, case_kernel<K>, p, static_cast<const std::byte*>(nullptr), 0, 0));
 }

@@ -201,8 +201,8 @@ struct batch_in_flight {
   std::vector<std::size_t> first;  // each case's first buffer in the arena's list
   std::unique_ptr<device_memory> mem;
   std::unique_ptr<device_array<batch::verdict_stats>> stats;
-  std::vector<std::unique_ptr<device_array<std::byte>>>
-      arrays;  // launch entries, verdict jobs, items, partial sums
+  // Launch entries, verdict jobs, items and partial sums.
+  std::vector<std::unique_ptr<device_array<std::byte>>> arrays;
   gpu_batch_response resp;
   clock_type::time_point t0;
   bool failed = false;
