@@ -36,8 +36,11 @@ double fuzz_collector::elapsed() const {
   return std::chrono::duration<double>(steady::now() - start_).count();
 }
 
+// The executor that replays a received counterexample: the one its shard shrank it on, so that a
+// file's expectations are what one process writes (the simulator for the GPU target, whose
+// campaign runs shrink there; a replay on the device would observe through other oracles).
 executor& fuzz_collector::ex() {
-  if (!ex_) ex_ = make_executor(o_.target);
+  if (!ex_) ex_ = make_executor(o_.target == "gpu" ? "sim" : o_.target);
   return *ex_;
 }
 

@@ -38,6 +38,7 @@ if [[ -n "$mpiexec" && -x "$(dirname "$headroom")/headroom_mpi" ]]; then
   [[ $rc != 0 ]] || { cat "$tmp/mpi.txt"; fail "mpirun -np 2 --target gpu: exit 0, expected findings"; }
   diff <(found "$tmp/sim.txt") <(found "$tmp/mpi.txt") || fail "2 ranks: other counterexamples than --target sim"
   diff <(ls "$tmp/sim") <(ls "$tmp/mpi") || fail "2 ranks: other files than --target sim"
+  diff -r "$tmp/gpu1" "$tmp/mpi" >/dev/null || fail "2 ranks: files not byte-identical to one process's"
   grep -q "2 ranks x 3 jobs" "$tmp/mpi.txt" || fail "2 ranks: no 2-rank summary"
   echo "2 ranks: the same counterexamples"
 fi
