@@ -48,22 +48,26 @@ HEADROOM_HOST_DEVICE inline token_keys keys_of_token(const int32_t* seq_lens, co
   return keys_in_request(seq_lens, query_start, s, window, t);
 }
 
+// Element offset in the cache of key `key` of request s, for query head h (its kv head: h over the
+// group size): the key's block from the request's block-table row, its slot there, the kv head's row.
+template <class T>
+HEADROOM_HOST_DEVICE int64_t kv_row_of(const reference_view<T>& r, int64_t s, int64_t key, int64_t h) {
+  const int64_t bs = r.block_size, blk = r.block_table[s * r.width + key / bs];
+  return ((blk * bs + key % bs) * r.kv_heads + h / (r.heads / r.kv_heads)) * r.stride;
+}
+
 // o[0 .. head_size) = the attention output of (request s, its query token i, head h).
 template <class T>
 HEADROOM_HOST_DEVICE void reference_row(const reference_view<T>& r, int64_t s, int64_t i, int64_t h, float* o,
                                         float* scores = nullptr) {
-  const int64_t D = r.head_size, H = r.heads, G = H / r.kv_heads, bs = r.block_size;
+  const int64_t D = r.head_size, H = r.heads;
   const int64_t q0 = r.query_start[s];
   const token_keys k = keys_in_request(r.seq_lens, r.query_start, s, r.window, q0 + i);
   const int64_t pos = k.pos, first = k.first;
   const float scale = 1.0f / sqrtf(static_cast<float>(D));
   const T* qr = r.q + ((q0 + i) * H + h) * D;
-  auto row_of = [&](int64_t key) {  // element offset of (key, kv head) in the cache
-    const int64_t blk = r.block_table[s * r.width + key / bs];
-    return ((blk * bs + key % bs) * r.kv_heads + h / G) * r.stride;
-  };
   auto score = [&](int64_t key) {
-    const T* kr = r.k + row_of(key);
+    const T* kr = r.k + kv_row_of(r, s, key, h);
     float dot = 0.0f;
     for (int64_t d = 0; d < D; ++d) dot += to_float(qr[d]) * to_float(kr[d]);
     return dot * scale;
@@ -79,7 +83,7 @@ HEADROOM_HOST_DEVICE void reference_row(const reference_view<T>& r, int64_t s, i
   for (int64_t j = first; j <= pos; ++j) {
     const float p = expf((scores ? scores[j - first] : score(j)) - mx);
     sum += p;
-    const T* vr = r.v + row_of(j);
+    const T* vr = r.v + kv_row_of(r, s, j, h);
     for (int64_t d = 0; d < D; ++d) o[d] += p * to_float(vr[d]);
   }
   for (int64_t d = 0; d < D; ++d) o[d] /= sum;

@@ -75,7 +75,7 @@ __global__ void __launch_bounds__(verdict_threads)
   if (it >= total_items) return;  // a whole warp: it is the same for its lanes
   const verdict_job<T>& j = jobs[last_at_or_below(n_jobs, it, [&](int i) { return jobs[i].item0; })];
   const reference_view<T>& v = j.view;
-  const int64_t local = it - j.item0, H = v.heads, D = v.head_size, G = H / v.kv_heads, bs = v.block_size;
+  const int64_t local = it - j.item0, H = v.heads, D = v.head_size;
   const int64_t t = last_at_or_below(j.tokens, local, [&](int64_t i) { return j.items[i]; });
   const int64_t n = (j.items[t + 1] - j.items[t]) / H;  // the chunks of each of the token's rows
   if (n < 1) return;
@@ -99,7 +99,7 @@ __global__ void __launch_bounds__(verdict_threads)
     int64_t row = 0;
     float score = -INFINITY;
     if (live) {
-      row = ((v.block_table[s * v.width + key / bs] * bs + key % bs) * v.kv_heads + h / G) * v.stride;
+      row = kv_row_of(v, s, key, h);
       const T* kr = v.k + row;
       float a[4] = {0.0f, 0.0f, 0.0f, 0.0f};
       int64_t d = 0;
