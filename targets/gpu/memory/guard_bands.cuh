@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/util/bisect.hpp"
 #include "targets/gpu/launch/dependent_launch.cuh"
 #include "targets/gpu/memory/device_memory.hpp"
 
@@ -60,17 +61,10 @@ inline std::vector<band_range> band_ranges(const std::vector<arena_slot>& slots,
 struct band_table {
   const band_range* b;
   int n;
-  // Band chunk i -> index of its band (the last one whose first chunk index is <= i).
+  // Band chunk i (>= 0) -> index of its band (the last one whose first chunk index is <= i; band
+  // 0 starts at chunk 0).
   __device__ int index_of(int64_t i) const {
-    int lo = 0, hi = n;
-    while (lo < hi) {
-      const int mid = (lo + hi) / 2;
-      if (b[mid].first <= i)
-        lo = mid + 1;
-      else
-        hi = mid;
-    }
-    return lo - 1;
+    return last_at_or_below(n, i, [&](int k) { return b[k].first; });
   }
   __device__ const band_range& find(int64_t i) const { return b[index_of(i)]; }
 };
