@@ -60,33 +60,10 @@ __global__ void __launch_bounds__(body_max_threads<K>(), body_min_blocks<K>())
   ctx.finish();
 }
 
-// Raises K's dynamic shared memory limit once per process when its storage needs more than the default.
-template <class K>
-void allow_case_smem() {
-  constexpr std::size_t most = sizeof(typename K::shared_storage);
-  if constexpr (most > default_dynamic_smem_limit) {
-    static const bool raised = [] {
-      HEADROOM_CUDA_TRY(cudaFuncSetAttribute(case_kernel<K>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                             static_cast<int>(most)));
-      return true;
-    }();
-    (void)raised;
-  }
-}
-
-// A single run's launch of K (as launch_body, with the params as the kernel's own).
+// A single run's launch of K, with the params as the kernel's own (launch_kernel_of).
 template <class K>
 void launch_case(const typename K::params& p, cudaStream_t s) {
-  const launch_dim g = K::grid(p), b = K::block(p);
-  check_gpu_shape(g, b);
-  if (g.count() == 0) return;
-  allow_case_smem<K>();
-  const launch_config lc(
-      dim3(static_cast<unsigned>(g.x), static_cast<unsigned>(g.y), static_cast<unsigned>(g.z)),
-      dim3(static_cast<unsigned>(b.x), static_cast<unsigned>(b.y), static_cast<unsigned>(b.z)),
-      body_shared_bytes<K>(p), s, false);
-  HEADROOM_CUDA_TRY(
-      cudaLaunchKernelEx(&lc.cfg, case_kernel<K>, p, static_cast<const std::byte*>(nullptr), 0, 0));
+  launch_kernel_of<K, case_kernel<K>>(p, s, false, p, static_cast<const std::byte*>(nullptr), 0, 0);
 }
 
 // A group of a case_batch: its blocks in one dimension, each finding its case.
@@ -94,7 +71,7 @@ template <class K>
 void launch_case_group(const std::byte* entries, int n, int stride, int64_t blocks, launch_dim block,
                        std::size_t smem, void* stream) {
   static_assert(std::is_trivially_copyable_v<typename K::params>, "params travel as bytes");
-  allow_case_smem<K>();
+  allow_body_smem<K, case_kernel<K>>();
   case_kernel<K>
       <<<dim3(static_cast<unsigned>(blocks)),
          dim3(static_cast<unsigned>(block.x), static_cast<unsigned>(block.y), static_cast<unsigned>(block.z)),

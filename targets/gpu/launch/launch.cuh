@@ -75,30 +75,43 @@ inline void check_gpu_shape(launch_dim g, launch_dim b) {
                                 ") exceeds CUDA's launch limits");
 }
 
-// Launches K once; an empty grid launches nothing. Asynchronous: the caller synchronizes. `early`:
-// programmatic dependent launch (dependent_launch.cuh), the kernel waits on the device for the
-// previous one on the stream.
-template <class K, class Ctx>
-void launch_body(const typename K::params& p, const typename Ctx::launch_state& ls, cudaStream_t s,
-                 bool early = false) {
-  const launch_dim g = K::grid(p), b = K::block(p);
-  check_gpu_shape(g, b);
-  if (g.count() == 0) return;
+// Raises `kernel`'s dynamic shared memory limit to K's whole storage when that is above CUDA's
+// default, once per process (tried again after a throw).
+template <class K, auto kernel>
+void allow_body_smem() {
   constexpr std::size_t most = sizeof(typename K::shared_storage);
-  if constexpr (most > default_dynamic_smem_limit) {  // once per process (a retry after a throw)
+  if constexpr (most > default_dynamic_smem_limit) {
     static const bool raised = [] {
-      HEADROOM_CUDA_TRY(cudaFuncSetAttribute(body_kernel<K, Ctx>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                             static_cast<int>(most)));
+      HEADROOM_CUDA_TRY(
+          cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(most)));
       return true;
     }();
     (void)raised;
   }
-  const std::size_t smem = body_shared_bytes<K>(p);
+}
+
+// Launches `kernel` (K's body in one of the launchers: body_kernel here, case_kernel in
+// case_launch.cuh) over K's grid and block for p, with `args`; an empty grid launches nothing.
+// Asynchronous: the caller synchronizes. `early`: programmatic dependent launch
+// (dependent_launch.cuh), the kernel waits on the device for the previous one on the stream.
+template <class K, auto kernel, class... Args>
+void launch_kernel_of(const typename K::params& p, cudaStream_t s, bool early, const Args&... args) {
+  const launch_dim g = K::grid(p), b = K::block(p);
+  check_gpu_shape(g, b);
+  if (g.count() == 0) return;
+  allow_body_smem<K, kernel>();
   const launch_config lc(
       dim3(static_cast<unsigned>(g.x), static_cast<unsigned>(g.y), static_cast<unsigned>(g.z)),
-      dim3(static_cast<unsigned>(b.x), static_cast<unsigned>(b.y), static_cast<unsigned>(b.z)), smem, s,
-      early);
-  HEADROOM_CUDA_TRY(cudaLaunchKernelEx(&lc.cfg, body_kernel<K, Ctx>, p, ls));
+      dim3(static_cast<unsigned>(b.x), static_cast<unsigned>(b.y), static_cast<unsigned>(b.z)),
+      body_shared_bytes<K>(p), s, early);
+  HEADROOM_CUDA_TRY(cudaLaunchKernelEx(&lc.cfg, kernel, args...));
+}
+
+// Launches K once through body_kernel<K, Ctx> (launch_kernel_of).
+template <class K, class Ctx>
+void launch_body(const typename K::params& p, const typename Ctx::launch_state& ls, cudaStream_t s,
+                 bool early = false) {
+  launch_kernel_of<K, body_kernel<K, Ctx>>(p, s, early, p, ls);
 }
 
 }  // namespace headroom::gpu
