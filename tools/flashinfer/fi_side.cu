@@ -140,6 +140,14 @@ result decode(const input& in) {
 
 }  // namespace
 
+const char* flashinfer_side() {
+#ifdef HEADROOM_FI_STUB_SCHEDULER
+  return "a stub of scheduler.cuh (tests/tools/fi_stub, no planner logic)";
+#else
+  return "FlashInfer's scheduler.cuh";
+#endif
+}
+
 result flashinfer_plan(const input& in) {
   g_planner_num_sms = int(in.num_sms);
   try {

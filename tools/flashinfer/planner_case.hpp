@@ -31,5 +31,7 @@ inline constexpr int32_t sentinel = INT32_MIN;
 
 // FlashInfer's planner on this input (fi_side.cu). Throws std::runtime_error on a planner error.
 result flashinfer_plan(const input& in);
+// Which scheduler.cuh fi_side.cu was compiled against: FlashInfer's, or the test stub (tests/tools/).
+const char* flashinfer_side();
 
 }  // namespace planner_compare

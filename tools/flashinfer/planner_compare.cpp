@@ -1,9 +1,12 @@
 // planner_compare: random planner inputs through FlashInfer's own planners (fi_side.cu) and headroom's
 // mirror (core/backends/fi_*.cpp), every field a kernel reads compared, padded slots included.
 //   planner_compare [decode_inputs] [prefill_inputs] [seed] [exact-grid]
+//   planner_compare --self-test
 // exact-grid runs the mirror with the proposed exact no-split graph grid (PR 4430), which FlashInfer
 // does not have: it must disagree (padded_batch_size), which shows the driver able to fail.
 // Prints per-field agreement counts and the first disagreeing input; exit 1 on any disagreement.
+// --self-test runs four fixed inputs through both sides without comparing them (exit 0 when both
+// answer each): it shows a build links and runs, whatever scheduler.cuh it has (tests/tools/ uses a stub).
 // docs/flashinfer-planner.md: the input ranges and what to do when FlashInfer's signatures change.
 #include <cmath>
 #include <cstdio>
@@ -135,7 +138,7 @@ std::string describe(const pc::input& in) {
                   std::to_string(in.uniform_q_len) + " rows " + std::to_string(in.total_num_rows) + " B " +
                   std::to_string(in.kv_lens.size()) + " kv/q:";
   for (std::size_t i = 0; i < in.kv_lens.size() && i < 16; ++i)
-    s += " " + std::to_string(in.kv_lens[i]) + "/" + std::to_string(in.q_lens[i]);
+    s.append(" ").append(std::to_string(in.kv_lens[i])).append("/").append(std::to_string(in.q_lens[i]));
   return s + (in.kv_lens.size() > 16 ? " ..." : "");
 }
 
@@ -184,9 +187,40 @@ bool report(const char* name, const tally& t, int64_t n) {
   return t.first.empty();
 }
 
+int self_test() {
+  std::vector<pc::input> inputs;
+  for (int64_t d : {64, 128, 256}) {
+    pc::input in;
+    in.num_qo_heads = 8, in.num_kv_heads = 2, in.head_dim = d;
+    in.kv_lens = {100, 2000, 17}, in.q_lens = {1, 1, 1}, in.total_num_rows = 3;
+    inputs.push_back(in);
+  }
+  pc::input pre = inputs[1];
+  pre.prefill = true, pre.q_lens = {10, 200, 17}, pre.total_num_rows = 227;
+  inputs.push_back(pre);
+  int answered = 0;
+  for (const pc::input& in : inputs) {
+    try {
+      pc::flashinfer_plan(in);
+      const pc::result m = mirror(in);
+      if (m.padded_batch_size > 0 && !m.request_indices.empty())
+        ++answered;
+      else
+        std::printf("  the mirror planned nothing on %s\n", describe(in).c_str());
+    } catch (const std::exception& e) {
+      std::printf("  %s: %s\n", describe(in).c_str(), e.what());
+    }
+  }
+  std::printf("self-test: %d / %zu inputs answered by both planners (not compared)\n", answered,
+              inputs.size());
+  return answered == static_cast<int>(inputs.size()) ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::printf("planner_compare: headroom's mirror against %s\n", pc::flashinfer_side());
+  if (argc > 1 && std::string(argv[1]) == "--self-test") return self_test();
   const int64_t n_decode = argc > 1 ? std::stoll(argv[1]) : 5000;
   const int64_t n_prefill = argc > 2 ? std::stoll(argv[2]) : 5000;
   rng.seed(argc > 3 ? std::stoull(argv[3]) : 20261201);
