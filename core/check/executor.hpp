@@ -15,8 +15,9 @@
 
 namespace headroom {
 
-// The three oracles: the sizing formulas, the functional simulator, a GPU.
-enum class target_kind { model, sim, gpu };
+// The oracles: the sizing formulas, the functional simulator, a GPU running headroom's bodies, and
+// a GPU running the engines' own kernels in the same guarded arenas (targets/engine/).
+enum class target_kind { model, sim, gpu, engine };
 const char* to_string(target_kind t);
 
 // One kernel run of one layer on one plan.

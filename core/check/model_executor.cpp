@@ -7,8 +7,10 @@
 namespace headroom {
 
 namespace {
-constexpr name_table<target_kind, 3> target_names = {
-    {{target_kind::model, "model"}, {target_kind::sim, "sim"}, {target_kind::gpu, "gpu"}}};
+constexpr name_table<target_kind, 4> target_names = {{{target_kind::model, "model"},
+                                                      {target_kind::sim, "sim"},
+                                                      {target_kind::gpu, "gpu"},
+                                                      {target_kind::engine, "engine"}}};
 }  // namespace
 
 const char* to_string(target_kind t) { return name_in(target_names, t, "unknown"); }

@@ -16,7 +16,7 @@ namespace headroom {
 gpu_batcher::gpu_batcher(batcher_options o) : opt_(std::move(o)) {
   for (int i = 0; i < std::max(1, opt_.workers); ++i)
     workers_.push_back(std::make_unique<gpu::worker_process>(
-        gpu::worker_options{opt_.device, opt_.wrapper, opt_.timeout_ms}));
+        gpu::worker_options{opt_.device, {}, opt_.wrapper, opt_.timeout_ms}));
   for (auto& w : workers_)
     threads_.emplace_back([this, p = w.get()] {
       pthread_setname_np(pthread_self(), "hr-batcher");

@@ -101,7 +101,9 @@ gpu::gpu_request make_gpu_request(const run_request& r, std::vector<float>* refe
 
 gpu_executor::gpu_executor(gpu_executor_options o)
     : opt_(std::move(o)),
-      worker_(new worker_holder{gpu::worker_process({opt_.device, opt_.wrapper, opt_.timeout_ms})}) {}
+      worker_(
+          new worker_holder{gpu::worker_process({opt_.device, opt_.worker, opt_.wrapper, opt_.timeout_ms})}) {
+}
 
 gpu_executor::~gpu_executor() = default;
 
@@ -128,6 +130,7 @@ observation gpu_executor::run(const run_request& r) {
   gpu::gpu_request rq = make_gpu_request(r, opt_.compare_output ? &ref : nullptr);
   rq.modes = opt_.modes;
   rq.guards = opt_.guards;
+  if (opt_.decorate) opt_.decorate(r, rq);
   for (const auto& b : rq.buffers) last_.buffers.push_back(b.name), last_.extents.push_back(b.extent);
   const gpu::gpu_response resp = execute(rq);
   last_.ran = true;

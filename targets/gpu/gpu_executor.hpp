@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -29,6 +30,11 @@ std::unique_ptr<executor> make_gpu_executor();
 
 struct gpu_executor_options {
   std::vector<gpu::run_mode> modes = {gpu::run_mode::checked, gpu::run_mode::guarded};
+  // Another worker speaking the same protocol (the engine target's, whose guarded run launches an
+  // engine's own kernel) and what it needs in each request beyond the package; its target kind.
+  std::string worker;  // empty: headroom_gpu_worker (find_worker)
+  std::function<void(const run_request&, gpu::gpu_request&)> decorate;
+  target_kind kind = target_kind::gpu;
   bool compare_output = true;  // false: skip the fp32 reference (threshold sweeps, costs)
   int device = 0;
   std::vector<std::string> wrapper;  // the worker's command prefix (compute-sanitizer ...)
@@ -53,7 +59,7 @@ class gpu_executor final : public executor {
  public:
   explicit gpu_executor(gpu_executor_options o = {});
   ~gpu_executor() override;
-  target_kind kind() const override { return target_kind::gpu; }
+  target_kind kind() const override { return opt_.kind; }
   // Throws input_error for a layer the kernels cannot run, std::invalid_argument for a request
   // whose plan does not fit its batch (as the simulator does).
   observation run(const run_request& r) override;

@@ -11,21 +11,12 @@
 
 #include "core/util/bisect.hpp"
 #include "targets/gpu/launch/dependent_launch.cuh"
+#include "targets/gpu/memory/canary.hpp"
 #include "targets/gpu/memory/device_memory.hpp"
 
 namespace headroom::gpu::bands {
 
 inline constexpr int64_t chunk = 16;  // bytes a thread fills or checks at once
-
-// The canary: a position-dependent word per 4-byte-aligned word of the arena (one multiply per
-// word to check), so a shifted or replayed copy of a band never matches; a byte's canary is its byte
-// of that word (little-endian).
-__host__ __device__ inline uint32_t canary_word(int64_t word_offset) {  // word_offset % 4 == 0
-  return (static_cast<uint32_t>(word_offset >> 2) * 0x9E3779B1u) ^ 0xA5A5A5A5u;
-}
-__host__ __device__ inline uint8_t canary_byte(int64_t offset) {
-  return static_cast<uint8_t>(canary_word(offset & ~int64_t{3}) >> (8 * (offset & 3)));
-}
 
 // The guard bands: each buffer's before band and the canary part of its after band, as ranges
 // [lo, hi) in arena order, each walked in 16-byte chunks aligned to the arena (a chunk shared with

@@ -120,7 +120,7 @@ void put_request(writer& w, const gpu_request& r) {
     w.str(b.name), w.pod(b.elem_bytes), w.pod(b.extent), w.pod(b.scratch), w.pods(b.data);
     w.pod(b.gen), w.pod(b.gen_type), w.pod(b.key), w.pod(b.key_v), w.pod(b.row);
   }
-  w.pods(r.modes), w.pod(r.download), w.pod(r.download_states), w.pod(r.guards);
+  w.pods(r.modes), w.pod(r.download), w.pod(r.download_states), w.pod(r.guards), w.str(r.engine);
 }
 
 gpu_request get_request(reader& rd, std::size_t message_bytes) {
@@ -140,6 +140,7 @@ gpu_request get_request(reader& rd, std::size_t message_bytes) {
   }
   r.modes = rd.pods<run_mode>(), r.download = rd.pod<int32_t>(), r.download_states = rd.pod<int32_t>();
   r.guards = rd.pod<guard_options>();
+  r.engine = rd.str();
   return r;
 }
 

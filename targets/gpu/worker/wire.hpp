@@ -87,6 +87,9 @@ struct gpu_request {
   int32_t download = -1;         // buffer id whose bytes come back (the output)
   int32_t download_states = -1;  // and this one's (a split prefill plan's tmp_s: which states were written)
   guard_options guards;
+  // The engine target (targets/engine/): what the engine's launcher takes beyond the params, as
+  // JSON (vLLM's seq_threshold_3D and segment count: the plan's). Empty for headroom's own bodies.
+  std::string engine;
 };
 
 struct guard_report {

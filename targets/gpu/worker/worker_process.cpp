@@ -73,7 +73,7 @@ bool worker_process::start() {
     ::close(sv[1]);
     sv[1] = d;
   }
-  const std::string exe = find_worker();
+  const std::string exe = opt_.executable.empty() ? find_worker() : opt_.executable;
   std::vector<std::string> args = opt_.wrapper;
   args.push_back(exe);
   std::vector<char*> argv;

@@ -27,6 +27,7 @@ std::string find_worker();
 
 struct worker_options {
   int device = 0;
+  std::string executable;            // empty: find_worker()
   std::vector<std::string> wrapper;  // argv prefix, e.g. {"compute-sanitizer", "--tool", "memcheck"}
   int timeout_ms = 600'000;          // per request; then the worker is killed (a hung kernel)
 };

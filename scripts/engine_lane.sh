@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# The engine-kernel lane, on a machine with a device, python3 with PyTorch and Triton, and a vLLM
+# checkout (docs/engine-kernels.md):
+#   HEADROOM_VLLM_DIR=DIR scripts/engine_lane.sh [BUILD_DIR]
+# BUILD_DIR (default build/) holds cli/headroom, targets/engine/ (the engine worker and its driver)
+# and tests/engine_target/engine_agree, built on any machine (no CUDA needed). Everything lands in
+# $OUT (default ./engine-lane-out):
+#   versions.txt         the driver's hello (device, torch, triton, the checkout's commit)
+#   laguna_*.txt/.json   Laguna XS.2 at TP 1, 2, 4, 8 on vLLM's kernel: model-wide heads, the fixed mirror
+#   gemma4_c2.txt/.json  Gemma 4 with the C2 historical builder (segm_output padded for the model's head size)
+#   fault.txt            a dumped block table cut narrower than the engine needs: the kernel reads
+#                        canaries as block ids and faults; the check goes on and reports it
+#   agree_decode.md/.csv, agree_prefill.md/.csv   engine kernel vs simulator on random cases
+#   truth.tsv            every bundled config x TP x mirror: first failing decode batch, formulas vs engine
+# Knobs: CASES (1000), PREFILL_CASES (300), JOBS (4), SEED (2026), TRUTH (1: the truth table).
+set -uo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="$(cd "${1:-$root/build}" && pwd)"
+out="${OUT:-$PWD/engine-lane-out}"
+mkdir -p "$out"
+cd "$root"
+: "${HEADROOM_VLLM_DIR:?set HEADROOM_VLLM_DIR to a vLLM checkout}"
+export HEADROOM_VLLM_DIR
+hr="$build/cli/headroom"
+say() { printf '\n== %s (%s)\n' "$*" "$(date -u +%H:%M:%S)" | tee -a "$out/lane.log"; }
+run() {  # NAME CMD...: stdout to NAME.txt, exit code and seconds to the log
+  local name="$1" t0=$SECONDS rc
+  shift
+  "$@" >"$out/$name.txt" 2>&1
+  rc=$?
+  echo "$name: exit $rc in $((SECONDS - t0)) s" | tee -a "$out/lane.log"
+  return 0
+}
+
+say versions
+{ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; python3 -c 'import torch, triton; print("torch", torch.__version__, "triton", triton.__version__)'
+  echo "vllm $(cat "$HEADROOM_VLLM_DIR/COMMIT" 2>/dev/null || git -C "$HEADROOM_VLLM_DIR" rev-parse HEAD 2>/dev/null)"; } >"$out/versions.txt" 2>&1
+cat "$out/versions.txt"
+
+say "Laguna XS.2 on vLLM's Triton kernel"
+laguna=(configs/laguna-xs2.json --tp 1,2,4,8 --backend triton --target engine)
+run laguna_model_wide "$hr" check "${laguna[@]}" --policy model-wide --json "$out/laguna_model_wide.json"
+run laguna_fixed "$hr" check "${laguna[@]}" --json "$out/laguna_fixed.json"
+grep -E "^triton|verdict" "$out/laguna_model_wide.txt" | head -20
+
+say "Gemma 4, the C2 historical builder"
+run gemma4_c2 "$hr" check configs/gemma4-31b.json --tp 1,2,4,8 --backend triton --target engine \
+  --mutant triton-model-head-size --json "$out/gemma4_c2.json"
+grep -E "^triton|verdict" "$out/gemma4_c2.txt" | head -20
+
+say "a planted fault: the block table cut to 16 blocks a row"
+"$hr" plan configs/laguna-xs2.json --tp 1 --backend triton --json "$out/plan.json" >/dev/null
+python3 - "$out/plan.json" "$out/plan_cut.json" <<'EOF'
+import json, sys
+p = json.load(open(sys.argv[1]))
+for b in p["ranks"][0]["groups"][0]["buffers"]:
+    if b["name"] == "block_table":
+        b["shape"], b["bytes"] = [256, 16], 256 * 16 * 4
+json.dump(p, open(sys.argv[2], "w"))
+EOF
+run fault "$hr" verify "$out/plan_cut.json" --target engine
+grep -E "fault|VIOLATION|verdict" "$out/fault.txt" | head -8
+
+say "engine kernel vs simulator, random cases"
+"$build/tests/engine_target/engine_agree" --lane decode --cases "${CASES:-1000}" --jobs "${JOBS:-4}" \
+  --seed "${SEED:-2026}" --out "$out" >"$out/agree_decode.md" 2>&1
+echo "agree decode: exit $?" | tee -a "$out/lane.log"
+mv "$out/engine_agreement.csv" "$out/agree_decode.csv" 2>/dev/null
+cat "$out/agree_decode.md"
+"$build/tests/engine_target/engine_agree" --lane prefill --cases "${PREFILL_CASES:-300}" --jobs "${JOBS:-4}" \
+  --seed "${SEED:-2026}" --out "$out" >"$out/agree_prefill.md" 2>&1
+echo "agree prefill: exit $?" | tee -a "$out/lane.log"
+mv "$out/engine_agreement.csv" "$out/agree_prefill.csv" 2>/dev/null
+cat "$out/agree_prefill.md"
+
+if [[ "${TRUTH:-1}" == 1 ]]; then
+  say "ground truth: every bundled config, formulas vs engine"
+  printf 'config\tmirror\tbackend\ttp\tgroup\tbuilder_heads\tlayer_heads\tmodel\tengine\n' >"$out/truth.tsv"
+  for cfg in configs/*.json; do
+    for m in fixed model-wide-heads triton-model-head-size triton-model-kv-heads; do
+      args=("$cfg" --tp 1,2,4,8 --backend triton)
+      [[ $m != fixed ]] && args+=(--mutant "$m")
+      "$hr" check "${args[@]}" --json "$out/t_model.json" >/dev/null 2>&1
+      timeout 120 "$hr" check "${args[@]}" --target engine --json "$out/t_engine.json" >/dev/null 2>&1
+      python3 - "$cfg" "$m" "$out/t_model.json" "$out/t_engine.json" >>"$out/truth.tsv" <<'EOF'
+import json, sys
+cfg, m, a, b = sys.argv[1:]
+def rows(f):
+    try:
+        return {(t["backend"], t["tp"], t["group"]): t for t in json.load(open(f))["thresholds"]}
+    except Exception:
+        return {}
+ma, eb = rows(a), rows(b)
+for k, t in sorted(ma.items()):
+    e = eb.get(k, {}).get("min_failing_decode_batch", "n/a") if eb else "n/a"
+    print(cfg.split("/")[-1], m, *k, t["builder_heads"], t["layer_heads"], t["min_failing_decode_batch"], e, sep="\t")
+EOF
+      rm -f "$out/t_model.json" "$out/t_engine.json"
+    done
+  done
+  echo "truth: $(($(wc -l <"$out/truth.tsv") - 1)) rows" | tee -a "$out/lane.log"
+fi

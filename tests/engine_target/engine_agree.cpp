@@ -1,0 +1,178 @@
+// The engine target's agreement driver (scripts/engine_lane.sh runs it on a GPU machine with a vLLM
+// checkout): random Triton cases of the GPU lane's generators (a third planned to overflow), each
+// run on the simulator (headroom's bodies, every access checked) and on vLLM's own kernel in the
+// guarded arena, compared row by row:
+//   overflow   the simulator wrote past a plan buffer  <=>  the engine kernel changed its guard band
+//   buffers    the same plan buffers, by name
+//   extent     the simulator's touched extent of an overrun buffer = the last changed canary byte's
+//              element + 1 (where the overrun ends inside the band's checked part)
+//   output     an in-bounds case's output agrees with the fp32 reference on the engine kernel too
+// Usage: engine_agree [--lane decode|prefill] [--cases N] [--seed S] [--jobs J] [--out DIR]
+// Writes DIR/engine_agreement.csv and prints the counts (markdown); exit 1 on any disagreement.
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <variant>
+
+#include "core/backends/triton.hpp"
+#include "targets/engine/engine_executor.hpp"
+#include "targets/gpu/gpu_executor.hpp"
+#include "targets/sim/sim_executor.hpp"
+#include "tests/gpu/gpu_cases.hpp"
+
+namespace headroom::gpu_test {
+namespace {
+
+struct options {
+  int64_t cases = 1000, jobs = 4;
+  uint64_t seed = 2026;
+  bool prefill = false;
+  std::string out = ".";
+};
+
+struct row {
+  uint64_t index = 0;
+  std::string describe, dtype, sim_over, eng_over, note;
+  bool ran = false, faulted = false, sim_out_bad = false, eng_out_bad = false, extent_equal = true;
+  bool extent_measured = false;
+  double err = 0;
+};
+
+std::string join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : "+") + x;
+  return s;
+}
+
+row agree_one(const owned_case& c, sim_executor& sim, gpu_executor& eng) {
+  row r;
+  r.index = c.index, r.describe = c.describe(), r.dtype = to_string(c.dt);
+  const observation s = sim.run(c.request());
+  const observation e = eng.run(c.request());
+  r.ran = true;
+  r.sim_over = join(overflowing_buffers(c, s));
+  r.faulted = e.faulted;
+  r.sim_out_bad = s.output_mismatch, r.eng_out_bad = e.output_mismatch;
+  r.err = eng.last().max_abs_err;
+  std::vector<std::string> over;
+  const auto& d = eng.last();
+  for (const auto& run : d.runs)
+    for (const auto& g : run.guards) {
+      const auto name = d.buffers.at(static_cast<std::size_t>(g.buffer));
+      over.push_back(name);
+      // The overrun's end, where the band can see it (it ends inside the checked part).
+      const int64_t eb = name.rfind("segm_", 0) == 0 ? 4 : dtype_bytes(c.dt);
+      const int64_t extent = d.extents.at(static_cast<std::size_t>(g.buffer));
+      const int64_t seen = (g.last + eb) / eb;  // elements up to the last changed byte
+      for (const auto& t : s.touched)
+        if (t.name == name && t.elems > extent && (t.elems - extent) * eb <= 1 << 20) {
+          r.extent_measured = true;
+          r.extent_equal = r.extent_equal && seen == t.elems;
+        }
+    }
+  r.eng_over = join(over);
+  r.note = e.faulted ? e.fault_detail : (e.output_mismatch ? e.mismatch_detail : e.guard_detail);
+  if (r.note.size() > 200) r.note.resize(200);
+  return r;
+}
+
+bool triton_case(const owned_case& c) { return std::holds_alternative<triton_plan>(c.plan); }
+
+std::string csv_field(std::string s) {
+  for (auto& ch : s)
+    if (ch == ',' || ch == '\n') ch = ';';
+  return s;
+}
+
+int run(const options& o) {
+  std::vector<row> rows(static_cast<std::size_t>(o.cases));
+  std::vector<std::thread> pool;
+  for (int64_t t = 0; t < o.jobs; ++t)
+    pool.emplace_back([&, t] {
+      sim_executor sim;
+      auto ex = make_engine_executor();
+      auto& eng = ex->kernels();
+      for (int64_t i = t; i < o.cases; i += o.jobs) {
+        const auto u = static_cast<uint64_t>(i);
+        auto& r = rows[static_cast<std::size_t>(i)];
+        r.index = u;
+        try {
+          const owned_case c =
+              o.prefill ? random_prefill_case(o.seed, u, u % 3 == 0) : random_case(o.seed, u, u % 3 == 0);
+          if (triton_case(c)) r = agree_one(c, sim, eng);
+        } catch (const std::exception& e) {
+          r.note = std::string("error: ") + e.what();
+        }
+      }
+    });
+  for (auto& th : pool) th.join();
+  std::ofstream csv(o.out + "/engine_agreement.csv");
+  csv << "index,case,dtype,sim_over,engine_over,faulted,sim_out_bad,engine_out_bad,extent_measured,extent_"
+         "equal,"
+         "max_abs_err,note\n";
+  int64_t ran = 0, over_agree = 0, over_cases = 0, buf_agree = 0, ext_n = 0, ext_eq = 0, clean = 0,
+          clean_ok = 0, faults = 0, errors = 0, bad = 0;
+  for (const auto& r : rows) {
+    if (!r.note.empty() && r.note.rfind("error: ", 0) == 0) ++errors;
+    if (!r.ran) continue;
+    ++ran;
+    csv << r.index << "," << csv_field(r.describe) << "," << r.dtype << "," << r.sim_over << "," << r.eng_over
+        << "," << r.faulted << "," << r.sim_out_bad << "," << r.eng_out_bad << "," << r.extent_measured << ","
+        << r.extent_equal << "," << r.err << "," << csv_field(r.note) << "\n";
+    const bool so = !r.sim_over.empty(), eo = !r.eng_over.empty() || r.faulted;
+    over_cases += so;
+    over_agree += so == eo;
+    buf_agree += r.sim_over == r.eng_over;
+    ext_n += r.extent_measured, ext_eq += r.extent_measured && r.extent_equal;
+    faults += r.faulted;
+    if (!so) ++clean, clean_ok += !r.eng_out_bad && !r.sim_out_bad;
+    bad += so != eo || r.sim_over != r.eng_over || (r.extent_measured && !r.extent_equal) ||
+           (!so && (r.eng_out_bad || r.sim_out_bad));
+  }
+  std::printf("| row | agree / cases |\n|---|---|\n");
+  std::printf(
+      "| overflow verdict (sim wrote past a plan buffer = engine guard band changed) | %lld / %lld (%lld "
+      "overflowing) |\n",
+      (long long)over_agree, (long long)ran, (long long)over_cases);
+  std::printf("| overrun buffers by name | %lld / %lld |\n", (long long)buf_agree, (long long)ran);
+  std::printf("| touched extent (sim) = last changed canary (engine) | %lld / %lld measurable |\n",
+              (long long)ext_eq, (long long)ext_n);
+  std::printf("| in-bounds output vs fp32 reference, sim and engine | %lld / %lld |\n", (long long)clean_ok,
+              (long long)clean);
+  std::printf("| engine faults | %lld |\n| harness errors | %lld |\n", (long long)faults, (long long)errors);
+  std::printf("cases drawn %lld, Triton cases run %lld, disagreements %lld\n", (long long)o.cases,
+              (long long)ran, (long long)bad);
+  return bad == 0 && errors == 0 ? 0 : 1;
+}
+
+}  // namespace
+}  // namespace headroom::gpu_test
+
+int main(int argc, char** argv) {
+  headroom::gpu_test::options o;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string f = argv[i], v = argv[i + 1];
+    if (f == "--cases")
+      o.cases = std::stoll(v);
+    else if (f == "--jobs")
+      o.jobs = std::stoll(v);
+    else if (f == "--seed")
+      o.seed = std::stoull(v);
+    else if (f == "--lane")
+      o.prefill = v == "prefill";
+    else if (f == "--out")
+      o.out = v;
+    else {
+      std::fprintf(stderr, "engine_agree: unknown flag %s\n", f.c_str());
+      return 2;
+    }
+  }
+  try {
+    return headroom::gpu_test::run(o);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "engine_agree: %s\n", e.what());
+    return 2;
+  }
+}
