@@ -21,14 +21,9 @@ std::vector<std::string> parsed_args::all(const std::string& f) const {
   return it == lists.end() ? std::vector<std::string>{} : it->second;
 }
 
-parsed_args parse(int argc, char** argv, int first, const std::vector<std::string>& value_flags,
-                  const std::vector<std::string>& switch_flags,
-                  const std::vector<std::string>& repeat_flags) {
+parsed_args parse(int argc, char** argv, const command_spec& c) {
   parsed_args a;
-  auto in = [](const std::vector<std::string>& v, const std::string& s) {
-    return std::find(v.begin(), v.end(), s) != v.end();
-  };
-  for (int i = first; i < argc; ++i) {
+  for (int i = 2; i < argc; ++i) {
     std::string s = argv[i];
     if (s.rfind("--", 0) != 0) {
       a.positional.push_back(s);
@@ -41,23 +36,25 @@ parsed_args parse(int argc, char** argv, int first, const std::vector<std::strin
       s = s.substr(0, eq);
       inline_value = true;
     }
-    if (in(switch_flags, s) && !inline_value) {
+    const flag_spec* f = find_flag(c, s);
+    if (!f)
+      throw input_error(cmdline, s, "(flag)",
+                        "unknown flag; see headroom " + std::string(c.name) + " --help");
+    if (f->kind == flag_kind::toggle && inline_value)
+      throw input_error(cmdline, s, value, "this flag takes no value");
+    if (f->kind == flag_kind::toggle) {
       a.flags[s] = "";
-    } else if (in(repeat_flags, s)) {
-      if (!inline_value) {
-        if (i + 1 >= argc) throw input_error(cmdline, s, "(missing)", "this flag takes a value");
-        value = argv[++i];
-      }
+      continue;
+    }
+    if (!inline_value) {
+      if (i + 1 >= argc) throw input_error(cmdline, s, "(missing)", "this flag takes a value");
+      value = argv[++i];
+    }
+    if (f->kind == flag_kind::repeat) {
       a.lists[s].push_back(value);
-    } else if (in(value_flags, s)) {
-      if (!inline_value) {
-        if (i + 1 >= argc) throw input_error(cmdline, s, "(missing)", "this flag takes a value");
-        value = argv[++i];
-      }
+    } else {
       if (a.flags.count(s)) throw input_error(cmdline, s, value, "given twice");
       a.flags[s] = value;
-    } else {
-      throw input_error(cmdline, s, "(flag)", "unknown flag; see --help");
     }
   }
   return a;

@@ -8,22 +8,22 @@
 #include <string>
 #include <vector>
 
+#include "cli/flags.hpp"
+
 namespace headroom::cli {
 
 struct parsed_args {
   std::vector<std::string> positional;
-  std::map<std::string, std::string> flags;               // "--tp" -> "1,2"; boolean flags map to ""
+  std::map<std::string, std::string> flags;               // "--tp" -> "1,2"; toggles map to ""
   std::map<std::string, std::vector<std::string>> lists;  // repeatable flags, every value in order
   bool has(const std::string& f) const { return flags.count(f) != 0; }
   std::optional<std::string> get(const std::string& f) const;
   std::vector<std::string> all(const std::string& f) const;
 };
 
-// value_flags take a value once; repeat_flags take a value and may repeat; switch_flags take none;
-// anything else is a usage error.
-parsed_args parse(int argc, char** argv, int first, const std::vector<std::string>& value_flags,
-                  const std::vector<std::string>& switch_flags,
-                  const std::vector<std::string>& repeat_flags = {});
+// The arguments from argv[2] on, against the command's flag table (flags.hpp): a value flag takes
+// a value once, a repeat flag may repeat, a toggle takes none; anything else is a usage error.
+parsed_args parse(int argc, char** argv, const command_spec& c);
 
 int64_t to_int(const std::string& flag, const std::string& v, int64_t lo, int64_t hi);
 uint64_t to_seed(const std::string& flag, const std::string& v);

@@ -32,10 +32,7 @@ check_options options_of(const parsed_args& a) {
 }
 
 int check_main(int argc, char** argv) {
-  std::vector<std::string> value_flags = {"--tp",     "--backend", "--policy", "--grouping", "--max-num-seqs",
-                                          "--target", "--tight",   "--json",   "--seed",     "--kv-layout"};
-  value_flags.insert(value_flags.end(), engine_flags.begin(), engine_flags.end());
-  auto a = parse(argc, argv, 2, value_flags, {"--no-hybrid", "--cuda-graph"}, {"--mutant"});
+  auto a = parse(argc, argv, command("check"));
   if (a.positional.size() != 1)
     throw input_error(cmdline, "CONFIG.json", std::to_string(a.positional.size()) + " given",
                       "check takes exactly one config file");

@@ -21,15 +21,12 @@ int verify_main(int argc, char** argv);
 
 // The --mutant values of a command line, checked against the registry (unknown: input_error).
 mutant_set mutants_of(const parsed_args& a);
-// The engine settings flags shared by check and fuzz (--max-model-len, --spec-tokens,
-// --cudagraph-mode, --head-tile, --mamba-block-size, --extra-group-block-size) applied to `s`.
+// The engine settings flags of check and plan (--max-model-len, --spec-tokens, --cudagraph-mode,
+// --head-tile, --mamba-block-size, --extra-group-block-size) applied to `s`.
 void read_engine_flags(const parsed_args& a, engine_settings& s);
-inline const std::vector<std::string> engine_flags = {"--max-model-len",    "--spec-tokens",
-                                                      "--cudagraph-mode",   "--head-tile",
-                                                      "--mamba-block-size", "--extra-group-block-size"};
 
-// The options check and plan share: --tp, --backend, --policy, --grouping, --max-num-seqs,
-// --no-hybrid, --cuda-graph, --mutant and the engine settings flags.
+// The options check and plan share: --tp, --backend, --policy, --grouping, --kv-layout,
+// --max-num-seqs, --no-hybrid, --cuda-graph, --mutant and the engine settings flags.
 check_options options_of(const parsed_args& a);
 
 // model | sim | gpu. Throws input_error when the target cannot run here (gpu without a device).

@@ -60,10 +60,7 @@ void read_profile(const parsed_args& a, fuzz_options& o) {
 }  // namespace
 
 fuzz_options read_fuzz_options(int argc, char** argv) {
-  auto a = parse(argc, argv, 2,
-                 {"--seed", "--cases", "--time", "--target", "--policy", "--grouping", "--backend", "--out",
-                  "--jobs", "--stop-after", "--kv-layout"},
-                 {}, {"--mutant"});
+  auto a = parse(argc, argv, command("fuzz"));
   if (!a.positional.empty())
     throw input_error(cmdline, a.positional.front(), "(argument)", "fuzz takes no positional arguments");
   if (a.has("--cases") && a.has("--time"))

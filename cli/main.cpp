@@ -1,6 +1,7 @@
 // headroom: the command line (docs/design.md). Dispatches to a subcommand and maps errors to exit codes:
 // input_error -> 2 with its one-line message; anything unexpected -> 2 with "internal error". A
-// usage error (no command, an unknown one) is one line too; only --help prints the usage.
+// usage error (no command, an unknown one) is one line too; only --help prints the usage, and
+// `CMD --help` the command's help, both generated from the flag tables (flags.hpp).
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -9,38 +10,10 @@
 #include <string>
 
 #include "cli/commands.hpp"
+#include "cli/flags.hpp"
 #include "cli/mpi_launch.hpp"
 #include "core/util/error.hpp"
 #include "core/util/one_line.hpp"
-
-namespace {
-
-const char* usage =
-    "usage:\n"
-    "  headroom check CONFIG.json [--tp 1,2,4,8] [--backend triton|flashinfer|fa3|all]\n"
-    "                 [--policy per-layer|model-wide|max] [--grouping heads|legacy|proposer]\n"
-    "                 [--max-num-seqs N] [--target model|sim|gpu] [--tight K] [--json OUT.json]\n"
-    "                 [--seed S] [--no-hybrid] [--cuda-graph] [--mutant NAME]...\n"
-    "                 [--kv-layout separate|packed]   (default packed: vLLM's KV cache since #44455)\n"
-    "                 [--max-model-len N] [--spec-tokens K] [--cudagraph-mode MODE]\n"
-    "                 [--head-tile N] [--mamba-block-size N] [--extra-group-block-size N]\n"
-    "  headroom fuzz  [--seed S] [--cases N | --time 60s] [--target sim|gpu] [--policy ...]\n"
-    "                 [--out DIR] [--jobs N] [--grouping G] [--backend triton|flashinfer|fa3|all]\n"
-    "                 [--stop-after K] [--mutant NAME]... [--kv-layout separate|packed]\n"
-    "                 (default --cases 1000; --out is created if missing; cases draw both\n"
-    "                  KV-cache layouts unless --kv-layout pins one;\n"
-    "                  mpirun -np N headroom fuzz ...: one campaign sharded by rank)\n"
-    "  headroom replay FILE [--target model|sim|gpu] [--violation N] [--mutant NAME]... [--json OUT.json]\n"
-    "                 (FILE: a case, or a report written by --json)\n"
-    "  headroom plan CONFIG.json [--tp 1,2,4,8] [--backend triton|flashinfer|fa3|all] [--policy ...]\n"
-    "                 [--grouping ...] [--max-num-seqs N] [--no-hybrid] [--cuda-graph]\n"
-    "                 [--mutant NAME]... [--json OUT.json]   (the mirror's plan: docs/plan-schema.md)\n"
-    "  headroom verify PLAN.json [--target model|sim|gpu] [--tight K] [--json OUT.json]\n"
-    "                 (checks a plan an engine dumped, or an edited plan --json)\n"
-    "  headroom mutants [--json OUT.json|-]   (the catalogue's historical wrong formulas)\n"
-    "exit codes: 0 every invariant holds, 1 a violation was found, 2 bad input or usage\n";
-
-}  // namespace
 
 int main(int argc, char** argv) {
   std::signal(SIGXFSZ, SIG_IGN);  // past a file-size limit a write fails (EFBIG): exit 2, one line
@@ -50,13 +23,15 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (!std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
-    std::fputs(usage, stdout);
+    std::fputs(headroom::cli::overall_usage().c_str(), stdout);
     return 0;
   }
   const std::string cmd = argv[1];
   for (int i = 2; i < argc; ++i)
-    if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) {
-      std::fputs(usage, stdout);
+    if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) {  // the command's own help
+      const auto* spec = headroom::cli::find_command(cmd);
+      std::fputs((spec ? headroom::cli::command_help(*spec) : headroom::cli::overall_usage()).c_str(),
+                 stdout);
       return 0;
     }
   try {

@@ -28,7 +28,7 @@ void read_engine_flags(const parsed_args& a, engine_settings& s) {
 }
 
 int mutants_main(int argc, char** argv) {
-  auto a = parse(argc, argv, 2, {"--json"}, {});
+  auto a = parse(argc, argv, command("mutants"));
   if (!a.positional.empty())
     throw input_error(cmdline, a.positional.front(), "(argument)", "mutants takes no positional arguments");
   nlohmann::json list = nlohmann::json::array();

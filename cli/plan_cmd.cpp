@@ -11,10 +11,7 @@
 namespace headroom::cli {
 
 int plan_main(int argc, char** argv) {
-  std::vector<std::string> value_flags = {"--tp",       "--backend",      "--policy",
-                                          "--grouping", "--max-num-seqs", "--json"};
-  value_flags.insert(value_flags.end(), engine_flags.begin(), engine_flags.end());
-  auto a = parse(argc, argv, 2, value_flags, {"--no-hybrid", "--cuda-graph"}, {"--mutant"});
+  auto a = parse(argc, argv, command("plan"));
   if (a.positional.size() != 1)
     throw input_error(cmdline, "CONFIG.json", std::to_string(a.positional.size()) + " given",
                       "plan takes exactly one config file");

@@ -12,7 +12,7 @@
 namespace headroom::cli {
 
 int replay_main(int argc, char** argv) {
-  auto a = parse(argc, argv, 2, {"--target", "--json", "--tight", "--violation"}, {}, {"--mutant"});
+  auto a = parse(argc, argv, command("replay"));
   if (a.positional.size() != 1)
     throw input_error(cmdline, "CASE.json", std::to_string(a.positional.size()) + " given",
                       "replay takes exactly one case or report file");

@@ -11,7 +11,7 @@
 namespace headroom::cli {
 
 int verify_main(int argc, char** argv) {
-  auto a = parse(argc, argv, 2, {"--target", "--json", "--tight"}, {});
+  auto a = parse(argc, argv, command("verify"));
   if (a.positional.size() != 1)
     throw input_error(cmdline, "PLAN.json", std::to_string(a.positional.size()) + " given",
                       "verify takes exactly one plan file");

@@ -1,0 +1,149 @@
+// The flag table of every command (flags.hpp). A flag shared by several commands is one entry
+// here, so its help is the same wherever it is accepted.
+#include <stdexcept>
+
+#include "cli/flags.hpp"
+
+namespace headroom::cli {
+namespace {
+
+using k = flag_kind;
+
+const flag_spec tp{"--tp", k::value, "1,2,4,8", "TP sizes, comma-separated, each in 1..4096 (default 1)",
+                   "vLLM tensor_parallel_size"};
+const flag_spec backend{"--backend", k::value, "triton|flashinfer|fa3|all",
+                        "attention backends (default triton and flashinfer; all adds fa3)",
+                        "vLLM attention_backend"};
+const flag_spec policy{"--policy", k::value, "per-layer|model-wide|max",
+                       "how a builder's heads are resolved (default per-layer: the engines' fixed code)", ""};
+const flag_spec grouping{"--grouping", k::value, "heads|legacy|proposer",
+                         "how layers form attention groups (default heads)", ""};
+const flag_spec max_num_seqs{"--max-num-seqs", k::value, "N",
+                             "most requests a step holds, 1..4096 (default 256): check sweeps every decode "
+                             "batch up to it",
+                             "vLLM max_num_seqs"};
+const flag_spec target{"--target", k::value, "model|sim|gpu",
+                       "what runs the cases: the formulas, the simulator or the device (default model)", ""};
+const flag_spec tight{"--tight", k::value, "K",
+                      "also report a buffer more than K times its largest need (tight_bound; K >= 1)", ""};
+const flag_spec json{"--json", k::value, "OUT.json",
+                     "write the report as JSON (atomically, never over an input) before printing it", ""};
+const flag_spec seed{"--seed", k::value, "S", "seed of the input values sim and gpu run on (default 0)", ""};
+const flag_spec kv_layout{"--kv-layout", k::value, "separate|packed",
+                          "KV-cache layout (default packed: vLLM's KV cache since #44455)", ""};
+const flag_spec no_hybrid{"--no-hybrid", k::toggle, "",
+                          "without the hybrid KV-cache manager: one KV-cache group for all layers",
+                          "vLLM disable_hybrid_kv_cache_manager"};
+const flag_spec cuda_graph{"--cuda-graph", k::toggle, "",
+                           "FlashInfer's builders with CUDA graphs enabled (planner work items padded)",
+                           "FlashInfer use_cuda_graph"};
+const flag_spec mutant{"--mutant", k::repeat, "NAME",
+                       "put back one historical wrong formula (headroom mutants lists them)", ""};
+
+// The engine settings of check and plan (read_engine_flags reads them).
+const std::vector<flag_spec> engine_flags = {
+    {"--max-model-len", k::value, "N", "longest sequence in tokens, 1..16777216 (default 4096)",
+     "vLLM max_model_len"},
+    {"--spec-tokens", k::value, "K", "speculative tokens per step, 0..16 (default 0)",
+     "vLLM speculative_config.num_speculative_tokens"},
+    {"--cudagraph-mode", k::value, "MODE",
+     "none|piecewise|full|full_decode_only|full_and_piecewise (default full_and_piecewise)",
+     "vLLM compilation_config.cudagraph_mode"},
+    {"--head-tile", k::value, "N", "C9: an MLA kernel's minimum heads per rank, 0..1024 (default 0: none)",
+     ""},
+    {"--mamba-block-size", k::value, "N",
+     "C11: the Mamba group's block size, 0..1048576 (default 0: the attention blocks')",
+     "vLLM mamba_block_size"},
+    {"--extra-group-block-size", k::value, "N",
+     "C11: one more KV-cache group's block size (a drafter's, a ring buffer's), 0..1048576 (default 0: none)",
+     ""},
+};
+
+std::vector<flag_spec> joined(std::vector<flag_spec> a, const std::vector<flag_spec>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+std::vector<command_spec> make_specs() {
+  std::vector<command_spec> c;
+  c.push_back({"check",
+               "CONFIG.json",
+               "Checks every invariant of the model's plans on a sweep of steps, per TP size and backend",
+               joined({tp, backend, policy, grouping, max_num_seqs, target, tight, json, seed, kv_layout,
+                       no_hybrid, cuda_graph, mutant},
+                      engine_flags),
+               {}});
+  c.push_back(
+      {"fuzz",
+       "",
+       "Random cases from the property generators, each failure shrunk and written to --out",
+       {{"--seed", k::value, "S", "campaign seed (default a fresh one, printed on stderr)", ""},
+        {"--cases", k::value, "N", "run N cases, 1..2^40 (default 1000)", ""},
+        {"--time", k::value, "60s", "run this long instead: 60s, 5m, 2h or plain seconds", ""},
+        {"--target", k::value, "sim|gpu|model", "what runs the cases (default sim)", ""},
+        {"--policy", k::value, "per-layer|model-wide|max", "the cases' head policy (default per-layer)", ""},
+        {"--grouping", k::value, "heads|legacy|proposer", "the cases' grouping (default heads)", ""},
+        {"--backend", k::value, "triton|flashinfer|fa3|all", "the cases' backends (default all)",
+         "vLLM attention_backend"},
+        {"--out", k::value, "DIR", "write each counterexample here as found (created if missing)", ""},
+        {"--jobs", k::value, "N", "parallel jobs, 1..1024 (default 1; gpu: cases per device batch)", ""},
+        {"--stop-after", k::value, "K", "stop after K distinct counterexamples", ""},
+        {"--kv-layout", k::value, "separate|packed", "pin one KV-cache layout (default: cases draw both)",
+         ""},
+        mutant},
+       {"(engine settings are drawn per case, not set by flags;",
+        " mpirun -np N headroom fuzz ...: one campaign sharded by rank)"}});
+  c.push_back({"replay",
+               "FILE",
+               "Runs a stored case again: a case file, or a report written by --json",
+               {target,
+                {"--violation", k::value, "N", "replay only violation N of a report (from 0)", ""},
+                mutant,
+                json,
+                tight},
+               {"(FILE: a case, or a report written by --json)"}});
+  c.push_back(
+      {"plan",
+       "CONFIG.json",
+       "Prints the mirror's plan: per rank and attention group the builders' parameters and buffers",
+       joined({tp, backend, policy, grouping, max_num_seqs, kv_layout, no_hybrid, cuda_graph, mutant, json},
+              engine_flags),
+       {"(the mirror's plan: docs/plan-schema.md)"}});
+  c.push_back({"verify",
+               "PLAN.json",
+               "Checks a plan an engine dumped (or an edited plan --json) with check's sweep",
+               {target, tight, json},
+               {}});
+  c.push_back({"mutants",
+               "",
+               "Lists the catalogue's historical wrong formulas",
+               {{"--json", k::value, "OUT.json|-", "write the list as JSON (- : on stdout)", ""}},
+               {}});
+  return c;
+}
+
+}  // namespace
+
+const std::vector<command_spec>& command_specs() {
+  static const std::vector<command_spec> specs = make_specs();
+  return specs;
+}
+
+const command_spec* find_command(std::string_view name) {
+  for (const auto& c : command_specs())
+    if (c.name == name) return &c;
+  return nullptr;
+}
+
+const command_spec& command(std::string_view name) {
+  if (const command_spec* c = find_command(name)) return *c;
+  throw std::logic_error("no command spec named " + std::string(name));
+}
+
+const flag_spec* find_flag(const command_spec& c, std::string_view flag) {
+  for (const auto& f : c.flags)
+    if (f.name == flag) return &f;
+  return nullptr;
+}
+
+}  // namespace headroom::cli
