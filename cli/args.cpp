@@ -2,8 +2,10 @@
 #include "cli/args.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
+#include <set>
 #include <sstream>
 
 #include "core/util/error.hpp"
@@ -89,7 +91,12 @@ double to_double(const std::string& flag, const std::string& v, double lo, doubl
   return x;
 }
 
-std::vector<int64_t> to_int_list(const std::string& flag, const std::string& v, int64_t lo, int64_t hi) {
+std::vector<int64_t> to_int_list(const std::string& flag, const std::string& v, int64_t lo, int64_t hi,
+                                 std::size_t max_items) {
+  const std::size_t items = static_cast<std::size_t>(std::count(v.begin(), v.end(), ',')) + 1;
+  if (items > max_items)
+    throw input_error(cmdline, flag, "(" + std::to_string(items) + " values)",
+                      "at most " + std::to_string(max_items) + " values");
   std::vector<int64_t> out;
   std::stringstream ss(v);
   std::string item;
@@ -99,27 +106,32 @@ std::vector<int64_t> to_int_list(const std::string& flag, const std::string& v, 
   return out;
 }
 
+void require_distinct(const std::string& flag, const std::string& v, const std::vector<int64_t>& values) {
+  std::set<int64_t> seen;
+  for (int64_t x : values)
+    if (!seen.insert(x).second) throw input_error(cmdline, flag, v, "repeats " + std::to_string(x));
+}
+
 double to_seconds(const std::string& flag, const std::string& v) {
-  if (v.empty()) throw input_error(cmdline, flag, "\"\"", "expected a duration like 60s");
-  double scale = 1;
   std::string num = v;
-  switch (v.back()) {
-    case 's':
-      scale = 1;
-      num.pop_back();
-      break;
-    case 'm':
-      scale = 60;
-      num.pop_back();
-      break;
-    case 'h':
-      scale = 3600;
-      num.pop_back();
-      break;
-    default:
-      break;
+  double scale = 1;
+  if (!num.empty() && (num.back() == 's' || num.back() == 'm' || num.back() == 'h')) {
+    scale = num.back() == 'h' ? 3600 : num.back() == 'm' ? 60 : 1;
+    num.pop_back();
   }
-  return to_double(flag, num, 0, 1e7) * scale;
+  // Digits with an optional fraction only: strtod would also take hex floats (0x1p-1074), inf,
+  // nan, signs and exponents.
+  const std::size_t dot = num.find('.');
+  const bool digits = !num.empty() && num != "." && std::all_of(num.begin(), num.end(), [](char c) {
+    return std::isdigit(c) || c == '.';
+  }) && (dot == std::string::npos || num.find('.', dot + 1) == std::string::npos);
+  if (!digits)
+    throw input_error(cmdline, flag, "\"" + v + "\"", "expected a decimal duration like 60s, 1.5m or 2h");
+  const double seconds = to_double(flag, num, 0, 1e7) * scale;
+  if (seconds * 1e9 < 0.5)  // the campaign's clock counts nanoseconds
+    throw input_error(cmdline, flag, v,
+                      seconds == 0 ? "must be more than 0 s" : "must be more than 0 s: it rounds to 0 ns");
+  return seconds;
 }
 
 }  // namespace headroom::cli

@@ -2,6 +2,7 @@
 // with file "command line", the flag as the field and the value, so the CLI exits 2 with one line.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -28,8 +29,14 @@ parsed_args parse(int argc, char** argv, const command_spec& c);
 int64_t to_int(const std::string& flag, const std::string& v, int64_t lo, int64_t hi);
 uint64_t to_seed(const std::string& flag, const std::string& v);
 double to_double(const std::string& flag, const std::string& v, double lo, double hi);
-std::vector<int64_t> to_int_list(const std::string& flag, const std::string& v, int64_t lo, int64_t hi);
-// "60s", "5m", "2h" or plain seconds.
+// At most max_items comma-separated integers in lo..hi; a longer list is refused before any of
+// it is read.
+std::vector<int64_t> to_int_list(const std::string& flag, const std::string& v, int64_t lo, int64_t hi,
+                                 std::size_t max_items);
+// Throws input_error naming the first value of `values` (the list `v` of `flag`) given twice.
+void require_distinct(const std::string& flag, const std::string& v, const std::vector<int64_t>& values);
+// A duration: a decimal number (digits, an optional fraction; no sign, exponent, hex, inf or nan)
+// and an optional unit s, m or h; one that rounds to 0 ns (the campaign clock's unit) is refused.
 double to_seconds(const std::string& flag, const std::string& v);
 
 inline constexpr const char* cmdline = "command line";

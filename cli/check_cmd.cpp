@@ -13,7 +13,10 @@ namespace headroom::cli {
 
 check_options options_of(const parsed_args& a) {
   check_options o;
-  if (auto v = a.get("--tp")) o.tps = to_int_list("--tp", *v, 1, max_tp);
+  if (auto v = a.get("--tp")) {
+    o.tps = to_int_list("--tp", *v, 1, max_tp, max_tp_sizes);
+    require_distinct("--tp", *v, o.tps);
+  }
   if (auto v = a.get("--backend")) {
     if (*v == "all")
       o.backends = {backend::triton, backend::flashinfer, backend::fa3};

@@ -28,6 +28,8 @@ void read_engine_flags(const parsed_args& a, engine_settings& s);
 // The options check and plan share: --tp, --backend, --policy, --grouping, --kv-layout,
 // --max-num-seqs, --no-hybrid, --cuda-graph, --mutant and the engine settings flags.
 check_options options_of(const parsed_args& a);
+// At most this many TP sizes in one --tp, each once: a check runs every one of them.
+inline constexpr std::size_t max_tp_sizes = 64;
 
 // model | sim | gpu. Throws input_error when the target cannot run here (gpu without a device).
 std::unique_ptr<executor> make_executor(const std::string& target);

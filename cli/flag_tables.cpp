@@ -9,7 +9,8 @@ namespace {
 
 using k = flag_kind;
 
-const flag_spec tp{"--tp", k::value, "1,2,4,8", "TP sizes, comma-separated, each in 1..4096 (default 1)",
+const flag_spec tp{"--tp", k::value, "1,2,4,8",
+                   "TP sizes, comma-separated: at most 64 distinct values in 1..4096 (default 1)",
                    "vLLM tensor_parallel_size"};
 const flag_spec backend{"--backend", k::value, "triton|flashinfer|fa3|all",
                         "attention backends (default triton and flashinfer; all adds fa3)",
@@ -79,7 +80,8 @@ std::vector<command_spec> make_specs() {
        "Random cases from the property generators, each failure shrunk and written to --out",
        {{"--seed", k::value, "S", "campaign seed (default a fresh one, printed on stderr)", ""},
         {"--cases", k::value, "N", "run N cases, 1..2^40 (default 1000)", ""},
-        {"--time", k::value, "60s", "run this long instead: 60s, 5m, 2h or plain seconds", ""},
+        {"--time", k::value, "60s", "run this long instead: a decimal number and s, m or h (at least 1 ns)",
+         ""},
         {"--target", k::value, "sim|gpu|model", "what runs the cases (default sim)", ""},
         {"--policy", k::value, "per-layer|model-wide|max", "the cases' head policy (default per-layer)", ""},
         {"--grouping", k::value, "heads|legacy|proposer", "the cases' grouping (default heads)", ""},

@@ -68,10 +68,7 @@ fuzz_options read_fuzz_options(int argc, char** argv) {
   fuzz_options o;
   o.seed = a.has("--seed") ? to_seed("--seed", *a.get("--seed")) : fresh_seed();
   if (auto v = a.get("--cases")) o.cases = to_int("--cases", *v, 1, int64_t{1} << 40);
-  if (auto v = a.get("--time")) {
-    o.seconds = to_seconds("--time", *v);
-    if (*o.seconds <= 0) throw input_error(cmdline, "--time", *v, "must be more than 0 s");
-  }
+  if (auto v = a.get("--time")) o.seconds = to_seconds("--time", *v);  // more than 0 s, decimal
   if (!o.cases && !o.seconds) o.cases = 1000;
   if (auto v = a.get("--stop-after")) o.stop_after = to_int("--stop-after", *v, 1, 1 << 20);
   if (auto v = a.get("--jobs")) o.jobs = static_cast<int>(to_int("--jobs", *v, 1, 1024));

@@ -170,6 +170,38 @@ TEST(InputContract, CaptureDraftPassNeedsFullGraphs) {
                   {"case.json", "'step.pass'", "0", "FULL"});
 }
 
+// A --tp of 50,000 entries ran for more than 10 s before anything was said; a repeated TP size
+// doubled the report. Both are refused before any work: at most 64 distinct sizes.
+TEST(InputContract, TpListIsBoundedAndDistinct) {
+  const std::string cfg = source_path("configs/laguna-xs2.json");
+  std::string many = "1";
+  for (int i = 1; i < 50'000; ++i) many += ",1";
+  const auto t0 = std::chrono::steady_clock::now();
+  expect_one_line(run_cli("check " + cfg + " --tp " + many),
+                  {"'--tp' = (50000 values)", "at most 64 values"});
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(1));
+  std::string sixty_five = "1";
+  for (int tp = 2; tp <= 65; ++tp) sixty_five += "," + std::to_string(tp);
+  expect_one_line(run_cli("plan " + cfg + " --tp " + sixty_five), {"'--tp' = (65 values)", "at most 64"});
+  expect_one_line(run_cli("check " + cfg + " --tp 1,2,1"), {"'--tp' = 1,2,1", "repeats 1"});
+}
+
+// --time 0x1p-1074s (a denormal in hex notation) was taken by strtod and ran one case; a
+// duration is decimal (digits and an optional fraction), and one that rounds to 0 ns is refused
+// like 0s.
+TEST(InputContract, DurationsAreDecimalAndMoreThanZero) {
+  for (const char* t : {"0x1p-1074s", "0x1p-1074", "inf", "infs", "nan", "1e3s", "-1s", "+1s", " 1s",
+                        "1.2.3s", ".s", "s", "1d"}) {
+    const auto t0 = std::chrono::steady_clock::now();
+    expect_one_line(run_cli(std::string("fuzz --target model --time '") + t + "'"),
+                    {"'--time'", "expected a decimal duration"});
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(1)) << t;
+  }
+  for (const char* t : {"0s", "0", "0.0m", "0.0000000001s", "0.0000000000001h"})
+    expect_one_line(run_cli(std::string("fuzz --target model --time ") + t),
+                    {std::string("'--time' = ") + t, "must be more than 0 s"});
+}
+
 TEST(InputContract, UnknownCommandIsOneLine) {
   auto r = run_cli("frobnicate");
   expect_one_line(r, {"frobnicate", "--help"});
