@@ -21,12 +21,10 @@ int verify_main(int argc, char** argv);
 
 // The --mutant values of a command line, checked against the registry (unknown: input_error).
 mutant_set mutants_of(const parsed_args& a);
-// The engine settings flags of check and plan (--max-model-len, --spec-tokens, --cudagraph-mode,
-// --head-tile, --mamba-block-size, --extra-group-block-size) applied to `s`.
-void read_engine_flags(const parsed_args& a, engine_settings& s);
 
 // The options check and plan share: --tp, --backend, --policy, --grouping, --kv-layout,
-// --max-num-seqs, --no-hybrid, --cuda-graph, --mutant and the engine settings flags.
+// --max-num-seqs, --no-hybrid, --cuda-graph, --mutant and the engine settings flags
+// (engine_flags.hpp), values from --engine-args reported where the file gave them.
 check_options options_of(const parsed_args& a);
 // At most this many TP sizes in one --tp, each once: a check runs every one of them.
 inline constexpr std::size_t max_tp_sizes = 64;

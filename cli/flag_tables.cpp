@@ -1,5 +1,6 @@
 // The flag table of every command (flags.hpp). A flag shared by several commands is one entry
-// here, so its help is the same wherever it is accepted.
+// here, so its help is the same wherever it is accepted; the engine settings flags of check and
+// plan are named as vLLM names the setting (docs/design.md "Command line").
 #include <stdexcept>
 
 #include "cli/flags.hpp"
@@ -41,15 +42,36 @@ const flag_spec cuda_graph{"--cuda-graph", k::toggle, "",
 const flag_spec mutant{"--mutant", k::repeat, "NAME",
                        "put back one historical wrong formula (headroom mutants lists them)", ""};
 
-// The engine settings of check and plan (read_engine_flags reads them).
+// The engine settings of check and plan (engine_flags.hpp reads them).
 const std::vector<flag_spec> engine_flags = {
+    {"--engine-args", k::value, "FILE",
+     "engine arguments from a JSON file, as vLLM names them; flags on the command line override it", ""},
     {"--max-model-len", k::value, "N", "longest sequence in tokens, 1..16777216 (default 4096)",
      "vLLM max_model_len"},
-    {"--spec-tokens", k::value, "K", "speculative tokens per step, 0..16 (default 0)",
+    {"--max-num-batched-tokens", k::value, "N",
+     "most tokens a step holds, 1..16777216 and at least --max-num-seqs (default 8192)",
+     "vLLM max_num_batched_tokens"},
+    {"--block-size", k::value, "N",
+     "KV-cache block size in tokens, 1..65536 (default 16); FlashInfer's page size too", "vLLM block_size"},
+    {"--kv-cache-dtype", k::value, "auto|bfloat16|float16|float32",
+     "KV-cache dtype (default auto: the config's); fp8 caches are not modelled", "vLLM kv_cache_dtype"},
+    {"--dtype", k::value, "auto|bfloat16|float16|float32",
+     "the model's dtype (default auto: the config's); --kv-cache-dtype other than auto wins", "vLLM dtype"},
+    {"--num-speculative-tokens", k::value, "K", "speculative tokens per step, 0..16 (default 0)",
      "vLLM speculative_config.num_speculative_tokens"},
+    {"--spec-tokens", k::value, "K", "the old name of --num-speculative-tokens", ""},
     {"--cudagraph-mode", k::value, "MODE",
-     "none|piecewise|full|full_decode_only|full_and_piecewise (default full_and_piecewise)",
+     "none|piecewise|full|full_decode_only|full_and_piecewise, or vLLM's upper-case names (default "
+     "full_and_piecewise)",
      "vLLM compilation_config.cudagraph_mode"},
+    {"--cudagraph-capture-sizes", k::value, "1,2,4,8",
+     "CUDA-graph capture sizes in tokens: strictly ascending, at most 4096 in 1..16777216 (default vLLM's "
+     "list)",
+     "vLLM compilation_config.cudagraph_capture_sizes"},
+    {"--max-cudagraph-capture-size", k::value, "N",
+     "largest capture size, 1..16777216 (default min(2 x max_num_seqs x (1 + k), 512)); with a list, its "
+     "largest",
+     "vLLM compilation_config.max_cudagraph_capture_size"},
     {"--head-tile", k::value, "N", "C9: an MLA kernel's minimum heads per rank, 0..1024 (default 0: none)",
      ""},
     {"--mamba-block-size", k::value, "N",

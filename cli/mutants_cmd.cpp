@@ -1,6 +1,6 @@
 // headroom mutants [--json OUT.json|-]: every mutant of the catalogue (name, class, sources, the
-// invariant that catches it, the wrong formula and the fix), and the shared --mutant and engine
-// settings flags of check, fuzz and replay.
+// invariant that catches it, the wrong formula and the fix), and the shared --mutant flag of check,
+// plan, fuzz and replay.
 #include <cstdio>
 
 #include <nlohmann/json.hpp>
@@ -12,19 +12,6 @@ namespace headroom::cli {
 
 mutant_set mutants_of(const parsed_args& a) {
   return make_mutant_set(a.all("--mutant"), cmdline, "--mutant");
-}
-
-void read_engine_flags(const parsed_args& a, engine_settings& s) {
-  if (auto v = a.get("--max-model-len"))
-    s.max_model_len = to_int("--max-model-len", *v, 1, max_settings_model_len);
-  if (auto v = a.get("--spec-tokens"))
-    s.num_speculative_tokens = to_int("--spec-tokens", *v, 0, max_settings_spec_tokens);
-  if (auto v = a.get("--cudagraph-mode")) s.cg_mode = parse_cudagraph_mode(*v, cmdline, "--cudagraph-mode");
-  if (auto v = a.get("--head-tile")) s.head_tile = to_int("--head-tile", *v, 0, max_settings_head_tile);
-  if (auto v = a.get("--mamba-block-size"))
-    s.mamba_block_size = to_int("--mamba-block-size", *v, 0, max_settings_block_size);
-  if (auto v = a.get("--extra-group-block-size"))
-    s.extra_group_block_size = to_int("--extra-group-block-size", *v, 0, max_settings_block_size);
 }
 
 int mutants_main(int argc, char** argv) {

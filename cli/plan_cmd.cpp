@@ -4,6 +4,7 @@
 
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
+#include "cli/engine_flags.hpp"
 #include "cli/output_file.hpp"
 #include "core/check/plan_file.hpp"
 #include "core/model/loader.hpp"
@@ -15,11 +16,16 @@ int plan_main(int argc, char** argv) {
   if (a.positional.size() != 1)
     throw input_error(cmdline, "CONFIG.json", std::to_string(a.positional.size()) + " given",
                       "plan takes exactly one config file");
+  merge_engine_args(a);
   const check_options o = options_of(a);
+  const auto kv_dtype = read_attributed(a, [&] { return dtype_of(a); });
   const auto json_out = a.get("--json");
-  if (json_out) check_output("--json", *json_out, {a.positional[0]});
+  std::vector<std::string> inputs = {a.positional[0]};  // --json never writes over one
+  if (auto e = a.get("--engine-args")) inputs.push_back(*e);
+  if (json_out) check_output("--json", *json_out, inputs);
 
-  const model_geometry m = load_model(a.positional[0]);
+  model_geometry m = load_model(a.positional[0]);
+  if (kv_dtype) m.kv_dtype = *kv_dtype;
   const plan_file p = mirror_plan(m, o);
   if (json_out) write_durably(*json_out, to_json(p).dump(2) + "\n");  // before anything is printed
   std::string mutants;
