@@ -1,7 +1,7 @@
 // --help tells the truth: for every command, the overall usage and the command's own help list
 // exactly the flags of the parser's table (cli/flag_tables.cpp), each with a line of help, and the
-// parser takes every one of them; then the same against the built binary's output. The flags the
-// command line had before the tables are all still there.
+// parser takes every one of them; then the same against the built binary's output and README.md.
+// The flags the command line had before the tables are all still there.
 #include <gtest/gtest.h>
 
 #include <regex>
@@ -157,6 +157,14 @@ TEST(Help, BinaryPrintsTheTables) {
       expect_truthful_help(c, one.out);
     }
   }
+}
+
+// README.md's "Command line" block is `headroom --help` as it is now.
+TEST(Help, ReadmeShowsTheUsage) {
+  const std::string readme = headroom_test::slurp(headroom_test::source_path("README.md"));
+  EXPECT_NE(readme.find("```\n" + overall_usage() + "```\n"), std::string::npos)
+      << "README.md's Command line block differs from headroom --help:\n"
+      << overall_usage();
 }
 
 TEST(Help, UnknownFlagIsOneLineNamingTheCommandsHelp) {
