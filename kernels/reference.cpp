@@ -47,8 +47,12 @@ template std::vector<float> attention_reference<fp16>(const attention_inputs<fp1
 
 output_comparison compare_output(const std::vector<float>& out, const std::vector<float>& ref, dtype d,
                                  int64_t heads, int64_t head_size, int max_listed) {
+  return compare_output(out, ref, tolerance_for(d), to_string(d), heads, head_size, max_listed);
+}
+
+output_comparison compare_output(const std::vector<float>& out, const std::vector<float>& ref, tolerance tol,
+                                 const std::string& label, int64_t heads, int64_t head_size, int max_listed) {
   output_comparison c;
-  const tolerance tol = tolerance_for(d);
   std::ostringstream os;
   if (out.size() != ref.size()) {
     c.mismatch = true;
@@ -70,7 +74,7 @@ output_comparison compare_output(const std::vector<float>& out, const std::vecto
   c.mismatch = c.bad > 0;
   if (c.mismatch)
     c.detail = std::to_string(c.bad) + " of " + std::to_string(out.size()) + " elements outside atol " +
-               std::to_string(tol.atol) + " rtol " + std::to_string(tol.rtol) + " (" + to_string(d) +
+               std::to_string(tol.atol) + " rtol " + std::to_string(tol.rtol) + " (" + label +
                "): " + os.str();
   return c;
 }

@@ -8,6 +8,7 @@
 
 #include "core/model/geometry.hpp"
 #include "kernels/inputs.hpp"
+#include "kernels/tolerance.hpp"
 
 namespace headroom {
 
@@ -34,5 +35,9 @@ struct output_comparison {
 // `out` holds the kernel's output converted to float.
 output_comparison compare_output(const std::vector<float>& out, const std::vector<float>& ref, dtype d,
                                  int64_t heads, int64_t head_size, int max_listed = 5);
+// The same against another bound (`label` names it in the detail).
+output_comparison compare_output(const std::vector<float>& out, const std::vector<float>& ref, tolerance tol,
+                                 const std::string& label, int64_t heads, int64_t head_size,
+                                 int max_listed = 5);
 
 }  // namespace headroom

@@ -25,6 +25,7 @@ gpu_executor_options engine_options() {
   o.kind = target_kind::engine;
   o.worker = find_engine_worker();
   o.modes = {gpu::run_mode::guarded};  // an engine kernel has no device-checked build
+  o.fp32_in_tf32 = true;               // vLLM's Triton kernel: tl.dot of fp32 inputs is TF32
   o.decorate = [](const run_request& r, gpu::gpu_request& rq) {
     if (const auto* t = std::get_if<triton_plan>(r.plan))
       rq.engine = engine::vllm_triton_engine_args(t->thr, triton_num_segments);

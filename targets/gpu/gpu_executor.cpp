@@ -184,7 +184,10 @@ observation gpu_executor::run(const run_request& r) {
             return i * 4 >= static_cast<int64_t>(out_run->states.size()) || !poisoned(out_run->states, i, 4);
           },
           [&](int64_t i) { return !poisoned(out_run->output, i, dtype_bytes(r.kv_dtype)); });
-    const auto cmp = compare_output(out, ref, r.kv_dtype, r.layer->num_heads, r.layer->head_size);
+    const auto cmp = opt_.fp32_in_tf32 && r.kv_dtype == dtype::fp32
+                         ? compare_output(out, ref, tf32_tolerance, "float32 in TF32", r.layer->num_heads,
+                                          r.layer->head_size)
+                         : compare_output(out, ref, r.kv_dtype, r.layer->num_heads, r.layer->head_size);
     o.output_checked = true;
     o.output_mismatch = cmp.mismatch || last_.unwritten > 0;
     o.mismatch_detail = cmp.detail;

@@ -35,6 +35,7 @@ struct gpu_executor_options {
   std::string worker;  // empty: headroom_gpu_worker (find_worker)
   std::function<void(const run_request&, gpu::gpu_request&)> decorate;
   target_kind kind = target_kind::gpu;
+  bool fp32_in_tf32 = false;   // the kernel multiplies fp32 in TF32: its fp32 output held to tf32_tolerance
   bool compare_output = true;  // false: skip the fp32 reference (threshold sweeps, costs)
   int device = 0;
   std::vector<std::string> wrapper;  // the worker's command prefix (compute-sanitizer ...)
