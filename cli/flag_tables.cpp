@@ -28,8 +28,8 @@ const flag_spec target{"--target", k::value, "model|sim|gpu",
                        "what runs the cases: the formulas, the simulator or the device (default model)", ""};
 const flag_spec tight{"--tight", k::value, "K",
                       "also report a buffer more than K times its largest need (tight_bound; K >= 1)", ""};
-const flag_spec json{"--json", k::value, "OUT.json",
-                     "write the report as JSON (atomically, never over an input) before printing it", ""};
+const flag_spec json_out{"--json", k::value, "OUT.json",
+                         "write the report as JSON (atomically, never over an input) before printing it", ""};
 const flag_spec seed{"--seed", k::value, "S", "seed of the input values sim and gpu run on (default 0)", ""};
 const flag_spec kv_layout{"--kv-layout", k::value, "separate|packed",
                           "KV-cache layout (default packed: vLLM's KV cache since #44455)", ""};
@@ -92,7 +92,7 @@ std::vector<command_spec> make_specs() {
   c.push_back({"check",
                "CONFIG.json",
                "Checks every invariant of the model's plans on a sweep of steps, per TP size and backend",
-               joined({tp, backend, policy, grouping, max_num_seqs, target, tight, json, seed, kv_layout,
+               joined({tp, backend, policy, grouping, max_num_seqs, target, tight, json_out, seed, kv_layout,
                        no_hybrid, cuda_graph, mutant},
                       engine_flags),
                {}});
@@ -123,20 +123,20 @@ std::vector<command_spec> make_specs() {
                {target,
                 {"--violation", k::value, "N", "replay only violation N of a report (from 0)", ""},
                 mutant,
-                json,
+                json_out,
                 tight},
                {"(FILE: a case, or a report written by --json)"}});
-  c.push_back(
-      {"plan",
-       "CONFIG.json",
-       "Prints the mirror's plan: per rank and attention group the builders' parameters and buffers",
-       joined({tp, backend, policy, grouping, max_num_seqs, kv_layout, no_hybrid, cuda_graph, mutant, json},
-              engine_flags),
-       {"(the mirror's plan: docs/plan-schema.md)"}});
+  c.push_back({"plan",
+               "CONFIG.json",
+               "Prints the mirror's plan: per rank and attention group the builders' parameters and buffers",
+               joined({tp, backend, policy, grouping, max_num_seqs, kv_layout, no_hybrid, cuda_graph, mutant,
+                       json_out},
+                      engine_flags),
+               {"(the mirror's plan: docs/plan-schema.md)"}});
   c.push_back({"verify",
                "PLAN.json",
                "Checks a plan an engine dumped (or an edited plan --json) with check's sweep",
-               {target, tight, json},
+               {target, tight, json_out},
                {}});
   c.push_back({"mutants",
                "",

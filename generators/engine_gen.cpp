@@ -23,7 +23,7 @@ struct settings_draw {
   int list = 0;
 };
 
-engine_settings realise(const settings_draw& d, int64_t max_num_seqs) {
+engine_settings realise_settings(const settings_draw& d, int64_t max_num_seqs) {
   engine_settings e;
   e.max_num_seqs = max_num_seqs;
   e.cg_mode = d.mode;
@@ -58,7 +58,8 @@ rc::Gen<engine_settings> engine_settings_for(int64_t max_num_seqs) {
       rc::gen::set(&d::attn_tp, rc::gen::element<int64_t>(1, 2, 4, 8)),
       rc::gen::set(&d::gathered, rc::gen::arbitrary<bool>()),
       rc::gen::set(&d::list, weighted<int>({{5, 0}, {4, 1}, {4, 2}, {1, 3}})));
-  return rc::gen::map(draws, [max_num_seqs](const settings_draw& x) { return realise(x, max_num_seqs); });
+  return rc::gen::map(draws,
+                      [max_num_seqs](const settings_draw& x) { return realise_settings(x, max_num_seqs); });
 }
 
 rc::Gen<int64_t> compress_ratios() { return weighted<int64_t>({{6, 0}, {3, 4}, {1, 2}, {1, 8}}); }

@@ -117,7 +117,7 @@ rc::Gen<geometry_draw> with_model_wide(rc::Gen<geometry_draw> g, const geometry_
 
 std::string layer_name(std::size_t i) { return "model.layers." + std::to_string(i) + ".self_attn.attn"; }
 
-sized_geometry realise(const geometry_draw& d) {
+sized_geometry realise_geometry(const geometry_draw& d) {
   auto heads_for = [&](int64_t group, int64_t kv_total) { return group * kv_rank_of(kv_total, d.tp) * d.tp; };
   sized_geometry out;
   out.tp = d.tp;
@@ -162,7 +162,7 @@ rc::Gen<geometry_draw> geometry_draws(const geometry_limits& lim) {
 }
 
 rc::Gen<sized_geometry> geometries(const geometry_limits& lim) {
-  return rc::gen::map(geometry_draws(lim), &realise);
+  return rc::gen::map(geometry_draws(lim), &realise_geometry);
 }
 
 rc::Gen<sized_geometry> large_geometries() {
@@ -184,7 +184,7 @@ rc::Gen<sized_geometry> large_geometries() {
                           return out;
                         });
   });
-  return rc::gen::map(draws, &realise);
+  return rc::gen::map(draws, &realise_geometry);
 }
 
 }  // namespace headroom::generators

@@ -11,7 +11,7 @@ targets=("$@")
 # clang-14 and its libFuzzer runtime build fuzz/ (the ctest fuzz.smoke; it skips without them);
 # clang-format-14 checks the house format (ctest style.format); pybind11 and pytest build and test
 # the Python module (python/; built only when found).
-packages=(cmake g++ make nlohmann-json3-dev librapidcheck-dev libbenchmark-dev googletest
+packages=(cmake g++ make ninja-build nlohmann-json3-dev librapidcheck-dev libbenchmark-dev googletest
           libgtest-dev libgmock-dev clang-14 libfuzzer-14-dev libclang-rt-14-dev clang-format-14
           python3-dev pybind11-dev python3-pybind11 python3-pytest)
 # Open MPI builds headroom_mpi (fuzz campaigns over MPI ranks, docs/campaigns.md) and runs the ctest
@@ -43,8 +43,11 @@ if ! command -v nvcc >/dev/null 2>&1 && [[ -x /usr/local/cuda/bin/nvcc ]]; then
   export PATH="$PATH:/usr/local/cuda/bin"
 fi
 
+# Ninja when it is there (ninja-build): it schedules the whole tree's units on every core at once.
 if [[ ! -f "$build/CMakeCache.txt" ]]; then
-  cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release >&2
+  generator=()
+  command -v ninja >/dev/null 2>&1 && generator=(-G Ninja)
+  cmake -S "$root" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release >&2
 fi
 if ((${#targets[@]})); then
   cmake --build "$build" -j"$(nproc)" --target "${targets[@]}" >&2

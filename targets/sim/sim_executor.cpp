@@ -58,7 +58,7 @@ void keep_details(const sim::memory& m, sim_run_details& details) {
 // An engine step's metadata or the offset probe: no attention inputs, no output to compare.
 observation run_meta(const run_request& r, sim_run_details& details) {
   sim::memory m;
-  run_family(m, sim_mode::checked, make_meta_params(m, *r.plan, *r.layer));
+  run_checked(m, make_meta_params(m, *r.plan, *r.layer));
   check_misuse(m);
   observation o;
   fill_observation(o, m, plan_buffers(*r.plan));
@@ -75,7 +75,7 @@ observation run_typed(const run_request& r, sim_run_details& details) {
              : make_attention_inputs<T>(l, b, r.block_size, r.seed, r.layout);
   sim::memory m;
   const auto in = upload_inputs(m, host);
-  run_family(m, sim_mode::checked, make_params(m, in, *r.plan, l, b));
+  run_checked(m, make_params(m, in, *r.plan, l, b));
   check_misuse(m);
   observation o;
   fill_observation(o, m, plan_buffers(*r.plan));

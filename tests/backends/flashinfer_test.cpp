@@ -6,7 +6,7 @@
 namespace headroom {
 namespace {
 
-rank_layer layer(int64_t h, int64_t kv, int64_t d) { return {"l", attn_kind::full, h, kv, d, d, 0}; }
+rank_layer full_layer(int64_t h, int64_t kv, int64_t d) { return {"l", attn_kind::full, h, kv, d, d, 0}; }
 
 TEST(FiDecode, SpecExampleOverflowsTmpSBy16KiB) {
   // H_b 32, kv 4: 64 requests of 16 pages split into 2 chunks each: NB = P = 128.
@@ -16,12 +16,12 @@ TEST(FiDecode, SpecExampleOverflowsTmpSBy16KiB) {
   EXPECT_EQ(p.num_work, 128);
   EXPECT_EQ(p.padded, 128);
   EXPECT_EQ(p.o_indptr.back(), 128);
-  auto need = fi_decode_needs(p, layer(64, 4, 128), dtype::bf16);
+  auto need = fi_decode_needs(p, full_layer(64, 4, 128), dtype::bf16);
   const auto* tmp_s = find_buffer(p.buffers, "tmp_s");
   const auto* tmp_v = find_buffer(p.buffers, "tmp_v");
   EXPECT_EQ(need[1].bytes() - tmp_s->capacity_bytes, 16 * 1024);
   EXPECT_EQ(need[0].bytes(), tmp_v->capacity_bytes);  // bf16 tmp_v overflows only past 2 x H_b
-  EXPECT_GT(fi_decode_needs(p, layer(72, 4, 128), dtype::bf16)[0].bytes(), tmp_v->capacity_bytes);
+  EXPECT_GT(fi_decode_needs(p, full_layer(72, 4, 128), dtype::bf16)[0].bytes(), tmp_v->capacity_bytes);
 }
 
 TEST(FiDecode, NoSplitWhenTheGridIsFull) {
@@ -29,7 +29,7 @@ TEST(FiDecode, NoSplitWhenTheGridIsFull) {
   auto p = plan_fi_decode(64, 8, 128, dtype::bf16, decode_batch(200, 4096), o);  // 200*8 >= 1056
   EXPECT_FALSE(p.split);
   EXPECT_TRUE(p.buffers.empty());
-  EXPECT_TRUE(fi_decode_needs(p, layer(96, 8, 128), dtype::bf16).empty());
+  EXPECT_TRUE(fi_decode_needs(p, full_layer(96, 8, 128), dtype::bf16).empty());
 }
 
 TEST(FiDecode, ShortSequencesDoNotSplitWithoutGraphs) {
@@ -85,9 +85,9 @@ TEST(FiPrefill, MoreHeadsThanPlannedLeaveRowsUncomputed) {
   auto p = plan_fi_prefill(48, 8, 128, b, flashinfer_options{});  // G_b 6
   EXPECT_EQ(p.cta_tile_q, 128);
   EXPECT_EQ(p.qo_tiles[0], 512 * 6 / 128);
-  auto same = fi_prefill_needs(p, layer(48, 8, 128), b);
+  auto same = fi_prefill_needs(p, full_layer(48, 8, 128), b);
   EXPECT_EQ(same.rows_never_computed, 0);
-  auto more = fi_prefill_needs(p, layer(64, 8, 128), b);  // G_l 8: 1024 packed rows unplanned
+  auto more = fi_prefill_needs(p, full_layer(64, 8, 128), b);  // G_l 8: 1024 packed rows unplanned
   EXPECT_EQ(more.rows_never_computed, (512 * 8 - 24 * 128) * 8);
 }
 
@@ -104,7 +104,7 @@ TEST(FiPrefill, ScratchIsOversizedByAboutTheGroup) {
   batch b{{4096, 4096}, {64, 64}};
   auto p = plan_fi_prefill(32, 4, 128, b, flashinfer_options{});
   ASSERT_TRUE(p.split_kv);
-  auto run = fi_prefill_needs(p, layer(32, 4, 128), b);
+  auto run = fi_prefill_needs(p, full_layer(32, 4, 128), b);
   const auto* v = find_buffer(p.buffers, "tmp_v");
   EXPECT_GE(v->capacity_bytes, 8 * run.needs[0].bytes() / 2);
 }

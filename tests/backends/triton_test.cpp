@@ -7,7 +7,9 @@
 namespace headroom {
 namespace {
 
-rank_layer layer(int64_t h, int64_t kv, int64_t d) { return {"l", attn_kind::sliding, h, kv, d, d, 512}; }
+rank_layer sliding_layer(int64_t h, int64_t kv, int64_t d) {
+  return {"l", attn_kind::sliding, h, kv, d, d, 512};
+}
 
 // Engine settings with a given max_num_seqs and everything else at vLLM's defaults.
 engine_settings with_seqs(int64_t max_num_seqs) {
@@ -96,7 +98,7 @@ TEST(Triton, SegmentsActivateWithLength) {
 
 TEST(Triton, LagunaModelWideOverflowsAbove12AtTp1) {
   triton_plan p = plan_triton(48, 8, 128, triton_options{});
-  const auto l = layer(64, 8, 128);
+  const auto l = sliding_layer(64, 8, 128);
   auto cap = find_buffer(p.buffers, "segm_output")->capacity_elems();
   for (int64_t t = 1; t <= 16; ++t) {
     auto need = triton_needs(p, l, decode_batch(t, 256));
@@ -113,18 +115,18 @@ TEST(Triton, LagunaModelWideOverflowsAbove12AtTp1) {
 TEST(Triton, NeedCountsOnlyActiveSegmentsAndRealHeadSize) {
   triton_plan p = plan_triton(8, 8, 80, triton_options{});
   EXPECT_EQ(p.head_size_padded, 128);
-  auto need = triton_needs(p, layer(8, 8, 80), decode_batch(1, 16));  // one active segment
+  auto need = triton_needs(p, sliding_layer(8, 8, 80), decode_batch(1, 16));  // one active segment
   EXPECT_EQ(need[1].elems, 7 * 16 + 1);
   EXPECT_EQ(need[0].elems, (7 * 16) * 128 + 80);
 }
 
 TEST(Triton, LaunchShapeFollowsGroupSize) {
-  auto s = triton_launch_shape(layer(64, 8, 128), decode_batch(4, 100));
+  auto s = triton_launch_shape(sliding_layer(64, 8, 128), decode_batch(4, 100));
   EXPECT_EQ(s.block_m, 16);
   EXPECT_EQ(s.block_q, 2);
   EXPECT_EQ(s.grid_x, 4 / 2 + 4);
   EXPECT_EQ(s.grid_y, 8);
-  auto big = triton_launch_shape(layer(64, 2, 128), decode_batch(4, 100));
+  auto big = triton_launch_shape(sliding_layer(64, 2, 128), decode_batch(4, 100));
   EXPECT_EQ(big.block_m, 32);
   EXPECT_EQ(big.block_q, 1);
 }

@@ -102,7 +102,7 @@ std::vector<float> sim_output_typed(const owned_case& c) {
   const auto host = make_attention_inputs<T>(c.layer, c.b, c.block_size, c.seed, c.layout);
   sim::memory m;
   const auto in = upload_inputs(m, host);
-  run_family(m, sim_mode::checked, make_params(m, in, c.plan, c.layer, c.b));
+  run_checked(m, make_params(m, in, c.plan, c.layer, c.b));
   std::vector<float> out;
   for (const auto& x : m.download(in.output)) out.push_back(to_float(x));
   return out;

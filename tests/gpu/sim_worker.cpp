@@ -32,24 +32,24 @@ P patched(const gpu_request& rq, sim::memory& m) {
   return p;
 }
 
-// The request's family on the simulator (run_family: the bodies are compiled once, in headroom_sim).
+// The request's family on the simulator (run_checked: the bodies are compiled once, in headroom_sim).
 template <class T>
 void launch_typed(const gpu_request& rq, sim::memory& m) {
   switch (rq.fam) {
     case family::triton:
-      return run_family<T>(m, sim_mode::checked, patched<triton_params<T>>(rq, m));
+      return run_checked<T>(m, patched<triton_params<T>>(rq, m));
     case family::fi_decode:
-      return run_family<T>(m, sim_mode::checked, patched<fi_decode_params<T>>(rq, m));
+      return run_checked<T>(m, patched<fi_decode_params<T>>(rq, m));
     case family::fi_prefill:
-      return run_family<T>(m, sim_mode::checked, patched<fi_prefill_params<T>>(rq, m));
+      return run_checked<T>(m, patched<fi_prefill_params<T>>(rq, m));
     case family::fa3_scheduler:
-      return run_family(m, sim_mode::checked, meta_params{patched<fa3_scheduler_params>(rq, m)});
+      return run_checked(m, meta_params{patched<fa3_scheduler_params>(rq, m)});
     case family::request_meta:
-      return run_family(m, sim_mode::checked, meta_params{patched<request_meta_params>(rq, m)});
+      return run_checked(m, meta_params{patched<request_meta_params>(rq, m)});
     case family::mqa_metadata:
-      return run_family(m, sim_mode::checked, meta_params{patched<mqa_metadata_params>(rq, m)});
+      return run_checked(m, meta_params{patched<mqa_metadata_params>(rq, m)});
     case family::offset_probe:
-      return run_family(m, sim_mode::checked, meta_params{patched<offset_probe_params>(rq, m)});
+      return run_checked(m, meta_params{patched<offset_probe_params>(rq, m)});
     case family::planted: {
       sim_launch launch{m};
       return launch.run<planted_store>(patched<planted_params>(rq, m));

@@ -8,11 +8,6 @@
 namespace headroom::test {
 namespace {
 
-json read_config(const std::string& name) {
-  std::ifstream in(config_path(name));
-  return json::parse(in);
-}
-
 TEST(adapters, step3p5_other_setting_on_sliding_layers) {
   const model_geometry m = load_model(config_path("step3p5-example.json"));
   EXPECT_EQ(m.num_attention_heads, 64);

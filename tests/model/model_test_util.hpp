@@ -23,6 +23,12 @@ inline std::string source_path(const std::string& rel) {
 
 inline std::string config_path(const std::string& name) { return source_path("configs/" + name); }
 
+// A bundled config's JSON, as it is on disk.
+inline json read_config(const std::string& name) {
+  std::ifstream in(config_path(name));
+  return json::parse(in);
+}
+
 // Llama-like: 4 layers, 32 heads, 8 kv heads, head size 128.
 inline json small_hf() {
   return json{{"architectures", {"LlamaForCausalLM"}},

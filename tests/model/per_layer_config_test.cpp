@@ -9,11 +9,6 @@
 namespace headroom::test {
 namespace {
 
-json read_config(const std::string& name) {
-  std::ifstream in(config_path(name));
-  return json::parse(in);
-}
-
 // Gemma 4: full attention at (i + 1) % 6 == 0 with head size 512 and `full_kv` kv heads, sliding
 // layers (window 1024) with head size 256 and `sliding_kv`; `heads` query heads everywhere.
 void expect_gemma4(const model_geometry& m, std::size_t n, int64_t heads, int64_t sliding_kv,

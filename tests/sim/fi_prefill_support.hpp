@@ -117,7 +117,7 @@ prefill_result run_prefill(const rank_layer& l, const batch& b, int64_t block_si
     p.tmp_v = m.alloc<T>("tmp_v", int64_t{pl.o_indptr.back()} * H * D, sim::fill::scratch);
     p.tmp_s = m.alloc<float>("tmp_s", int64_t{pl.o_indptr.back()} * H, sim::fill::scratch);
   }
-  run_family<T>(m, sim_mode::checked, p);
+  run_checked<T>(m, p);
 
   prefill_result r;
   r.oob = m.log.oob_count, r.uninitialized = m.log.uninitialized_reads;

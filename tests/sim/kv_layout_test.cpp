@@ -44,12 +44,12 @@ layout_run run_layout(const rank_layer& l, const batch& b, int64_t bs, kv_layout
     const auto p =
         make_fi_decode_params(m, in, plan_fi_decode(l.num_heads, l.num_kv_heads, l.head_size, d, b, fo));
     r.split = p.split;
-    run_family<T>(m, sim_mode::checked, p);
+    run_checked<T>(m, p);
   } else {
     triton_options o;
     o.snap_to_capture = false;
     const triton_plan tp = plan_triton(l.num_heads, l.num_kv_heads, l.head_size, o);
-    run_family<T>(m, sim_mode::checked, make_triton_params(m, in, tp, l, b, which == body::triton_3d));
+    run_checked<T>(m, make_triton_params(m, in, tp, l, b, which == body::triton_3d));
   }
   for (const T x : m.download(in.output)) r.out.push_back(to_float(x));
   r.cmp = compare_output(r.out, attention_reference(host), d, l.num_heads, l.head_size);

@@ -87,7 +87,7 @@ TEST(MetaKernels, MqaMetadataSchedule) {
   sim::memory m;
   const mqa_meta_plan plan = plan_mqa_meta({static_cast<int32_t>(mqa_split_kv * mqa_num_sms)});
   const meta_params p = make_meta_params(m, plan, small_layer());
-  run_family(m, sim_mode::checked, p);
+  run_checked(m, p);
   const auto out = m.download(std::get<mqa_metadata_params>(p).schedule);
   for (int64_t sm = 0; sm < mqa_num_sms; ++sm) {
     EXPECT_EQ(out[static_cast<std::size_t>(sm * 2)], 0);
@@ -103,7 +103,7 @@ TEST(MetaKernels, Offset32WrapsAndIsCounted) {
   for (bool int32 : {true, false}) {
     sim::memory m;
     const meta_params p = make_meta_params(m, plan_offset_probe((1 << 18) + 1, int32), l);
-    run_family(m, sim_mode::checked, p);
+    run_checked(m, p);
     const auto out = m.download(std::get<offset_probe_params>(p).out);
     const int64_t exact = (int64_t{1} << 31) + 8191;
     EXPECT_EQ(out[0], int32 ? exact - (int64_t{1} << 32) : exact);
