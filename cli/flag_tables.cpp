@@ -24,8 +24,11 @@ const flag_spec max_num_seqs{"--max-num-seqs", k::value, "N",
                              "most requests a step holds, 1..4096 (default 256): check sweeps every decode "
                              "batch up to it",
                              "vLLM max_num_seqs"};
-const flag_spec target{"--target", k::value, "model|sim|gpu",
-                       "what runs the cases: the formulas, the simulator or the device (default model)", ""};
+const flag_spec target{"--target", k::value, "model|sim|gpu|engine",
+                       "what runs the cases: the formulas, the simulator, headroom's bodies on the device or "
+                       "the engines' own kernels on it (HEADROOM_VLLM_DIR: docs/engine-kernels.md) "
+                       "(default model)",
+                       ""};
 const flag_spec tight{"--tight", k::value, "K",
                       "also report a buffer more than K times its largest need (tight_bound; K >= 1)", ""};
 const flag_spec json_out{"--json", k::value, "OUT.json",
