@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "targets/gpu/worker/wire.hpp"
+#include "targets/gpu/worker/worker_process.hpp"
 
 extern char** environ;
 
@@ -24,12 +25,6 @@ std::vector<std::byte> bytes_of(const std::string& s) {
   std::vector<std::byte> b(s.size());
   std::memcpy(b.data(), s.data(), s.size());
   return b;
-}
-
-std::string status_text(int status) {
-  if (WIFSIGNALED(status)) return "killed by signal " + std::to_string(WTERMSIG(status));
-  if (WIFEXITED(status)) return "exited with code " + std::to_string(WEXITSTATUS(status));
-  return "ended with status " + std::to_string(status);
 }
 
 }  // namespace
@@ -80,14 +75,14 @@ std::string driver_process::stop() {
   for (int i = 0; i < 50; ++i) {  // closing its channel ends it; a hung one is killed after 5 s
     if (::waitpid(pid_, &status, WNOHANG) == pid_) {
       pid_ = -1;
-      return status_text(status);
+      return gpu::exit_status_text(status);
     }
     ::usleep(100'000);
   }
   ::kill(pid_, SIGKILL);
   ::waitpid(pid_, &status, 0);
   pid_ = -1;
-  return status_text(status);
+  return gpu::exit_status_text(status);
 }
 
 nlohmann::json driver_process::hello() {

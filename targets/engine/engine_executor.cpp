@@ -1,9 +1,6 @@
 // engine_executor.hpp: the GPU executor pointed at the engine worker.
 #include "targets/engine/engine_executor.hpp"
 
-#include <unistd.h>
-
-#include <climits>
 #include <mutex>
 #include <variant>
 
@@ -17,8 +14,6 @@ namespace headroom {
 namespace {
 
 constexpr const char* engine_worker_name = "headroom_engine_worker";
-
-bool executable(const std::string& p) { return !p.empty() && ::access(p.c_str(), X_OK) == 0; }
 
 gpu_executor_options engine_options() {
   gpu_executor_options o;
@@ -35,16 +30,7 @@ gpu_executor_options engine_options() {
 
 }  // namespace
 
-std::string find_engine_worker() {
-  char buf[PATH_MAX];
-  const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-  if (n <= 0) return {};
-  const std::string self(buf, static_cast<std::size_t>(n));
-  const std::string dir = self.substr(0, self.rfind('/'));
-  for (const char* rel : {"/", "/../targets/engine/", "/../../targets/engine/", "/../../../targets/engine/"})
-    if (executable(dir + rel + engine_worker_name)) return dir + rel + engine_worker_name;
-  return {};
-}
+std::string find_engine_worker() { return gpu::find_beside_self(engine_worker_name, "targets/engine"); }
 
 int engine_device_count(std::string* why) noexcept {
   static std::once_flag once;

@@ -33,33 +33,34 @@ std::string dir_of(const std::string& p) {
 
 }  // namespace
 
-std::string find_worker() {
-  if (const char* e = std::getenv(worker_path_env); e && *e) return executable(e) ? e : std::string();
+std::string find_beside_self(const std::string& name, const std::string& subdir) {
   char buf[PATH_MAX];
   const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-  if (n > 0) {
-    // Relative to the running program first, so a build tree copied elsewhere still finds it.
-    const std::string dir = dir_of(std::string(buf, static_cast<std::size_t>(n)));
-    for (const char* rel : {"/", "/../targets/gpu/", "/../../targets/gpu/", "/../../../targets/gpu/"})
-      if (executable(dir + rel + worker_name)) return dir + rel + worker_name;
-  }
+  if (n <= 0) return {};
+  const std::string dir = dir_of(std::string(buf, static_cast<std::size_t>(n)));
+  const std::vector<std::string> rels = {"/", "/../" + subdir + "/", "/../../" + subdir + "/",
+                                         "/../../../" + subdir + "/"};
+  for (const auto& rel : rels)
+    if (executable(dir + rel + name)) return dir + rel + name;
+  return {};
+}
+
+std::string find_worker() {
+  if (const char* e = std::getenv(worker_path_env); e && *e) return executable(e) ? e : std::string();
+  if (std::string w = find_beside_self(worker_name, "targets/gpu"); !w.empty()) return w;
 #ifdef HEADROOM_GPU_WORKER_PATH
   if (executable(HEADROOM_GPU_WORKER_PATH)) return HEADROOM_GPU_WORKER_PATH;
 #endif
   return {};
 }
 
-namespace {
-
-std::string status_text(int status) {
+std::string exit_status_text(int status) {
   if (WIFSIGNALED(status))
     return std::string("killed by signal ") + std::to_string(WTERMSIG(status)) + " (" +
            ::strsignal(WTERMSIG(status)) + ")";
   if (WIFEXITED(status)) return "exited with code " + std::to_string(WEXITSTATUS(status));
   return "ended with status " + std::to_string(status);
 }
-
-}  // namespace
 
 worker_process::worker_process(worker_options o) : opt_(std::move(o)) {}
 
@@ -137,7 +138,7 @@ std::string worker_process::reap() {
   do r = ::waitpid(pid_, &status, 0);
   while (r < 0 && errno == EINTR);
   pid_ = -1;
-  return r < 0 ? std::string("lost: ") + std::strerror(errno) : status_text(status);
+  return r < 0 ? std::string("lost: ") + std::strerror(errno) : exit_status_text(status);
 }
 
 void worker_process::stop(bool force) {

@@ -24,6 +24,11 @@ inline constexpr int worker_channel_fd = 1000;
 // targets/gpu/ of its build tree (searched relative to it), else where this build put it.
 // Empty when there is none.
 std::string find_worker();
+// An executable `name` next to the running program or in `subdir` (e.g. "targets/gpu") of the build
+// tree it runs from, searched relative to it (so a build tree copied elsewhere still finds it).
+std::string find_beside_self(const std::string& name, const std::string& subdir);
+// A child's wait status in words ("exited with code 3", "killed by signal 9 (Killed)").
+std::string exit_status_text(int status);
 
 struct worker_options {
   int device = 0;
