@@ -12,7 +12,7 @@ tool=$src/tools/upstream_drift/upstream_drift.py
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
-g() { git -C "$tmp/work" -c user.name=t -c user.email=t@example.invalid -c commit.gpgsign=false "$@"; }
+g() { git -C "$tmp/repo" -c user.name=t -c user.email=t@example.invalid -c commit.gpgsign=false "$@"; }
 drift() { PYTHONDONTWRITEBYTECODE=1 python3 "$tool" --provenance "$tmp/prov.json" "$@"; }
 expect() {  # expect NAME WANT_RC GOT_RC OUTPUT PATTERN...: the rc and every pattern (an output line)
   local name=$1 want=$2 got=$3 out=$4
@@ -26,9 +26,9 @@ expect() {  # expect NAME WANT_RC GOT_RC OUTPUT PATTERN...: the rc and every pat
   echo "ok   $name"
 }
 
-mkdir -p "$tmp/work/pkg"
-git init -q "$tmp/work"
-cat >"$tmp/work/pkg/mod.py" <<'EOF'
+mkdir -p "$tmp/repo/pkg"
+git init -q "$tmp/repo"
+cat >"$tmp/repo/pkg/mod.py" <<'EOF'
 LIMIT = 128  # a constant
 
 
@@ -48,7 +48,7 @@ class Holder:
 def gamma():
     return 3
 EOF
-cat >"$tmp/work/pkg/plan.h" <<'EOF'
+cat >"$tmp/repo/pkg/plan.h" <<'EOF'
 // a header
 struct PlanInfo {
   int padded = 0;  // "}" in a comment
@@ -79,22 +79,22 @@ cat >"$tmp/prov.json" <<EOF
 EOF
 
 # 2: beta's body changes (alpha, the constant and the C++ file do not).
-sed -i 's/return y \* 2/return y * 3/' "$tmp/work/pkg/mod.py"
+sed -i 's/return y \* 2/return y * 3/' "$tmp/repo/pkg/mod.py"
 g commit -qam two
 c2=$(g rev-parse HEAD)
 # 3: the template function's body changes; a comment above Other changes (not Other itself).
-sed -i 's/return n;/return n + 1;/; s|^inline int Other|// now documented\ninline int Other|' "$tmp/work/pkg/plan.h"
+sed -i 's/return n;/return n + 1;/; s|^inline int Other|// now documented\ninline int Other|' "$tmp/repo/pkg/plan.h"
 g commit -qam three
 # 4: alpha removed; plan.h moved to include/plan.h.
-python3 - "$tmp/work/pkg/mod.py" <<'EOF'
+python3 - "$tmp/repo/pkg/mod.py" <<'EOF'
 import re, sys
 p = sys.argv[1]
 t = open(p).read()
 open(p, "w").write(re.sub(r'def alpha\(x\):\n(.*\n)*?    return x \+ 1\n', "", t))
 EOF
-mkdir -p "$tmp/work/include" && g mv pkg/plan.h include/plan.h
+mkdir -p "$tmp/repo/include" && g mv pkg/plan.h include/plan.h
 g commit -qam four
-git clone -q --bare "$tmp/work" "$tmp/bare.git"
+git clone -q --bare "$tmp/repo" "$tmp/bare.git"
 bare=$tmp/bare.git
 
 out=$(drift --repo o/r="$bare" --to "$c1" 2>&1); rc=$?
@@ -107,7 +107,7 @@ expect "exactly the changed function" 1 $rc "$out" \
   '^changed +py\.beta .*\(\+1 -1 lines\)' '^unchanged +py\.alpha' '^unchanged +py\.limit' '^unchanged +cxx\.struct' \
   '^unchanged +cxx\.plan' '^unchanged +cxx\.other' '^\+        return y \* 3' '\(1 changed, 5 unchanged\)'
 
-out=$(drift --repo o/r="$tmp/work/.git" --to o/r=HEAD~1 2>&1); rc=$?
+out=$(drift --repo o/r="$tmp/repo/.git" --to o/r=HEAD~1 2>&1); rc=$?
 expect "a C++ body, not a comment beside another function" 1 $rc "$out" \
   '^changed +cxx\.plan' '^unchanged +cxx\.other' '^unchanged +cxx\.struct' '\(2 changed, 4 unchanged\)'
 
