@@ -1,0 +1,35 @@
+// Peer tests: the rows of vLLM's test_cudagraph_sizes_post_init (vllm-project/vllm at 8e958902,
+// tests/compile/test_config.py) that expect a ValidationError. headroom's library takes capture
+// sizes as given (core/engine/settings.hpp); the headroom command refuses what vLLM refuses (exit 2,
+// one line), so these run the command on the bundled Laguna XS.2 config with the rows' settings
+// (max_num_seqs 128, max_num_batched_tokens 2048, FULL_AND_PIECEWISE, headroom's default mode).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "tests/cli/cli_run.hpp"
+
+namespace {
+
+using namespace headroom_test;
+
+int post_init_row_exit(const std::string& flags) {
+  return run_cli("plan " + source_path("configs/laguna-xs2.json") +
+                 " --max-num-seqs 128 --max-num-batched-tokens 2048 " + flags)
+      .code;
+}
+
+// Row ([1, 2, 4], 8, 1, False, 2048, FULL_AND_PIECEWISE, ValidationError): a given maximum that
+// is not the list's largest size is refused; row ([1, 2, 4], 4, ..., 4) is accepted.
+TEST(VllmCaptureSizeErrors, InconsistentMaxIsRefused) {
+  EXPECT_EQ(post_init_row_exit("--cudagraph-capture-sizes 1,2,4 --max-cudagraph-capture-size 8"), 2);
+  EXPECT_EQ(post_init_row_exit("--cudagraph-capture-sizes 1,2,4 --max-cudagraph-capture-size 4"), 0);
+}
+
+// Row (None, 0, 1, False, 2048, FULL_AND_PIECEWISE, ValidationError): with graphs on, the largest
+// capture size must be at least 1.
+TEST(VllmCaptureSizeErrors, ZeroMaxWithGraphsIsRefused) {
+  EXPECT_EQ(post_init_row_exit("--max-cudagraph-capture-size 0"), 2);
+}
+
+}  // namespace
