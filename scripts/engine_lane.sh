@@ -1,18 +1,22 @@
 #!/usr/bin/env bash
-# The engine-kernel lane, on a machine with a device, python3 with PyTorch and Triton, and a vLLM
-# checkout (docs/engine-kernels.md):
-#   HEADROOM_VLLM_DIR=DIR scripts/engine_lane.sh [BUILD_DIR]
-# BUILD_DIR (default build/) holds cli/headroom, targets/engine/ (the engine worker and its driver)
-# and tests/engine_target/engine_agree, built on any machine (no CUDA needed). Everything lands in
-# $OUT (default ./engine-lane-out):
-#   versions.txt         the driver's hello (device, torch, triton, the checkout's commit)
+# The engine-kernel lane, on a machine with a device (docs/engine-kernels.md):
+#   [HEADROOM_VLLM_DIR=DIR] scripts/engine_lane.sh [BUILD_DIR]
+# vLLM's Triton kernel runs when HEADROOM_VLLM_DIR names a vLLM checkout (python3 with PyTorch and
+# Triton needed); FlashInfer's decode kernel when BUILD_DIR was configured with
+# -DHEADROOM_FLASHINFER_DIR (targets/engine/headroom_flashinfer_driver). BUILD_DIR (default build/)
+# holds cli/headroom, targets/engine/ (the engine worker and its drivers) and
+# tests/engine_target/engine_agree. Everything lands in $OUT (default ./engine-lane-out):
+#   versions.txt         device, torch, triton, the checkouts' commits
 #   laguna_*.txt/.json   Laguna XS.2 at TP 1, 2, 4, 8 on vLLM's kernel: model-wide heads, the fixed mirror
+#   fi_laguna_*.txt/.json  the same on FlashInfer's decode kernel
 #   gemma4_c2.txt/.json  Gemma 4 with the C2 historical builder (segm_output padded for the model's head size)
 #   fault.txt            a dumped block table cut narrower than the engine needs: the kernel reads
 #                        canaries as block ids and faults; the check goes on and reports it
 #   agree_decode.md/.csv, agree_prefill.md/.csv   engine kernel vs simulator on random cases
-#   truth.tsv            every bundled config x TP x mirror: first failing decode batch, formulas vs engine
-# Knobs: STEPS (laguna gemma fault agree truth: which parts run), CASES (1000), PREFILL_CASES (300),
+#   truth.tsv            every bundled config x TP x mirror x backend: first failing decode batch,
+#                        formulas vs engine
+# Knobs: STEPS (laguna gemma fault flashinfer agree truth: which parts run; those of an engine that
+# is not there are skipped), CASES (1000), PREFILL_CASES (300),
 # JOBS (4), SEED (2026), TRUTH_CONFIGS (every bundled config), TRUTH_BUDGET (seconds; the truth
 # table stops taking new configs after it).
 set -uo pipefail
@@ -21,8 +25,10 @@ build="$(cd "${1:-$root/build}" && pwd)"
 out="${OUT:-$PWD/engine-lane-out}"
 mkdir -p "$out"
 cd "$root"
-: "${HEADROOM_VLLM_DIR:?set HEADROOM_VLLM_DIR to a vLLM checkout}"
-export HEADROOM_VLLM_DIR
+have_vllm=${HEADROOM_VLLM_DIR:+yes}
+have_fi=$([[ -x "$build/targets/engine/headroom_flashinfer_driver" ]] && echo yes)
+[[ -n "$have_vllm$have_fi" ]] || { echo "engine_lane: neither HEADROOM_VLLM_DIR nor a FlashInfer driver in $build" >&2; exit 2; }
+export HEADROOM_VLLM_DIR="${HEADROOM_VLLM_DIR:-}"
 hr="$build/cli/headroom"
 say() { printf '\n== %s (%s)\n' "$*" "$(date -u +%H:%M:%S)" | tee -a "$out/lane.log"; }
 run() {  # NAME CMD...: stdout to NAME.txt, exit code and seconds to the log
@@ -36,11 +42,16 @@ run() {  # NAME CMD...: stdout to NAME.txt, exit code and seconds to the log
 
 say versions
 { nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; python3 -c 'import torch, triton; print("torch", torch.__version__, "triton", triton.__version__)'
-  echo "vllm $(cat "$HEADROOM_VLLM_DIR/COMMIT" 2>/dev/null || git -C "$HEADROOM_VLLM_DIR" rev-parse HEAD 2>/dev/null)"; } >"$out/versions.txt" 2>&1
+  [[ -n "$have_vllm" ]] && echo "vllm $(cat "$HEADROOM_VLLM_DIR/COMMIT" 2>/dev/null || git -C "$HEADROOM_VLLM_DIR" rev-parse HEAD 2>/dev/null)"
+  [[ -n "$have_fi" ]] && echo "flashinfer $(grep -ao 'flashinfer@[0-9a-f]*' "$build/targets/engine/headroom_flashinfer_driver" | head -1)"
+  } >"$out/versions.txt" 2>&1
 cat "$out/versions.txt"
 
-steps=" ${STEPS:-laguna gemma fault agree truth} "
-want() { [[ "$steps" == *" $1 "* ]]; }
+steps=" ${STEPS:-laguna gemma fault flashinfer agree truth} "
+want() {
+  [[ "$steps" == *" $1 "* ]] || return 1
+  case $1 in laguna | gemma | fault) [[ -n "$have_vllm" ]] ;; flashinfer) [[ -n "$have_fi" ]] ;; esac
+}
 
 if want laguna; then
 say "Laguna XS.2 on vLLM's Triton kernel"
@@ -72,6 +83,14 @@ run fault "$hr" verify "$out/plan_cut.json" --target engine
 grep -E "fault|VIOLATION|verdict" "$out/fault.txt" | head -8
 fi
 
+if want flashinfer; then
+say "Laguna XS.2 on FlashInfer's decode kernel"
+fi_laguna=(configs/laguna-xs2.json --tp 1,2,4,8 --backend flashinfer --target engine)
+run fi_laguna_model_wide "$hr" check "${fi_laguna[@]}" --policy model-wide --json "$out/fi_laguna_model_wide.json"
+run fi_laguna_fixed "$hr" check "${fi_laguna[@]}" --json "$out/fi_laguna_fixed.json"
+grep -E "^flashinfer|verdict" "$out/fi_laguna_model_wide.txt" | head -20
+fi
+
 if want agree; then
 say "engine kernel vs simulator, random cases"
 "$build/tests/engine_target/engine_agree" --lane decode --cases "${CASES:-1000}" --jobs "${JOBS:-4}" \
@@ -92,8 +111,12 @@ if want truth; then
   t0=$SECONDS
   for cfg in ${TRUTH_CONFIGS:-configs/*.json}; do
     (( SECONDS - t0 > ${TRUTH_BUDGET:-100000} )) && { echo "truth: budget spent before $cfg" | tee -a "$out/lane.log"; break; }
-    for m in fixed model-wide-heads triton-model-head-size triton-model-kv-heads; do
-      args=("$cfg" --tp 1,2,4,8 --backend triton)
+    runs=()
+    [[ -n "$have_vllm" ]] && runs+=(triton:fixed triton:model-wide-heads triton:triton-model-head-size triton:triton-model-kv-heads)
+    [[ -n "$have_fi" ]] && runs+=(flashinfer:fixed flashinfer:model-wide-heads)
+    for bm in "${runs[@]}"; do
+      be=${bm%%:*} m=${bm#*:}
+      args=("$cfg" --tp 1,2,4,8 --backend "$be")
       [[ $m != fixed ]] && args+=(--mutant "$m")
       "$hr" check "${args[@]}" --json "$out/t_model.json" >/dev/null 2>&1
       timeout 120 "$hr" check "${args[@]}" --target engine --json "$out/t_engine.json" >/dev/null 2>&1

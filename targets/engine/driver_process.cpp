@@ -27,15 +27,26 @@ std::vector<std::byte> bytes_of(const std::string& s) {
   return b;
 }
 
+std::string dir_of(const std::string& exe) {
+  const std::string dir = exe.substr(0, exe.rfind('/') == std::string::npos ? 0 : exe.rfind('/'));
+  return dir.empty() ? "." : dir;
+}
+
 }  // namespace
 
 std::vector<std::string> driver_argv(const std::string& worker_exe) {
   const char* py = std::getenv(python_env);
   const char* script = std::getenv(driver_env);
-  std::string dir =
-      worker_exe.substr(0, worker_exe.rfind('/') == std::string::npos ? 0 : worker_exe.rfind('/'));
-  if (dir.empty()) dir = ".";
-  return {py && *py ? py : "python3", script && *script ? script : dir + "/vllm_triton_driver.py"};
+  return {py && *py ? py : "python3",
+          script && *script ? script : dir_of(worker_exe) + "/vllm_triton_driver.py"};
+}
+
+std::vector<std::string> flashinfer_driver_argv(const std::string& worker_exe) {
+  const char* exe = std::getenv(flashinfer_driver_env);
+  if (exe && *exe) return {exe};
+  const std::string beside = dir_of(worker_exe) + "/" + flashinfer_driver_name;
+  if (::access(beside.c_str(), X_OK) == 0) return {beside};
+  return {};
 }
 
 driver_process::driver_process(std::vector<std::string> argv, int timeout_ms)

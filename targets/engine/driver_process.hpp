@@ -1,9 +1,9 @@
 // The engine worker's handle on an engine driver: a child process (python3 running
-// vllm_triton_driver.py) that holds the CUDA context and launches the engine's own kernel. They
-// talk over a socket pair, on descriptor driver_channel_fd in the child, in frames of the worker
-// protocol (wire.hpp: a u64 length, then the bytes): a request is a JSON header then the arena's
-// fill bytes; a reply is a JSON header then the bytes read back. The driver's first frame is its
-// hello: the devices it sees and the engine checkout it loaded, or why it could not.
+// vllm_triton_driver.py, or headroom_flashinfer_driver) that holds the CUDA context and launches the engine's
+// own kernel. They talk over a socket pair, on descriptor driver_channel_fd in the child, in frames of the
+// worker protocol (wire.hpp: a u64 length, then the bytes): a request is a JSON header then the arena's fill
+// bytes; a reply is a JSON header then the bytes read back. The driver's first frame is its hello: the
+// devices it sees and the engine checkout it loaded, or why it could not.
 #pragma once
 
 #include <sys/types.h>
@@ -22,6 +22,10 @@ inline constexpr const char* python_env = "HEADROOM_PYTHON";
 inline constexpr const char* driver_env = "HEADROOM_ENGINE_DRIVER";
 // The vLLM checkout the driver loads the kernel from (its root: vllm/ lies in it).
 inline constexpr const char* vllm_dir_env = "HEADROOM_VLLM_DIR";
+// FlashInfer's driver: a program built against the FlashInfer checkout named at configure time
+// (-DHEADROOM_FLASHINFER_DIR), beside the worker; the variable overrides where it is.
+inline constexpr const char* flashinfer_driver_env = "HEADROOM_FLASHINFER_DRIVER";
+inline constexpr const char* flashinfer_driver_name = "headroom_flashinfer_driver";
 
 struct driver_reply {
   bool answered = false;  // false: the driver died or hung; `header["detail"]` says how
@@ -53,5 +57,9 @@ class driver_process {
 // The driver's argv from the environment: $HEADROOM_PYTHON (python3) and $HEADROOM_ENGINE_DRIVER,
 // else vllm_triton_driver.py in the directory of `worker_exe`.
 std::vector<std::string> driver_argv(const std::string& worker_exe);
+
+// FlashInfer's driver: $HEADROOM_FLASHINFER_DRIVER, else headroom_flashinfer_driver beside
+// `worker_exe`; empty when this build has none.
+std::vector<std::string> flashinfer_driver_argv(const std::string& worker_exe);
 
 }  // namespace headroom::engine

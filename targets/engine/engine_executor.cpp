@@ -6,6 +6,8 @@
 
 #include "core/util/error.hpp"
 #include "kernels/triton_attention.hpp"
+#include "targets/engine/engine_run.hpp"
+#include "targets/engine/flashinfer_launch.hpp"
 #include "targets/engine/vllm_triton_launch.hpp"
 #include "targets/gpu/gpu_executor.hpp"
 #include "targets/gpu/worker/worker_process.hpp"
@@ -32,33 +34,70 @@ gpu_executor_options engine_options() {
 
 std::string find_engine_worker() { return gpu::find_beside_self(engine_worker_name, "targets/engine"); }
 
-int engine_device_count(std::string* why) noexcept {
+namespace {
+
+struct probe_result {
+  int count = 0;
+  std::string reason, engines;
+};
+
+const probe_result& probe() {
   static std::once_flag once;
-  static int count = 0;
-  static std::string reason;
+  static probe_result p;
   try {
     std::call_once(once, [] {
       const std::string exe = find_engine_worker();
       if (exe.empty()) {
-        reason = std::string("no engine worker (") + engine_worker_name + ") beside this program";
+        p.reason = std::string("no engine worker (") + engine_worker_name + ") beside this program";
         return;
       }
-      gpu::worker_process probe({0, exe, {}, 600'000});
-      count = probe.hello().device_count;
-      reason = probe.hello().error;
+      gpu::worker_process w({0, exe, {}, 600'000});
+      p.count = w.hello().device_count;
+      p.reason = w.hello().error;
+      p.engines = w.hello().engines;
     });
   } catch (const std::exception& e) {
-    reason = e.what();
-    count = 0;
+    p.reason = e.what();
+    p.count = 0;
   }
-  if (why) *why = reason;
-  return count;
+  return p;
 }
 
-engine_executor::engine_executor() : kernels_(engine_options()) {}
+bool listed(const std::string& engines, const char* name) {
+  return ("," + engines + ",").find(std::string(",") + name + ",") != std::string::npos;
+}
+
+gpu::elem_type elem_of(dtype d) {
+  return d == dtype::bf16   ? gpu::elem_type::bf16
+         : d == dtype::fp16 ? gpu::elem_type::fp16
+                            : gpu::elem_type::f32;
+}
+
+}  // namespace
+
+int engine_device_count(std::string* why) noexcept {
+  const probe_result& p = probe();
+  if (why) *why = p.reason;
+  return p.count;
+}
+
+std::string engine_kernels() noexcept { return probe().engines; }
+
+engine_executor::engine_executor() : kernels_(engine_options()), engines_(engine_kernels()) {}
+
+bool engine_executor::on_engine(const run_request& r) const {
+  if (!r.plan) return false;
+  if (std::holds_alternative<triton_plan>(*r.plan)) return listed(engines_, engine::vllm_triton_engine);
+  if (std::holds_alternative<fi_decode_plan>(*r.plan) && r.layer)
+    return listed(engines_, engine::flashinfer_engine) && r.layer->head_size_v == r.layer->head_size &&
+           engine::flashinfer_decode_unsupported(r.layer->num_heads, r.layer->num_kv_heads,
+                                                 r.layer->head_size, elem_of(r.kv_dtype))
+               .empty();
+  return false;
+}
 
 observation engine_executor::run(const run_request& r) {
-  if (r.plan && std::holds_alternative<triton_plan>(*r.plan)) return kernels_.run(r);
+  if (on_engine(r)) return kernels_.run(r);
   ++simulated_;
   return sim_.run(r);
 }

@@ -1,8 +1,9 @@
 // The engine target (`--target engine`): the engines' own kernels as the oracle. It is the GPU
 // executor with another worker: headroom_engine_worker speaks the same protocol, and its guarded
 // run lays out the same arena (the plan's buffer sizes, guard bands, poisoned scratch) but launches
-// the engine's kernel, vLLM's Triton unified attention from the checkout in $HEADROOM_VLLM_DIR,
-// through a Python driver on the device. Observations (guards, faults, output against the fp32
+// the engines' kernels: vLLM's Triton unified attention from the checkout in $HEADROOM_VLLM_DIR,
+// through a Python driver on the device, and FlashInfer's batch decode, compiled from the checkout
+// named at configure time into a driver of its own. Observations (guards, faults, output against the fp32
 // reference) are made by the GPU executor's code, so every target is judged the same way.
 // Families with no engine kernel here (metadata probes) run on the simulator.
 #pragma once
@@ -20,23 +21,30 @@ namespace headroom {
 // empty when there is none.
 std::string find_engine_worker();
 
-// Never throws: the devices the engine driver sees (0 without the worker, python3 with torch and
-// triton, a device, or a loadable kernel in $HEADROOM_VLLM_DIR); `why` says what is missing.
+// Never throws: the devices the engine drivers see (0 without the worker, or when no driver
+// starts: python3 with torch, triton and a loadable kernel in $HEADROOM_VLLM_DIR; the FlashInfer
+// driver of a build configured with -DHEADROOM_FLASHINFER_DIR); `why` says what is missing.
 int engine_device_count(std::string* why = nullptr) noexcept;
+// The engines whose drivers started, comma-separated (engine_run.hpp names them).
+std::string engine_kernels() noexcept;
 
-// Runs of vLLM's Triton attention go to its own kernel (the GPU executor with the engine worker);
-// the class checks' metadata probes, which model engine code that is not an attention kernel, run
-// headroom's bodies on the simulator, as with --target sim.
+// Runs of vLLM's Triton attention and of FlashInfer's batch decode go to the engines' own kernels
+// (the GPU executor with the engine worker) when their driver runs, FlashInfer's where its decode
+// kernel takes the layer (flashinfer_decode_unsupported); everything else (FlashInfer's prefill
+// plans, other backends, the class checks' metadata probes, which model engine code that is not an
+// attention kernel) runs headroom's bodies on the simulator, as with --target sim, and is counted.
 class engine_executor final : public executor {
  public:
   engine_executor();
   target_kind kind() const override { return target_kind::engine; }
   observation run(const run_request& r) override;
+  bool on_engine(const run_request& r) const;   // whether r goes to an engine kernel
   gpu_executor& kernels() { return kernels_; }  // the engine kernels' runs (last(), worker_starts())
   int64_t simulated() const { return simulated_; }
 
  private:
   gpu_executor kernels_;
+  std::string engines_;
   sim_executor sim_;
   int64_t simulated_ = 0;
 };

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "targets/engine/engine_arena.hpp"
+#include "targets/engine/flashinfer_launch.hpp"
 #include "targets/engine/vllm_triton_launch.hpp"
 
 namespace headroom::engine {
@@ -18,11 +19,30 @@ nlohmann::json regions(const std::vector<arena_region>& rs) {
 
 }  // namespace
 
+const char* engine_of(const gpu::gpu_request& rq) {
+  switch (rq.fam) {
+    case gpu::family::triton:
+      return vllm_triton_engine;
+    case gpu::family::fi_decode:
+      return flashinfer_engine;
+    default:
+      throw std::invalid_argument(
+          "the engine target runs vLLM's Triton unified attention and FlashInfer's batch decode only "
+          "(this run is another kernel family)");
+  }
+}
+
 nlohmann::json engine_header(const gpu::gpu_request& rq, const engine_arena& a) {
-  return {{"arena_bytes", a.bytes},
-          {"fill", regions(a.fill)},
-          {"readback", regions(a.readback)},
-          {"launch", vllm_triton_launch(rq, a)}};
+  const bool triton = std::string(engine_of(rq)) == vllm_triton_engine;
+  nlohmann::json h = {{"arena_bytes", a.bytes},
+                      {"fill", regions(a.fill)},
+                      {"readback", regions(a.readback)},
+                      {"launch", triton ? vllm_triton_launch(rq, a) : flashinfer_decode_launch(rq, a)}};
+  if (!rq.engine.empty()) {
+    const auto args = nlohmann::json::parse(rq.engine);
+    if (args.contains("repeat")) h["repeat"] = args.at("repeat");
+  }
+  return h;
 }
 
 gpu::gpu_response run_engine(driver_process& d, const gpu::gpu_request& rq) {
@@ -51,7 +71,7 @@ gpu::gpu_response run_engine(driver_process& d, const gpu::gpu_request& rq) {
   }
   const auto ms = [](auto a, auto b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
   r.setup_ms = ms(t0, t1);
-  r.kernels_ms = rep.header.value("kernel_ms", 0.0);
+  r.kernels_ms = rep.header.value("median_ms", rep.header.value("kernel_ms", 0.0));
   r.total_ms = ms(t0, std::chrono::steady_clock::now());
   resp.runs.push_back(std::move(r));
   return resp;

@@ -1,7 +1,8 @@
 // The engine target's agreement driver (scripts/engine_lane.sh runs it on a GPU machine with a vLLM
-// checkout): random Triton cases of the GPU lane's generators (a third planned to overflow), each
-// run on the simulator (headroom's bodies, every access checked) and on vLLM's own kernel in the
-// guarded arena, compared row by row:
+// checkout and/or a FlashInfer build): random cases of the GPU lane's generators (a third planned to
+// overflow) whose kernel an engine driver runs (vLLM's Triton attention, FlashInfer's batch decode:
+// engine_executor::on_engine), each run on the simulator (headroom's bodies, every access checked)
+// and on the engine's own kernel in the guarded arena, compared row by row, per engine:
 //   overflow   the simulator wrote past a plan buffer  <=>  the engine kernel changed its guard band
 //   buffers    the same plan buffers, by name
 //   extent     the simulator's touched extent of an overrun buffer = the last changed canary byte's
@@ -35,7 +36,7 @@ struct options {
 
 struct row {
   uint64_t index = 0;
-  std::string describe, dtype, sim_over, eng_over, note;
+  std::string engine, describe, dtype, sim_over, eng_over, note;
   bool ran = false, faulted = false, sim_out_bad = false, eng_out_bad = false, extent_equal = true;
   bool extent_measured = false;
   double err = 0;
@@ -56,10 +57,16 @@ int64_t checked_band(int64_t bytes) {
   const gpu::guard_options g;
   return std::min(after_band(bytes), std::max(g.min_band, g.max_band));
 }
+// The plan buffers of fp32 elements (Triton's softmax_segm_*, FlashInfer's tmp_s); the others hold
+// the case's element type.
+int64_t elem_bytes_of(const std::string& name, dtype dt) {
+  return name.rfind("segm_", 0) == 0 || name == "tmp_s" ? 4 : dtype_bytes(dt);
+}
 
 row agree_one(const owned_case& c, sim_executor& sim, gpu_executor& eng) {
   row r;
   r.index = c.index, r.describe = c.describe(), r.dtype = to_string(c.dt);
+  r.engine = std::holds_alternative<triton_plan>(c.plan) ? "vllm_triton" : "flashinfer";
   const observation s = sim.run(c.request());
   const observation e = eng.run(c.request());
   r.ran = true;
@@ -79,7 +86,7 @@ row agree_one(const owned_case& c, sim_executor& sim, gpu_executor& eng) {
   // last changed byte says where its own buffer's overrun ended.
   bool contained = true;
   for (std::size_t i = 0; i < d.buffers.size(); ++i) {
-    const int64_t eb = d.buffers[i].rfind("segm_", 0) == 0 ? 4 : dtype_bytes(c.dt);
+    const int64_t eb = elem_bytes_of(d.buffers[i], c.dt);
     contained = contained && overrun(d.buffers[i], eb, d.extents[i]) <= after_band(d.extents[i] * eb);
   }
   for (const auto& run : d.runs)
@@ -87,7 +94,7 @@ row agree_one(const owned_case& c, sim_executor& sim, gpu_executor& eng) {
       const auto name = d.buffers.at(static_cast<std::size_t>(g.buffer));
       over.push_back(name);
       // The overrun's end, where the band can see it (it ends inside the checked part).
-      const int64_t eb = name.rfind("segm_", 0) == 0 ? 4 : dtype_bytes(c.dt);
+      const int64_t eb = elem_bytes_of(name, c.dt);
       const int64_t extent = d.extents.at(static_cast<std::size_t>(g.buffer));
       const int64_t seen = (g.last + eb) / eb;  // elements up to the last changed byte
       const int64_t past = overrun(name, eb, extent);
@@ -102,12 +109,43 @@ row agree_one(const owned_case& c, sim_executor& sim, gpu_executor& eng) {
   return r;
 }
 
-bool triton_case(const owned_case& c) { return std::holds_alternative<triton_plan>(c.plan); }
-
 std::string csv_field(std::string s) {
   for (auto& ch : s)
     if (ch == ',' || ch == '\n') ch = ';';
   return s;
+}
+
+// Prints one engine's rows (markdown); returns its disagreements.
+int64_t summary(const std::vector<row>& rows, const std::string& engine) {
+  int64_t ran = 0, over_agree = 0, over_cases = 0, buf_agree = 0, ext_n = 0, ext_eq = 0, clean = 0,
+          clean_ok = 0, faults = 0, bad = 0;
+  for (const auto& r : rows) {
+    if (!r.ran || r.engine != engine) continue;
+    ++ran;
+    const bool so = !r.sim_over.empty(), eo = !r.eng_over.empty() || r.faulted;
+    over_cases += so;
+    over_agree += so == eo;
+    buf_agree += r.sim_over == r.eng_over;
+    ext_n += r.extent_measured, ext_eq += r.extent_measured && r.extent_equal;
+    faults += r.faulted;
+    if (!so) ++clean, clean_ok += !r.eng_out_bad && !r.sim_out_bad;
+    bad += so != eo || r.sim_over != r.eng_over || (r.extent_measured && !r.extent_equal) ||
+           (!so && (r.eng_out_bad || r.sim_out_bad));
+  }
+  if (ran == 0) return 0;
+  const auto ll = [](int64_t x) { return static_cast<long long>(x); };
+  std::printf("\n%s: %lld cases\n\n| row | agree / cases |\n|---|---|\n", engine.c_str(), ll(ran));
+  std::printf(
+      "| overflow verdict (sim wrote past a plan buffer = engine guard band changed) | %lld / %lld (%lld "
+      "overflowing) |\n",
+      ll(over_agree), ll(ran), ll(over_cases));
+  std::printf("| overrun buffers by name | %lld / %lld |\n", ll(buf_agree), ll(ran));
+  std::printf("| touched extent (sim) = last changed canary (engine) | %lld / %lld measurable |\n",
+              ll(ext_eq), ll(ext_n));
+  std::printf("| in-bounds output vs fp32 reference, sim and engine | %lld / %lld |\n", ll(clean_ok),
+              ll(clean));
+  std::printf("| engine faults | %lld |\n", ll(faults));
+  return bad;
 }
 
 int run(const options& o) {
@@ -125,7 +163,7 @@ int run(const options& o) {
         try {
           const owned_case c =
               o.prefill ? random_prefill_case(o.seed, u, u % 3 == 0) : random_case(o.seed, u, u % 3 == 0);
-          if (triton_case(c)) r = agree_one(c, sim, eng);
+          if (ex->on_engine(c.request())) r = agree_one(c, sim, eng);
         } catch (const std::exception& e) {
           r.note = std::string("error: ") + e.what();
         }
@@ -133,41 +171,19 @@ int run(const options& o) {
     });
   for (auto& th : pool) th.join();
   std::ofstream csv(o.out + "/engine_agreement.csv");
-  csv << "index,case,dtype,sim_over,engine_over,faulted,sim_out_bad,engine_out_bad,extent_measured,extent_"
-         "equal,"
-         "max_abs_err,note\n";
-  int64_t ran = 0, over_agree = 0, over_cases = 0, buf_agree = 0, ext_n = 0, ext_eq = 0, clean = 0,
-          clean_ok = 0, faults = 0, errors = 0, bad = 0;
+  csv << "index,engine,case,dtype,sim_over,engine_over,faulted,sim_out_bad,engine_out_bad,extent_measured,"
+         "extent_equal,max_abs_err,note\n";
+  int64_t errors = 0, bad = 0;
   for (const auto& r : rows) {
     if (!r.note.empty() && r.note.rfind("error: ", 0) == 0) ++errors;
     if (!r.ran) continue;
-    ++ran;
-    csv << r.index << "," << csv_field(r.describe) << "," << r.dtype << "," << r.sim_over << "," << r.eng_over
-        << "," << r.faulted << "," << r.sim_out_bad << "," << r.eng_out_bad << "," << r.extent_measured << ","
-        << r.extent_equal << "," << r.err << "," << csv_field(r.note) << "\n";
-    const bool so = !r.sim_over.empty(), eo = !r.eng_over.empty() || r.faulted;
-    over_cases += so;
-    over_agree += so == eo;
-    buf_agree += r.sim_over == r.eng_over;
-    ext_n += r.extent_measured, ext_eq += r.extent_measured && r.extent_equal;
-    faults += r.faulted;
-    if (!so) ++clean, clean_ok += !r.eng_out_bad && !r.sim_out_bad;
-    bad += so != eo || r.sim_over != r.eng_over || (r.extent_measured && !r.extent_equal) ||
-           (!so && (r.eng_out_bad || r.sim_out_bad));
+    csv << r.index << "," << r.engine << "," << csv_field(r.describe) << "," << r.dtype << "," << r.sim_over
+        << "," << r.eng_over << "," << r.faulted << "," << r.sim_out_bad << "," << r.eng_out_bad << ","
+        << r.extent_measured << "," << r.extent_equal << "," << r.err << "," << csv_field(r.note) << "\n";
   }
-  std::printf("| row | agree / cases |\n|---|---|\n");
-  std::printf(
-      "| overflow verdict (sim wrote past a plan buffer = engine guard band changed) | %lld / %lld (%lld "
-      "overflowing) |\n",
-      (long long)over_agree, (long long)ran, (long long)over_cases);
-  std::printf("| overrun buffers by name | %lld / %lld |\n", (long long)buf_agree, (long long)ran);
-  std::printf("| touched extent (sim) = last changed canary (engine) | %lld / %lld measurable |\n",
-              (long long)ext_eq, (long long)ext_n);
-  std::printf("| in-bounds output vs fp32 reference, sim and engine | %lld / %lld |\n", (long long)clean_ok,
-              (long long)clean);
-  std::printf("| engine faults | %lld |\n| harness errors | %lld |\n", (long long)faults, (long long)errors);
-  std::printf("cases drawn %lld, Triton cases run %lld, disagreements %lld\n", (long long)o.cases,
-              (long long)ran, (long long)bad);
+  for (const char* engine : {"vllm_triton", "flashinfer"}) bad += summary(rows, engine);
+  std::printf("cases drawn %lld, harness errors %lld, disagreements %lld\n", (long long)o.cases,
+              (long long)errors, (long long)bad);
   return bad == 0 && errors == 0 ? 0 : 1;
 }
 

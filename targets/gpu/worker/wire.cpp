@@ -267,14 +267,14 @@ gpu_response decode_response(const std::vector<std::byte>& m) {
 
 std::vector<std::byte> encode(const worker_hello& h) {
   writer w;
-  w.pod(h.device_count), w.str(h.device_name), w.str(h.error);
+  w.pod(h.device_count), w.str(h.device_name), w.str(h.error), w.str(h.engines);
   return std::move(w.out);
 }
 
 worker_hello decode_hello(const std::vector<std::byte>& m) {
   reader rd(m);
   worker_hello h;
-  h.device_count = rd.pod<int32_t>(), h.device_name = rd.str(), h.error = rd.str();
+  h.device_count = rd.pod<int32_t>(), h.device_name = rd.str(), h.error = rd.str(), h.engines = rd.str();
   rd.done();
   return h;
 }

@@ -172,6 +172,7 @@ struct worker_hello {
   int32_t device_count = 0;
   std::string device_name;
   std::string error;
+  std::string engines;  // the engine worker: the engine kernels it runs, comma-separated
 };
 
 // Requests begin with their kind.

@@ -1,0 +1,6 @@
+// FlashInfer's batch decode for head size 64 (fi_decode_run.cuh).
+#include "targets/engine/flashinfer/fi_decode_run.cuh"
+
+namespace headroom::engine::fi {
+HEADROOM_FI_DECODE_HEAD(64)
+}  // namespace headroom::engine::fi
