@@ -53,12 +53,16 @@ want() {
   case $1 in laguna | gemma | fault) [[ -n "$have_vllm" ]] ;; flashinfer) [[ -n "$have_fi" ]] ;; esac
 }
 
+laguna_on() {  # BACKEND PREFIX: Laguna XS.2 at TP 1-8 on that engine's kernel, model-wide and fixed
+  local args=(configs/laguna-xs2.json --tp 1,2,4,8 --backend "$1" --target engine)
+  run "${2}model_wide" "$hr" check "${args[@]}" --policy model-wide --json "$out/${2}model_wide.json"
+  run "${2}fixed" "$hr" check "${args[@]}" --json "$out/${2}fixed.json"
+  grep -E "^$1|verdict" "$out/${2}model_wide.txt" | head -20
+}
+
 if want laguna; then
 say "Laguna XS.2 on vLLM's Triton kernel"
-laguna=(configs/laguna-xs2.json --tp 1,2,4,8 --backend triton --target engine)
-run laguna_model_wide "$hr" check "${laguna[@]}" --policy model-wide --json "$out/laguna_model_wide.json"
-run laguna_fixed "$hr" check "${laguna[@]}" --json "$out/laguna_fixed.json"
-grep -E "^triton|verdict" "$out/laguna_model_wide.txt" | head -20
+laguna_on triton laguna_
 fi
 
 if want gemma; then
@@ -85,10 +89,7 @@ fi
 
 if want flashinfer; then
 say "Laguna XS.2 on FlashInfer's decode kernel"
-fi_laguna=(configs/laguna-xs2.json --tp 1,2,4,8 --backend flashinfer --target engine)
-run fi_laguna_model_wide "$hr" check "${fi_laguna[@]}" --policy model-wide --json "$out/fi_laguna_model_wide.json"
-run fi_laguna_fixed "$hr" check "${fi_laguna[@]}" --json "$out/fi_laguna_fixed.json"
-grep -E "^flashinfer|verdict" "$out/fi_laguna_model_wide.txt" | head -20
+laguna_on flashinfer fi_laguna_
 fi
 
 if want agree; then
