@@ -49,6 +49,20 @@ struct device_buffer {
   std::byte* bytes() const { return static_cast<std::byte*>(p); }
 };
 
+// Two events around a launch, destroyed on every path out.
+struct event_pair {
+  cudaEvent_t begin = nullptr, end = nullptr;
+  event_pair() { check(cudaEventCreate(&begin), "event"), check(cudaEventCreate(&end), "event"); }
+  ~event_pair() { cudaEventDestroy(begin), cudaEventDestroy(end); }
+  event_pair(const event_pair&) = delete;
+  event_pair& operator=(const event_pair&) = delete;
+  float ms() const {
+    float t = 0;
+    check(cudaEventElapsedTime(&t, begin, end), "event");
+    return t;
+  }
+};
+
 // The page table, the chunk size and the valid-block mask, laid out in one allocation.
 struct side_tables {
   std::vector<int32_t> ints;  // indptr, indices, last_page_len, kv_chunk_size, then the mask's bytes
@@ -108,19 +122,17 @@ double median_ms(const fi::decode_args& a, int n) {
   check(cudaGetDevice(&dev), "cudaGetDevice");
   check(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev), "L2 size");
   device_buffer flush(2 * static_cast<std::size_t>(l2));
-  cudaEvent_t begin, end;
-  check(cudaEventCreate(&begin), "event"), check(cudaEventCreate(&end), "event");
+  const event_pair ev;
   std::vector<float> ms(static_cast<std::size_t>(n));
   for (auto& t : ms) {
     check(cudaMemset(flush.p, 0, 2 * static_cast<std::size_t>(l2)), "flush");
     fi::spin_device(spin_cycles);
-    check(cudaEventRecord(begin), "event");
+    check(cudaEventRecord(ev.begin), "event");
     if (const std::string e = fi::launch_decode(a); !e.empty()) throw cuda_error(e);
-    check(cudaEventRecord(end), "event");
-    check(cudaEventSynchronize(end), "timed launch");
-    check(cudaEventElapsedTime(&t, begin, end), "event");
+    check(cudaEventRecord(ev.end), "event");
+    check(cudaEventSynchronize(ev.end), "timed launch");
+    t = ev.ms();
   }
-  cudaEventDestroy(begin), cudaEventDestroy(end);
   std::sort(ms.begin(), ms.end());
   return ms[ms.size() / 2];
 }
@@ -147,11 +159,10 @@ std::pair<json, std::vector<std::byte>> run(const json& header, const std::vecto
   device_buffer side(t.ints.size() * 4);
   check(cudaMemcpy(side.p, t.ints.data(), t.ints.size() * 4, cudaMemcpyHostToDevice), "side tables");
   const fi::decode_args a = decode_args_of(L, arena.bytes(), static_cast<int32_t*>(side.p), t);
-  cudaEvent_t begin, end;
-  check(cudaEventCreate(&begin), "event"), check(cudaEventCreate(&end), "event");
-  check(cudaEventRecord(begin), "event");
+  const event_pair ev;
+  check(cudaEventRecord(ev.begin), "event");
   const std::string refused = fi::launch_decode(a);
-  cudaEventRecord(end);
+  cudaEventRecord(ev.end);
   const cudaError_t done = cudaDeviceSynchronize();
   if (done != cudaSuccess)  // the kernel faulted: the context is lost
     return {{{"status", "fault"},
@@ -159,9 +170,7 @@ std::pair<json, std::vector<std::byte>> run(const json& header, const std::vecto
              {"exiting", true}},
             {}};
   if (!refused.empty()) return {{{"status", "raised"}, {"detail", refused}}, {}};
-  float ms = 0;
-  cudaEventElapsedTime(&ms, begin, end);
-  cudaEventDestroy(begin), cudaEventDestroy(end);
+  const float ms = ev.ms();
   std::vector<std::byte> back;
   for (const auto& r : header.at("readback")) {
     const auto off = r.at(0).get<std::size_t>(), n = r.at(1).get<std::size_t>();
