@@ -33,31 +33,46 @@ struct options_draw {
   class_draw classes;  // C9 / C11 settings (class_gen.hpp)
 };
 
+// A pinned value, or the draw from `choices`; max_num_seqs draws stay within a pinned
+// max_num_batched_tokens (vLLM refuses more requests than tokens a step).
+rc::Gen<int64_t> pinned_or(const std::optional<int64_t>& pinned, std::vector<std::pair<int, int64_t>> choices,
+                           std::optional<int64_t> at_most = std::nullopt) {
+  if (pinned) return rc::gen::just(*pinned);
+  if (at_most) std::erase_if(choices, [&](const auto& c) { return c.second > *at_most; });
+  if (choices.empty()) return rc::gen::just(*at_most);
+  return weighted<int64_t>(choices);
+}
+
 rc::Gen<options_draw> option_draws(const case_profile& p) {
   using o = options_draw;
+  const pinned_settings& pins = p.pins;
   if (!p.vary_options)
-    return rc::gen::build<o>(rc::gen::set(&o::be, rc::gen::elementOf(p.backends)),
-                             rc::gen::set(&o::pol, rc::gen::elementOf(p.policies)),
-                             rc::gen::set(&o::grp, rc::gen::elementOf(p.groupings)),
-                             rc::gen::set(&o::layout, rc::gen::elementOf(p.kv_layouts)),
-                             rc::gen::set(&o::max_num_seqs, rc::gen::element<int64_t>(4, 8, 16)),
-                             rc::gen::set(&o::seed, rc::gen::arbitrary<uint64_t>()));
+    return rc::gen::build<o>(
+        rc::gen::set(&o::be, rc::gen::elementOf(p.backends)),
+        rc::gen::set(&o::pol, rc::gen::elementOf(p.policies)),
+        rc::gen::set(&o::grp, rc::gen::elementOf(p.groupings)),
+        rc::gen::set(&o::layout, rc::gen::elementOf(p.kv_layouts)),
+        rc::gen::set(&o::max_num_seqs,
+                     pinned_or(pins.max_num_seqs, {{1, 4}, {1, 8}, {1, 16}}, pins.max_num_batched_tokens)),
+        rc::gen::set(&o::seed, rc::gen::arbitrary<uint64_t>()));
   return rc::gen::build<o>(
       rc::gen::set(&o::be, rc::gen::elementOf(p.backends)),
       rc::gen::set(&o::pol, rc::gen::elementOf(p.policies)),
       rc::gen::set(&o::grp, rc::gen::elementOf(p.groupings)),
       rc::gen::set(&o::layout, rc::gen::elementOf(p.kv_layouts)),
       rc::gen::set(&o::hybrid, weighted<bool>({{5, true}, {1, false}})),
-      rc::gen::set(&o::page, weighted<int64_t>({{6, 16}, {1, 8}, {1, 32}})),
+      rc::gen::set(&o::page, pinned_or(pins.block_size, {{6, 16}, {1, 8}, {1, 32}})),
       rc::gen::set(&o::cuda_graph, weighted<bool>({{4, false}, {1, true}})),
       // vLLM's --max-num-seqs caps Triton's threshold: small values keep decode batches short.
-      rc::gen::set(&o::max_num_seqs,
-                   weighted<int64_t>({{2, 2}, {3, 4}, {2, 6}, {3, 8}, {3, 16}, {1, 32}, {1, 64}, {2, 256}})),
+      rc::gen::set(
+          &o::max_num_seqs,
+          pinned_or(pins.max_num_seqs, {{2, 2}, {3, 4}, {2, 6}, {3, 8}, {3, 16}, {1, 32}, {1, 64}, {2, 256}},
+                    pins.max_num_batched_tokens)),
       rc::gen::set(&o::snap, weighted<bool>({{5, true}, {1, false}})),
       rc::gen::set(&o::classes, class_draws()), rc::gen::set(&o::seed, rc::gen::arbitrary<uint64_t>()));
 }
 
-check_case assemble(const options_draw& d, const sized_geometry& g, const mutant_set& mutants) {
+check_case assemble(const options_draw& d, const sized_geometry& g, const case_profile& p) {
   // FlashInfer cases keep vLLM's hybrid KV-cache manager: without it a model mixing sliding and full
   // layers puts both behind one FlashInfer builder, which takes one window and refuses to start
   // (group_agreement): a configuration the engine rejects, not a sizing bug to search for.
@@ -68,8 +83,9 @@ check_case assemble(const options_draw& d, const sized_geometry& g, const mutant
   c.flashinfer.cuda_graph = d.cuda_graph;
   c.engine.max_num_seqs = d.max_num_seqs;
   c.triton.snap_to_capture = d.snap;
-  c.mutants = mutants;
+  c.mutants = p.mutants;
   apply(d.classes, c);
+  pin(p.pins, c);
   return c;
 }
 
@@ -97,9 +113,10 @@ void keep_class_settings(const engine_settings& from, engine_settings& to) {
 }
 
 // The engine's settings beside max_num_seqs, and a compression ratio on the first attention layer.
-rc::Gen<check_case> with_engine(rc::Gen<check_case> g) {
-  return rc::gen::mapcat(g, [](check_case c) {
-    return rc::gen::map(rc::gen::pair(engine_settings_for(c.engine.max_num_seqs), compress_ratios()),
+// Pinned settings stay: assemble wrote them into c.engine, and the draw takes them.
+rc::Gen<check_case> with_engine(rc::Gen<check_case> g, const pinned_settings& pins) {
+  return rc::gen::mapcat(g, [pins](check_case c) {
+    return rc::gen::map(rc::gen::pair(engine_settings_for(c.engine.max_num_seqs, pins), compress_ratios()),
                         [c](const std::pair<engine_settings, int64_t>& x) {
                           check_case out = c;
                           out.engine = x.first;
@@ -149,6 +166,7 @@ rc::Gen<check_case> raw_cases(const case_profile& p) {
     auto with_mutants = [p](rc::Gen<check_case> g) {
       return rc::gen::map(std::move(g), [p](check_case c) {
         c.mutants = p.mutants;
+        pin(p.pins, c);
         return c;
       });
     };
@@ -160,15 +178,14 @@ rc::Gen<check_case> raw_cases(const case_profile& p) {
     lim.max_layers = p.max_layers;
     lim.max_head_size = p.max_head_size;
     lim.flashinfer_groups = d.be == backend::flashinfer;
-    return rc::gen::map(geometries(lim),
-                        [d, p](const sized_geometry& g) { return assemble(d, g, p.mutants); });
+    return rc::gen::map(geometries(lim), [d, p](const sized_geometry& g) { return assemble(d, g, p); });
   });
   // Full size from the first case: RapidCheck's size ramp would spend most of a short budget on
   // one-layer, one-request cases; the shrinker makes failures small afterwards anyway.
   if (!p.vary_options || !p.engine_steps)
     return rc::gen::resize(100, rc::gen::noShrink(with_batch(with_geometry, p.max_work)));
-  return rc::gen::resize(
-      100, rc::gen::noShrink(with_step(with_batch(with_engine(with_geometry), p.max_work), p.max_work)));
+  return rc::gen::resize(100, rc::gen::noShrink(with_step(
+                                  with_batch(with_engine(with_geometry, p.pins), p.max_work), p.max_work)));
 }
 
 rc::Gen<check_case> cases(const case_profile& p) {

@@ -11,6 +11,7 @@
 #include <rapidcheck.h>
 
 #include "core/check/case.hpp"
+#include "generators/pinned.hpp"
 
 namespace headroom::generators {
 
@@ -27,7 +28,8 @@ struct case_profile {
   // The formulas only (the model target): one case in ten from a regime no kernel can run here,
   // token offsets near 2^31 elements (large_offset_cases).
   bool formulas_only = false;
-  mutant_set mutants;  // historical wrong formulas every case switches on
+  mutant_set mutants;    // historical wrong formulas every case switches on
+  pinned_settings pins;  // engine settings every case takes instead of drawing them (pinned.hpp)
 };
 
 // Cases without shrinking (the fuzzer samples these, then shrinks with shrink_greedy).

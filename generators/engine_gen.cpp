@@ -23,7 +23,7 @@ struct settings_draw {
   int list = 0;
 };
 
-engine_settings realise_settings(const settings_draw& d, int64_t max_num_seqs) {
+engine_settings realise_settings(const settings_draw& d, int64_t max_num_seqs, const pinned_settings& pins) {
   engine_settings e;
   e.max_num_seqs = max_num_seqs;
   e.cg_mode = d.mode;
@@ -37,12 +37,13 @@ engine_settings realise_settings(const settings_draw& d, int64_t max_num_seqs) {
   }
   if (d.list == 2) e.capture_sizes = {1, 2, max_num_seqs};
   if (d.list == 3) e.capture_sizes = {1};
+  pin(pins, e);
   return e;
 }
 
 }  // namespace
 
-rc::Gen<engine_settings> engine_settings_for(int64_t max_num_seqs) {
+rc::Gen<engine_settings> engine_settings_for(int64_t max_num_seqs, const pinned_settings& pins) {
   using d = settings_draw;
   const auto draws = rc::gen::build<d>(
       rc::gen::set(&d::mode, weighted<cudagraph_mode>({{4, cudagraph_mode::full_and_piecewise},
@@ -58,8 +59,9 @@ rc::Gen<engine_settings> engine_settings_for(int64_t max_num_seqs) {
       rc::gen::set(&d::attn_tp, rc::gen::element<int64_t>(1, 2, 4, 8)),
       rc::gen::set(&d::gathered, rc::gen::arbitrary<bool>()),
       rc::gen::set(&d::list, weighted<int>({{5, 0}, {4, 1}, {4, 2}, {1, 3}})));
-  return rc::gen::map(draws,
-                      [max_num_seqs](const settings_draw& x) { return realise_settings(x, max_num_seqs); });
+  return rc::gen::map(draws, [max_num_seqs, pins](const settings_draw& x) {
+    return realise_settings(x, max_num_seqs, pins);
+  });
 }
 
 rc::Gen<int64_t> compress_ratios() { return weighted<int64_t>({{6, 0}, {3, 4}, {1, 2}, {1, 8}}); }

@@ -10,13 +10,15 @@
 #include <rapidcheck.h>
 
 #include "core/check/case.hpp"
+#include "generators/pinned.hpp"
 
 namespace headroom::generators {
 
 // The engine settings beside max_num_seqs (which the case's options draw): CUDA-graph mode,
 // max_model_len, speculative tokens, flavour and SGLang's attention TP, gather and pool, and now and
-// then an explicit capture list ending at max_model_len + 1 or at the pool's size.
-rc::Gen<engine_settings> engine_settings_for(int64_t max_num_seqs);
+// then an explicit capture list ending at max_model_len + 1 or at the pool's size. A pinned setting
+// is taken instead of its draw (a pinned max_model_len or capture list also over the list's).
+rc::Gen<engine_settings> engine_settings_for(int64_t max_num_seqs, const pinned_settings& pins = {});
 
 // A compression ratio for a case's first attention layer (mostly none).
 rc::Gen<int64_t> compress_ratios();

@@ -72,12 +72,14 @@ int overflowing_groups(const report& r) {
   return static_cast<int>(groups.size());
 }
 
-counterexample shrink_failure(const check_case& c, const report& r, executor& ex, int max_evals) {
+counterexample shrink_failure(const check_case& c, const report& r, executor& ex, int max_evals,
+                              const pinned_settings& pins) {
   counterexample f;
   f.original = c;
   f.kind = primary_failure(r).value_or(failure_kind{});
   auto still_fails = [&](const check_case& cand) { return has_failure(run_guarded(cand, ex), f.kind); };
-  shrink_result s = shrink_greedy(c, still_fails, max_evals);
+  auto keeps_pins = [&](const check_case& cand) { return holds(pins, cand); };
+  shrink_result s = shrink_greedy(c, still_fails, max_evals, keeps_pins);
   f.shrunk = s.c;
   f.shrink_steps = s.steps;
   f.shrink_evals = s.evals;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/check/check.hpp"
+#include "generators/pinned.hpp"
 
 namespace headroom::generators {
 
@@ -44,7 +45,9 @@ struct counterexample {
 };
 
 // Shrinks a failing case while its primary failure persists (same invariant and buffer), then
-// renumbers its layers when the failure survives that too.
-counterexample shrink_failure(const check_case& c, const report& r, executor& ex, int max_evals = 1500);
+// renumbers its layers when the failure survives that too. Every candidate keeps `pins`.
+inline constexpr int default_shrink_evals = 1500;
+counterexample shrink_failure(const check_case& c, const report& r, executor& ex,
+                              int max_evals = default_shrink_evals, const pinned_settings& pins = {});
 
 }  // namespace headroom::generators

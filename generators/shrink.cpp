@@ -189,13 +189,14 @@ rc::Seq<check_case> shrink_seq(const check_case& c) { return rc::seq::fromContai
 // After an accepted candidate the scan resumes at the same position of the new list (wrapping
 // around) instead of from the top: the families before it rarely succeed twice in a row.
 shrink_result shrink_greedy(const check_case& c, const std::function<bool(const check_case&)>& still_fails,
-                            int max_evals) {
+                            int max_evals, const std::function<bool(const check_case&)>& allowed) {
   shrink_result r{c, 0, 0};
   std::size_t start = 0;
   bool progress = true;
   while (progress && r.evals < max_evals) {
     progress = false;
     auto cands = shrink_candidates(r.c);
+    if (allowed) std::erase_if(cands, [&](const check_case& x) { return !allowed(x); });
     for (std::size_t k = 0; k < cands.size() && r.evals < max_evals; ++k) {
       const std::size_t i = (start + k) % cands.size();
       ++r.evals;

@@ -39,9 +39,11 @@ struct shrink_result {
 };
 
 // Greedy descent: take the first candidate for which still_fails holds, repeat until no candidate
-// does or max_evals predicate calls were made.
+// does or max_evals predicate calls were made. Candidates `allowed` refuses (when given) are
+// skipped without a call.
 shrink_result shrink_greedy(const check_case& c, const std::function<bool(const check_case&)>& still_fails,
-                            int max_evals = 2000);
+                            int max_evals = 2000,
+                            const std::function<bool(const check_case&)>& allowed = nullptr);
 
 // The same case with layers named model.layers.0 .. n-1 (a tidier file; the fuzzer keeps it when
 // the failure survives the renaming).

@@ -1,0 +1,40 @@
+// Engine settings a user gives (fuzz's engine flags and --engine-args, named as vLLM names them;
+// check's and plan's, which cli/engine_flags.hpp reads into the same struct): nullopt where not
+// given. The case generators take a given setting instead of drawing it, and the fuzzer's
+// shrinker keeps it, so every case of a campaign, and every counterexample it writes, has it.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "core/check/case.hpp"
+
+namespace headroom::generators {
+
+struct pinned_settings {
+  std::optional<int64_t> max_num_seqs;
+  std::optional<int64_t> max_model_len;
+  std::optional<int64_t> max_num_batched_tokens;
+  std::optional<int64_t> block_size;  // the KV cache's, and FlashInfer's page size
+  std::optional<dtype> kv_dtype;      // the mirror's one dtype of cache, queries and outputs
+  std::optional<int64_t> num_speculative_tokens;
+  std::optional<cudagraph_mode> cg_mode;
+  std::optional<std::vector<int64_t>> capture_sizes;
+  std::optional<int64_t> max_capture_size;
+  std::optional<int64_t> head_tile;  // C9 and C11 settings: check and plan only
+  std::optional<int64_t> mamba_block_size;
+  std::optional<int64_t> extra_group_block_size;
+  bool operator==(const pinned_settings&) const = default;
+};
+
+// Writes the pinned engine settings into `e`. A pinned ceiling without a pinned list drops any
+// drawn list: vLLM derives its default list from the ceiling; a max_num_seqs not pinned is cut
+// to a pinned max_num_batched_tokens (the case generators draw it within the tokens already).
+void pin(const pinned_settings& p, engine_settings& e);
+// Every pinned setting of a case: its engine's, its block and page size, its model's dtype.
+void pin(const pinned_settings& p, check_case& c);
+// True when the case has every pinned setting.
+bool holds(const pinned_settings& p, const check_case& c);
+
+}  // namespace headroom::generators
