@@ -12,38 +12,12 @@
 
 namespace headroom::cli {
 
-check_options options_of(const parsed_args& a) {
-  return read_attributed(a, [&] {
-    check_options o;
-    if (auto v = a.get("--tp")) {
-      o.tps = to_int_list("--tp", *v, 1, max_tp, max_tp_sizes);
-      require_distinct("--tp", *v, o.tps);
-    }
-    if (auto v = a.get("--backend")) {
-      if (*v == "all")
-        o.backends = {backend::triton, backend::flashinfer, backend::fa3};
-      else
-        o.backends = {parse_backend(*v, cmdline, "--backend")};
-    }
-    if (auto v = a.get("--policy")) o.pol = parse_policy(*v, cmdline, "--policy");
-    if (auto v = a.get("--grouping")) o.grp = parse_grouping(*v, cmdline, "--grouping");
-    if (auto v = a.get("--kv-layout")) o.layout = parse_kv_layout(*v, cmdline, "--kv-layout");
-    if (auto v = a.get("--max-num-seqs"))
-      o.max_num_seqs = to_int("--max-num-seqs", *v, 1, max_check_num_seqs);
-    o.hybrid = !a.has("--no-hybrid");
-    o.flashinfer.cuda_graph = a.has("--cuda-graph");
-    o.mutants = mutants_of(a);
-    read_engine_flags(a, o);
-    return o;
-  });
-}
-
 int check_main(int argc, char** argv) {
   auto a = parse(argc, argv, command("check"));
   if (a.positional.size() != 1)
     throw input_error(cmdline, "CONFIG.json", std::to_string(a.positional.size()) + " given",
                       "check takes exactly one config file");
-  merge_engine_args(a);
+  merge_engine_args(a, command("check"));
   check_options o = options_of(a);
   const auto kv_dtype = read_attributed(a, [&] { return dtype_of(a); });
   if (auto v = a.get("--tight")) o.tight = to_double("--tight", *v, 1.0, 1e12);

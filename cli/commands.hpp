@@ -6,6 +6,7 @@
 #include <string>
 
 #include "cli/args.hpp"
+#include "cli/options.hpp"
 #include "core/check/check.hpp"
 #include "core/check/plan_file.hpp"
 #include "core/util/error.hpp"
@@ -18,16 +19,6 @@ int fuzz_main(int argc, char** argv);
 int mutants_main(int argc, char** argv);
 int plan_main(int argc, char** argv);
 int verify_main(int argc, char** argv);
-
-// The --mutant values of a command line, checked against the registry (unknown: input_error).
-mutant_set mutants_of(const parsed_args& a);
-
-// The options check and plan share: --tp, --backend, --policy, --grouping, --kv-layout,
-// --max-num-seqs, --no-hybrid, --cuda-graph, --mutant and the engine settings flags
-// (engine_flags.hpp), values from --engine-args reported where the file gave them.
-check_options options_of(const parsed_args& a);
-// At most this many TP sizes in one --tp, each once: a check runs every one of them.
-inline constexpr std::size_t max_tp_sizes = 64;
 
 // model | sim | gpu. Throws input_error when the target cannot run here (gpu without a device).
 std::unique_ptr<executor> make_executor(const std::string& target);

@@ -4,6 +4,7 @@
 // Keys the mirror does not model are refused, except the few documented as ignored: they choose
 // what is loaded or how much memory it may take, never a buffer's shape.
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -64,6 +65,19 @@ const std::set<std::string> ignored_compilation = {"mode",
                                                    "inductor_compile_config",
                                                    "use_inductor_graph_partition",
                                                    "cudagraph_num_of_warmups"};
+// The Python module's keyword arguments: the top-level keys less the TP size (its `tp`), and two
+// nested settings under their own names.
+const std::vector<key_rule>& keyword_rules() {
+  static const std::vector<key_rule> rules = [] {
+    std::vector<key_rule> r;
+    for (const key_rule& k : top_rules)
+      if (std::string(k.key) != "tensor_parallel_size") r.push_back(k);
+    r.push_back({"num_speculative_tokens", "--num-speculative-tokens", kind::integer});
+    r.push_back({"cudagraph_mode", "--cudagraph-mode", kind::text});
+    return r;
+  }();
+  return rules;
+}
 // Drafters whose passes are the EAGLE proposer's, the only ones the mirror follows (docs/engines.md §12).
 const std::set<std::string> spec_methods = {"eagle", "eagle3", "mtp"};
 
@@ -99,8 +113,7 @@ const json& object_at(const json& j, const std::string& key, const std::string& 
 }
 
 // The keys of `obj` under `path` by `rules`; an ignored key is skipped, any other is refused.
-template <std::size_t N>
-void read_rules(const json& obj, const key_rule (&rules)[N], const std::set<std::string>& ignored,
+void read_rules(const json& obj, std::span<const key_rule> rules, const std::set<std::string>& ignored,
                 const std::string& path, const std::string& file, std::vector<setting>& out,
                 const std::set<std::string>& handled = {}) {
   for (const auto& [key, v] : obj.items()) {
@@ -165,15 +178,30 @@ std::vector<setting> settings_of(const json& j, const std::string& file) {
 
 }  // namespace
 
-void merge_engine_args(parsed_args& a) {
-  const auto file = a.get("--engine-args");
-  if (!file) return;
-  const json j = read_json_file(*file);
-  const bool spec_on_command_line = a.has("--spec-tokens") || a.has("--num-speculative-tokens");
-  for (const setting& s : settings_of(j, *file)) {
-    if (a.has(s.flag) || (s.flag == "--num-speculative-tokens" && spec_on_command_line)) continue;
+void merge_engine_args(parsed_args& a, const command_spec& c) {
+  if (const auto file = a.get("--engine-args")) merge_engine_args(a, read_json_file(*file), *file, c);
+}
+
+void merge_engine_args(parsed_args& a, const json& j, const std::string& name, const command_spec& c) {
+  const bool spec_given = a.has("--spec-tokens") || a.has("--num-speculative-tokens");
+  for (const setting& s : settings_of(j, name)) {
+    if (!find_flag(c, s.flag))
+      throw input_error(name, s.key, s.value,
+                        "headroom " + std::string(c.name) + " does not take this setting (" + s.flag +
+                            "): its cases draw it");
+    if (a.has(s.flag) || (s.flag == "--num-speculative-tokens" && spec_given)) continue;
     a.flags[s.flag] = s.value;
-    a.origins[s.flag] = {*file, s.key};
+    a.origins[s.flag] = {name, s.key};
+  }
+}
+
+void merge_keyword_settings(parsed_args& a, const json& j, const std::string& name) {
+  if (!j.is_object()) throw input_error(name, "<settings>", jr::shown(j), "expected an object of settings");
+  std::vector<setting> given;
+  read_rules(j, keyword_rules(), {}, "", name, given);
+  for (const setting& s : given) {
+    a.flags[s.flag] = s.value;
+    a.origins[s.flag] = {name, s.key};
   }
 }
 

@@ -1,6 +1,6 @@
-// The engine settings flags of check and plan (engine_flags.hpp): each value range-checked where
-// it is read, and the rules vLLM itself enforces between two settings checked here, so that a
-// setting the engine would refuse is exit 2, not a verdict.
+// The engine settings flags of check, plan and fuzz (engine_flags.hpp): each value range-checked
+// where it is read, and the rules vLLM itself enforces between two settings checked here, so that
+// a setting the engine would refuse is exit 2, not a verdict.
 #include "cli/engine_flags.hpp"
 
 #include <algorithm>
@@ -37,46 +37,58 @@ cudagraph_mode mode_of(const std::string& flag, const std::string& v) {
 
 // vLLM (VllmConfig._set_cudagraph_sizes) refuses a given ceiling that is not the largest given
 // capture size within max_num_batched_tokens.
-void check_ceiling(const engine_settings& s, const std::string& ceiling) {
+void check_ceiling(const std::vector<int64_t>& sizes, int64_t tokens, int64_t ceiling, const std::string& v) {
   int64_t largest = 0;
-  for (int64_t v : s.capture_sizes)
-    if (v <= s.max_num_batched_tokens) largest = v;
-  if (s.max_capture_size != largest)
-    throw input_error(cmdline, "--max-cudagraph-capture-size", ceiling,
+  for (int64_t size : sizes)
+    if (size <= tokens) largest = size;
+  if (ceiling != largest)
+    throw input_error(cmdline, "--max-cudagraph-capture-size", v,
                       "must equal the largest of --cudagraph-capture-sizes within max_num_batched_tokens (" +
                           std::to_string(largest) + "), as vLLM requires");
 }
 
+std::optional<int64_t> int_flag(const parsed_args& a, const char* flag, int64_t lo, int64_t hi) {
+  if (auto v = a.get(flag)) return to_int(flag, *v, lo, hi);
+  return std::nullopt;
+}
+
 }  // namespace
 
-void read_engine_flags(const parsed_args& a, check_options& o) {
-  engine_settings& s = o.engine;
-  if (auto v = a.get("--max-model-len"))
-    s.max_model_len = to_int("--max-model-len", *v, 1, max_settings_model_len);
-  if (auto v = a.get("--max-num-batched-tokens"))
-    s.max_num_batched_tokens = to_int("--max-num-batched-tokens", *v, 1, max_settings_tokens);
-  if (s.max_num_batched_tokens < o.max_num_seqs)  // vLLM's SchedulerConfig refuses it
-    throw input_error(cmdline, "--max-num-batched-tokens", std::to_string(s.max_num_batched_tokens),
-                      "must be at least max_num_seqs (" + std::to_string(o.max_num_seqs) + ")");
-  if (auto v = a.get("--block-size"))
-    o.block_size = o.flashinfer.page_size = to_int("--block-size", *v, 1, max_block_size);
+generators::pinned_settings read_engine_settings(const parsed_args& a, std::optional<int64_t> max_num_seqs) {
+  generators::pinned_settings p;
+  p.max_num_seqs = int_flag(a, "--max-num-seqs", 1, max_check_num_seqs);
+  p.max_model_len = int_flag(a, "--max-model-len", 1, max_settings_model_len);
+  p.max_num_batched_tokens = int_flag(a, "--max-num-batched-tokens", 1, max_settings_tokens);
+  const auto seqs = p.max_num_seqs ? p.max_num_seqs : max_num_seqs;
+  if (p.max_num_batched_tokens && seqs && *p.max_num_batched_tokens < *seqs)  // vLLM's SchedulerConfig
+    throw input_error(cmdline, "--max-num-batched-tokens", std::to_string(*p.max_num_batched_tokens),
+                      "must be at least max_num_seqs (" + std::to_string(*seqs) + ")");
+  p.block_size = int_flag(a, "--block-size", 1, max_block_size);
   if (a.has("--num-speculative-tokens") && a.has("--spec-tokens"))
     throw input_error(cmdline, "--spec-tokens", *a.get("--spec-tokens"),
                       "given with --num-speculative-tokens, its new name");
   for (const char* flag : {"--num-speculative-tokens", "--spec-tokens"})
-    if (auto v = a.get(flag)) s.num_speculative_tokens = to_int(flag, *v, 0, max_settings_spec_tokens);
-  if (auto v = a.get("--cudagraph-mode")) s.cg_mode = mode_of("--cudagraph-mode", *v);
+    if (auto k = int_flag(a, flag, 0, max_settings_spec_tokens)) p.num_speculative_tokens = k;
+  if (auto v = a.get("--cudagraph-mode")) p.cg_mode = mode_of("--cudagraph-mode", *v);
   if (auto v = a.get("--cudagraph-capture-sizes"))
-    s.capture_sizes = capture_sizes_of("--cudagraph-capture-sizes", *v);
-  if (auto v = a.get("--max-cudagraph-capture-size")) {
-    s.max_capture_size = to_int("--max-cudagraph-capture-size", *v, 1, max_settings_tokens);
-    if (!s.capture_sizes.empty()) check_ceiling(s, *v);
-  }
-  if (auto v = a.get("--head-tile")) s.head_tile = to_int("--head-tile", *v, 0, max_settings_head_tile);
-  if (auto v = a.get("--mamba-block-size"))
-    s.mamba_block_size = to_int("--mamba-block-size", *v, 0, max_settings_block_size);
-  if (auto v = a.get("--extra-group-block-size"))
-    s.extra_group_block_size = to_int("--extra-group-block-size", *v, 0, max_settings_block_size);
+    p.capture_sizes = capture_sizes_of("--cudagraph-capture-sizes", *v);
+  p.max_capture_size = int_flag(a, "--max-cudagraph-capture-size", 1, max_settings_tokens);
+  if (p.max_capture_size && p.capture_sizes)
+    check_ceiling(*p.capture_sizes,
+                  p.max_num_batched_tokens.value_or(engine_settings{}.max_num_batched_tokens),
+                  *p.max_capture_size, *a.get("--max-cudagraph-capture-size"));
+  p.head_tile = int_flag(a, "--head-tile", 0, max_settings_head_tile);
+  p.mamba_block_size = int_flag(a, "--mamba-block-size", 0, max_settings_block_size);
+  p.extra_group_block_size = int_flag(a, "--extra-group-block-size", 0, max_settings_block_size);
+  p.kv_dtype = dtype_of(a);
+  return p;
+}
+
+void read_engine_flags(const parsed_args& a, check_options& o) {
+  const generators::pinned_settings p = read_engine_settings(a, o.max_num_seqs);
+  if (p.max_num_seqs) o.max_num_seqs = *p.max_num_seqs;
+  generators::pin(p, o.engine);
+  if (p.block_size) o.block_size = o.flashinfer.page_size = *p.block_size;
 }
 
 std::optional<dtype> dtype_of(const parsed_args& a) {
@@ -91,6 +103,30 @@ std::optional<dtype> dtype_of(const parsed_args& a) {
   const auto model = read("--dtype");
   const auto cache = read("--kv-cache-dtype");
   return cache ? cache : model;
+}
+
+std::string flags_of(const generators::pinned_settings& p) {
+  std::string s;
+  auto add = [&](const char* flag, const std::optional<int64_t>& v) {
+    if (v) ((s += ' ') += flag) += " " + std::to_string(*v);
+  };
+  add("--max-num-seqs", p.max_num_seqs);
+  add("--max-model-len", p.max_model_len);
+  add("--max-num-batched-tokens", p.max_num_batched_tokens);
+  add("--block-size", p.block_size);
+  if (p.kv_dtype) (s += " --kv-cache-dtype ") += to_string(*p.kv_dtype);
+  add("--num-speculative-tokens", p.num_speculative_tokens);
+  if (p.cg_mode) (s += " --cudagraph-mode ") += to_string(*p.cg_mode);
+  if (p.capture_sizes) {
+    s += " --cudagraph-capture-sizes ";
+    for (std::size_t i = 0; i < p.capture_sizes->size(); ++i)
+      s += (i ? "," : "") + std::to_string((*p.capture_sizes)[i]);
+  }
+  add("--max-cudagraph-capture-size", p.max_capture_size);
+  add("--head-tile", p.head_tile);
+  add("--mamba-block-size", p.mamba_block_size);
+  add("--extra-group-block-size", p.extra_group_block_size);
+  return s;
 }
 
 }  // namespace headroom::cli

@@ -1,7 +1,9 @@
 // The flag table of every command (flags.hpp). A flag shared by several commands is one entry
-// here, so its help is the same wherever it is accepted; the engine settings flags of check and
-// plan are named as vLLM names the setting (docs/design.md "Command line").
+// here, so its help is the same wherever it is accepted; the engine settings flags of check, plan
+// and fuzz are named as vLLM names the setting (docs/design.md "Command line"); fuzz's pin the
+// setting of every case.
 #include <stdexcept>
+#include <utility>
 
 #include "cli/flags.hpp"
 
@@ -85,6 +87,51 @@ const std::vector<flag_spec> engine_flags = {
      ""},
 };
 
+// fuzz's engine settings: check's flags (names, metavars, the engine's names), each pinning the
+// setting of every case instead of drawing it; the help says so.
+const std::pair<std::string_view, std::string_view> fuzz_pins[] = {
+    {"--engine-args",
+     "pin the settings a JSON file of vLLM's engine arguments gives (not its TP size or Mamba block size: "
+     "cases draw them); flags override it"},
+    {"--max-num-seqs", "pin every case's most requests a step holds, 1..4096 (default: drawn, 2..256)"},
+    {"--max-model-len", "pin every case's longest sequence in tokens, 1..16777216 (default: drawn)"},
+    {"--max-num-batched-tokens",
+     "pin every case's most tokens a step holds, 1..16777216 and at least --max-num-seqs (default 8192; "
+     "drawn max_num_seqs stay within it)"},
+    {"--block-size",
+     "pin every case's KV-cache block size, 1..65536, FlashInfer's page size too (default: drawn, 8, 16 or "
+     "32)"},
+    {"--kv-cache-dtype", "pin every case's dtype (default auto: drawn); fp8 caches are not modelled"},
+    {"--dtype",
+     "the model's dtype, pinned likewise (default auto: drawn); --kv-cache-dtype other than auto "
+     "wins"},
+    {"--num-speculative-tokens",
+     "pin every case's speculative tokens per step, 0..16 (default: drawn, 0..3)"},
+    {"--spec-tokens", "the old name of --num-speculative-tokens"},
+    {"--cudagraph-mode",
+     "pin every case's CUDA-graph mode: none|piecewise|full|full_decode_only|full_and_piecewise, or vLLM's "
+     "upper-case names (default: drawn)"},
+    {"--cudagraph-capture-sizes",
+     "pin every case's capture sizes in tokens: strictly ascending, at most 4096 in 1..16777216 (default: "
+     "drawn)"},
+    {"--max-cudagraph-capture-size",
+     "pin every case's largest capture size, 1..16777216 (vLLM's list up to it); with a list, its largest"},
+};
+
+std::vector<flag_spec> pinning_flags() {
+  std::vector<flag_spec> out;
+  for (const auto& [name, help] : fuzz_pins) {
+    const flag_spec* f = name == max_num_seqs.name ? &max_num_seqs : nullptr;
+    for (const auto& e : engine_flags)
+      if (e.name == name) f = &e;
+    if (!f) throw std::logic_error("no engine flag named " + std::string(name));
+    flag_spec pinned = *f;
+    pinned.help = help;
+    out.push_back(pinned);
+  }
+  return out;
+}
+
 std::vector<flag_spec> joined(std::vector<flag_spec> a, const std::vector<flag_spec>& b) {
   a.insert(a.end(), b.begin(), b.end());
   return a;
@@ -118,8 +165,9 @@ std::vector<command_spec> make_specs() {
         {"--kv-layout", k::value, "separate|packed", "pin one KV-cache layout (default: cases draw both)",
          ""},
         mutant},
-       {"(engine settings are drawn per case, not set by flags;",
+       {"(an engine setting not given is drawn per case;",
         " mpirun -np N headroom fuzz ...: one campaign sharded by rank)"}});
+  c.back().flags = joined(c.back().flags, pinning_flags());
   c.push_back({"replay",
                "FILE",
                "Runs a stored case again: a case file, or a report written by --json",

@@ -1,7 +1,8 @@
 // headroom fuzz [--seed S] [--cases N | --time 60s] [--target sim|gpu|model] [--policy P]
 //               [--grouping G] [--backend triton|flashinfer|fa3|all] [--out DIR] [--jobs N]
-//               [--stop-after K]
-// Random cases from the property generators, shrunk counterexamples to DIR as they are found.
+//               [--stop-after K] [engine settings] [--engine-args FILE]
+// Random cases from the property generators, shrunk counterexamples to DIR as they are found; an
+// engine setting given (flag or --engine-args) is pinned: every case has it instead of a draw.
 // Exit 1 when anything was found, 0 when clean, 2 on bad input (docs/design.md).
 #include <chrono>
 #include <cstdio>
@@ -11,6 +12,7 @@
 
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
+#include "cli/engine_flags.hpp"
 #include "cli/fuzz_campaign.hpp"
 #include "cli/output_file.hpp"
 #include "core/util/error.hpp"
@@ -49,12 +51,14 @@ void read_profile(const parsed_args& a, fuzz_options& o) {
   if (auto v = a.get("--backend"); v && *v != "all") p.backends = {parse_backend(*v, cmdline, "--backend")};
   if (auto v = a.get("--kv-layout")) p.kv_layouts = {parse_kv_layout(*v, cmdline, "--kv-layout")};
   p.mutants = mutants_of(a);
+  p.pins = read_attributed(a, [&] { return read_engine_settings(a, std::nullopt); });
   o.profile_flags = std::string("--policy ") + to_string(p.policies.front()) + " --grouping " +
                     to_string(p.groupings.front()) + " --backend " +
                     (p.backends.size() == 1 ? to_string(p.backends.front()) : "all");
   if (p.kv_layouts.size() == 1)
     o.profile_flags += std::string(" --kv-layout ") + to_string(p.kv_layouts.front());
   for (const auto& m : p.mutants) o.profile_flags += " --mutant " + m;
+  o.profile_flags += flags_of(p.pins);
 }
 
 }  // namespace
@@ -65,6 +69,7 @@ fuzz_options read_fuzz_options(int argc, char** argv) {
     throw input_error(cmdline, a.positional.front(), "(argument)", "fuzz takes no positional arguments");
   if (a.has("--cases") && a.has("--time"))
     throw input_error(cmdline, "--time", *a.get("--time"), "give --cases or --time, not both");
+  merge_engine_args(a, command("fuzz"));
   fuzz_options o;
   o.seed = a.has("--seed") ? to_seed("--seed", *a.get("--seed")) : fresh_seed();
   if (auto v = a.get("--cases")) o.cases = to_int("--cases", *v, 1, int64_t{1} << 40);

@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "cli/engine_flags.hpp"
 #include "cli/fuzz_campaign.hpp"
 #include "cli/output_file.hpp"
 #include "core/util/error.hpp"
@@ -95,6 +96,8 @@ void print_fuzz_summary(const fuzz_options& o, const fuzz_summary& s) {
               to_string(o.profile.policies.front()), to_string(o.profile.groupings.front()),
               s.ranks > 1 ? (std::to_string(s.ranks) + " ranks x ").c_str() : "", o.jobs,
               o.jobs == 1 ? "" : "s");
+  if (const std::string pinned = flags_of(o.profile.pins); !pinned.empty())
+    std::printf("  every case pinned to%s\n", pinned.c_str());
   std::printf("  %lld cases in %.2f s (%.0f cases/s); %lld failing\n", static_cast<long long>(s.cases),
               s.seconds, s.seconds > 0 ? static_cast<double>(s.cases) / s.seconds : 0.0,
               static_cast<long long>(s.failing));

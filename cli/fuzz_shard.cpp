@@ -173,7 +173,7 @@ void shard_runner::job() {
       out.raw_signature = gen::signature(c, r);
       if (!kind_taken(out.raw_signature)) {
         const auto t1 = steady::now();
-        out.shrunk = gen::shrink_failure(c, r, shrinker);
+        out.shrunk = gen::shrink_failure(c, r, shrinker, gen::default_shrink_evals, o_.profile.pins);
         add_time(shrink_time_, out.shrunk->shrink_evals + 1, t1);
       }
     }

@@ -1,6 +1,6 @@
 // headroom mutants [--json OUT.json|-]: every mutant of the catalogue (name, class, sources, the
-// invariant that catches it, the wrong formula and the fix), and the shared --mutant flag of check,
-// plan, fuzz and replay.
+// invariant that catches it, the wrong formula and the fix). The --mutant flag of check, plan, fuzz
+// and replay is read by mutants_of (options.hpp).
 #include <cstdio>
 
 #include <nlohmann/json.hpp>
@@ -9,10 +9,6 @@
 #include "cli/output_file.hpp"
 
 namespace headroom::cli {
-
-mutant_set mutants_of(const parsed_args& a) {
-  return make_mutant_set(a.all("--mutant"), cmdline, "--mutant");
-}
 
 int mutants_main(int argc, char** argv) {
   auto a = parse(argc, argv, command("mutants"));

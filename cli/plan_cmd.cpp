@@ -16,7 +16,7 @@ int plan_main(int argc, char** argv) {
   if (a.positional.size() != 1)
     throw input_error(cmdline, "CONFIG.json", std::to_string(a.positional.size()) + " given",
                       "plan takes exactly one config file");
-  merge_engine_args(a);
+  merge_engine_args(a, command("plan"));
   const check_options o = options_of(a);
   const auto kv_dtype = read_attributed(a, [&] { return dtype_of(a); });
   const auto json_out = a.get("--json");
