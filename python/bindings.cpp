@@ -3,6 +3,8 @@
 
 #include <memory>
 
+#include "cli/engine_flags.hpp"
+#include "cli/options.hpp"
 #include "core/model/loader.hpp"
 #include "core/util/json_file.hpp"
 #include "targets/gpu/gpu_executor.hpp"
@@ -28,23 +30,26 @@ model_geometry config_from_json(const nlohmann::json& j, const std::string& name
   return parse_model(j, name);
 }
 
-check_options check_options_of(const run_options& o) {
-  check_options c;
-  if (o.tp.empty()) throw input_error(arguments, "tp", "[]", "expected at least one TP size");
-  for (int64_t tp : o.tp)
-    if (tp < 1 || tp > max_tp)
-      throw input_error(arguments, "tp", std::to_string(tp), "must be in 1.." + std::to_string(max_tp));
-  c.tps = o.tp;
+run_settings settings_of(const run_options& o) {
+  cli::parsed_args a;  // the keyword arguments as the command line's flags, reported as themselves
+  if (o.tp) {
+    if (o.tp->empty()) throw input_error(arguments, "tp", "[]", "expected at least one TP size");
+    std::string list;
+    for (int64_t tp : *o.tp) list += (list.empty() ? "" : ",") + std::to_string(tp);
+    a.flags["--tp"] = list;
+    a.origins["--tp"] = {arguments, "tp"};
+  }
+  cli::merge_keyword_settings(a, o.settings, arguments);
+  if (!o.engine_args.is_null())
+    cli::merge_engine_args(a, o.engine_args, o.engine_args_name, cli::command("check"));
+  run_settings r{cli::options_of(a), cli::read_attributed(a, [&] { return cli::dtype_of(a); })};
+  check_options& c = r.options;
   if (o.backend == "all")
     c.backends = {backend::triton, backend::flashinfer, backend::fa3};
   else if (!o.backend.empty())
     c.backends = {parse_backend(o.backend, arguments, "backend")};
   c.pol = parse_policy(o.policy, arguments, "policy");
   c.grp = parse_grouping(o.grouping, arguments, "grouping");
-  if (o.max_num_seqs < 1 || o.max_num_seqs > max_check_num_seqs)
-    throw input_error(arguments, "max_num_seqs", std::to_string(o.max_num_seqs),
-                      "must be in 1.." + std::to_string(max_check_num_seqs));
-  c.max_num_seqs = o.max_num_seqs;
   c.mutants = make_mutant_set(o.mutants, arguments, "mutants");
   c.hybrid = o.hybrid;
   c.flashinfer.cuda_graph = o.cuda_graph;
@@ -52,18 +57,21 @@ check_options check_options_of(const run_options& o) {
   if (o.tight && !(*o.tight >= 1.0))
     throw input_error(arguments, "tight", std::to_string(*o.tight), "must be at least 1");
   c.tight = o.tight;
-  return c;
+  return r;
 }
 
-nlohmann::json plan(const model_geometry& m, const run_options& o) {
-  return to_json(mirror_plan(m, check_options_of(o)));
+nlohmann::json plan(model_geometry m, const run_options& o) {
+  const run_settings s = settings_of(o);
+  if (s.kv_dtype) m.kv_dtype = *s.kv_dtype;
+  return to_json(mirror_plan(m, s.options));
 }
 
-nlohmann::json check(const model_geometry& m, const run_options& o) {
-  const check_options c = check_options_of(o);
+nlohmann::json check(model_geometry m, const run_options& o) {
+  const run_settings s = settings_of(o);
+  if (s.kv_dtype) m.kv_dtype = *s.kv_dtype;
   auto ex = executor_of(o.target);
   try {
-    return to_json(run_check(m, c, *ex));
+    return to_json(run_check(m, s.options, *ex));
   } catch (const input_error& e) {
     throw e.in_file(m.source);
   }

@@ -17,12 +17,19 @@ namespace headroom::python {
 
 // The keyword arguments of plan and check (docs/plan-schema.md, README "Python").
 struct run_options {
-  std::vector<int64_t> tp = {1};
+  std::optional<std::vector<int64_t>> tp;  // nullopt: engine_args' tensor_parallel_size, else 1
   std::string backend;  // empty: the command line's default (triton and flashinfer); "all" adds fa3
   std::string policy = "per-layer";
   std::string grouping = "heads";
   std::string target = "model";
-  int64_t max_num_seqs = 256;
+  // The engine settings given as keyword arguments, named as vLLM names them (max_num_seqs,
+  // block_size, num_speculative_tokens, cudagraph_mode, ...): read as the command line's engine
+  // flags are (cli/engine_flags.hpp), reported as "arguments" and the keyword.
+  nlohmann::json settings = nlohmann::json::object();
+  // vLLM's engine arguments (null: none), read as --engine-args is and reported as
+  // engine_args_name (the path of a file, or "engine_args"); the keyword arguments override them.
+  nlohmann::json engine_args;
+  std::string engine_args_name = "engine_args";
   std::vector<std::string> mutants;
   bool hybrid = true;
   bool cuda_graph = false;
@@ -34,11 +41,17 @@ struct run_options {
 model_geometry config_from_path(const std::string& path);
 model_geometry config_from_json(const nlohmann::json& j, const std::string& name);
 
-// check_options from the keyword arguments; input_error names the argument ("arguments", "tp").
-check_options check_options_of(const run_options& o);
+// check_options from the keyword arguments, and the dtype the engine settings give the model
+// (nullopt: the config's); input_error names the argument ("arguments", "tp") or the engine
+// arguments' key.
+struct run_settings {
+  check_options options;
+  std::optional<dtype> kv_dtype;
+};
+run_settings settings_of(const run_options& o);
 
-nlohmann::json plan(const model_geometry& m, const run_options& o);
-nlohmann::json check(const model_geometry& m, const run_options& o);
+nlohmann::json plan(model_geometry m, const run_options& o);
+nlohmann::json check(model_geometry m, const run_options& o);
 nlohmann::json verify(const plan_file& p, const std::string& target, std::optional<double> tight);
 
 }  // namespace headroom::python

@@ -41,26 +41,49 @@ headroom::model_geometry config_of(const py::object& config, const std::string& 
   return read_input(config, name, headroom::python::config_from_path, headroom::python::config_from_json);
 }
 
-std::vector<int64_t> tp_list(const py::object& tp) {
-  if (py::isinstance<py::int_>(tp)) return {tp.cast<int64_t>()};
+std::optional<std::vector<int64_t>> tp_list(const py::object& tp) {
+  if (tp.is_none()) return std::nullopt;
+  if (py::isinstance<py::int_>(tp)) return std::vector<int64_t>{tp.cast<int64_t>()};
   return tp.cast<std::vector<int64_t>>();
+}
+
+// The engine settings keywords (**settings), named as vLLM names them; None is not given.
+// engine_args: vLLM's engine arguments, a dict or the path of a JSON file (read as --engine-args).
+void read_settings(const py::kwargs& kw, headroom::python::run_options& o) {
+  py::dict given;
+  for (const auto& [key, value] : kw) {
+    if (value.is_none()) continue;
+    if (py::str(key).cast<std::string>() != "engine_args") {
+      given[key] = value;
+    } else if (py::isinstance<py::str>(value) || py::hasattr(value, "__fspath__")) {
+      o.engine_args_name = py::str(py::module_::import("os").attr("fspath")(value)).cast<std::string>();
+      o.engine_args = headroom::read_json_file(o.engine_args_name);
+    } else {
+      o.engine_args = to_document(value, "engine_args");
+    }
+  }
+  o.settings = to_document(given, "arguments");
 }
 
 headroom::python::run_options options(const py::object& tp, const std::string& backend,
                                       const std::string& policy, const std::string& grouping,
-                                      int64_t max_num_seqs, const std::vector<std::string>& mutants,
-                                      bool hybrid, bool cuda_graph) {
-  return {.tp = tp_list(tp),
-          .backend = backend,
-          .policy = policy,
-          .grouping = grouping,
-          .target = "model",
-          .max_num_seqs = max_num_seqs,
-          .mutants = mutants,
-          .hybrid = hybrid,
-          .cuda_graph = cuda_graph,
-          .seed = 0,
-          .tight = std::nullopt};
+                                      const std::vector<std::string>& mutants, bool hybrid, bool cuda_graph,
+                                      const py::kwargs& settings) {
+  headroom::python::run_options o{.tp = tp_list(tp),
+                                  .backend = backend,
+                                  .policy = policy,
+                                  .grouping = grouping,
+                                  .target = "model",
+                                  .settings = json::object(),
+                                  .engine_args = nullptr,
+                                  .engine_args_name = "engine_args",
+                                  .mutants = mutants,
+                                  .hybrid = hybrid,
+                                  .cuda_graph = cuda_graph,
+                                  .seed = 0,
+                                  .tight = std::nullopt};
+  read_settings(settings, o);
+  return o;
 }
 
 }  // namespace
@@ -80,34 +103,39 @@ PYBIND11_MODULE(headroom, m) {
   m.def(
       "plan",
       [](const py::object& config, const py::object& tp, const std::string& backend,
-         const std::string& policy, const std::string& grouping, int64_t max_num_seqs,
-         const std::vector<std::string>& mutants, bool hybrid, bool cuda_graph, const std::string& name) {
-        const auto o = options(tp, backend, policy, grouping, max_num_seqs, mutants, hybrid, cuda_graph);
+         const std::string& policy, const std::string& grouping, const std::vector<std::string>& mutants,
+         bool hybrid, bool cuda_graph, const std::string& name, const py::kwargs& settings) {
+        const auto o = options(tp, backend, policy, grouping, mutants, hybrid, cuda_graph, settings);
         return to_python(headroom::python::plan(config_of(config, name), o));
       },
-      py::arg("config"), py::kw_only(), py::arg("tp") = py::int_(1), py::arg("backend") = "",
-      py::arg("policy") = "per-layer", py::arg("grouping") = "heads", py::arg("max_num_seqs") = 256,
+      py::arg("config"), py::kw_only(), py::arg("tp") = py::none(), py::arg("backend") = "",
+      py::arg("policy") = "per-layer", py::arg("grouping") = "heads",
       py::arg("mutants") = std::vector<std::string>{}, py::arg("hybrid") = true,
       py::arg("cuda_graph") = false, py::arg("name") = "<config>",
-      "The mirror's plan (headroom plan --json) as a dict.");
+      "The mirror's plan (headroom plan --json) as a dict. Engine settings as keywords named as vLLM "
+      "names them (max_num_seqs, max_model_len, max_num_batched_tokens, block_size, kv_cache_dtype, "
+      "dtype, num_speculative_tokens, cudagraph_mode, cudagraph_capture_sizes, "
+      "max_cudagraph_capture_size, mamba_block_size) and engine_args: vLLM's engine arguments, a dict "
+      "or a JSON file's path; the keywords override it.");
   m.def(
       "check",
       [](const py::object& config, const py::object& tp, const std::string& backend,
-         const std::string& policy, const std::string& grouping, int64_t max_num_seqs,
-         const std::vector<std::string>& mutants, bool hybrid, bool cuda_graph, const std::string& target,
-         uint64_t seed, std::optional<double> tight, const std::string& name) {
-        auto o = options(tp, backend, policy, grouping, max_num_seqs, mutants, hybrid, cuda_graph);
+         const std::string& policy, const std::string& grouping, const std::vector<std::string>& mutants,
+         bool hybrid, bool cuda_graph, const std::string& target, uint64_t seed, std::optional<double> tight,
+         const std::string& name, const py::kwargs& settings) {
+        auto o = options(tp, backend, policy, grouping, mutants, hybrid, cuda_graph, settings);
         o.target = target;
         o.seed = seed;
         o.tight = tight;
         return to_python(headroom::python::check(config_of(config, name), o));
       },
-      py::arg("config"), py::kw_only(), py::arg("tp") = py::int_(1), py::arg("backend") = "",
-      py::arg("policy") = "per-layer", py::arg("grouping") = "heads", py::arg("max_num_seqs") = 256,
+      py::arg("config"), py::kw_only(), py::arg("tp") = py::none(), py::arg("backend") = "",
+      py::arg("policy") = "per-layer", py::arg("grouping") = "heads",
       py::arg("mutants") = std::vector<std::string>{}, py::arg("hybrid") = true,
       py::arg("cuda_graph") = false, py::arg("target") = "model", py::arg("seed") = 0,
       py::arg("tight") = py::none(), py::arg("name") = "<config>",
-      "The whole-model check (headroom check --json) as a report dict.");
+      "The whole-model check (headroom check --json) as a report dict; engine settings as plan takes "
+      "them.");
   m.def(
       "verify",
       [](const py::object& plan, const std::string& target, std::optional<double> tight,
