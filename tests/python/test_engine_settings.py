@@ -1,0 +1,131 @@
+# The engine settings of plan and check as keyword arguments named as vLLM names them, and
+# engine_args (a dict, or a file's path) as --engine-args: they change the plan and the verdict as
+# the command line's flags do (the same JSON as the command's, and numbers computed by hand), and a
+# bad value raises ValueError with the command line's message.
+import json
+
+import pytest
+
+import headroom
+from conftest import buffer, config_path, group, run_cli
+
+LAGUNA = config_path("laguna-xs2.json")
+
+
+def cli_json(tmp_path, *args):
+    out = tmp_path / "out.json"
+    rc, _, err = run_cli(*args, "--json", out)
+    assert rc in (0, 1), err
+    return json.loads(out.read_text())
+
+
+@pytest.mark.parametrize("block_size, max_model_len, width", [
+    # A block-table row: cdiv(cdiv(max_model_len, block), align) * align blocks, align = 128 / gcd(128, block)
+    (16, 4096, 256),  # 256 blocks, align 8
+    (32, 4096, 128),  # 128 blocks, align 4
+    (48, 4096, 88),  # cdiv(4096, 48) = 86, align 128 / 16 = 8: 88
+    (16, 1000, 64),  # cdiv(1000, 16) = 63, align 8: 64
+])
+def test_block_size_and_max_model_len_size_the_block_table(block_size, max_model_len, width):
+    p = headroom.plan(LAGUNA, backend="triton", max_num_seqs=17, block_size=block_size, max_model_len=max_model_len)
+    assert p["kv_cache"]["block_size"] == block_size
+    assert buffer(group(p, 1, "triton", 0), "block_table")["shape"] == [17, width]
+
+
+def test_keywords_make_the_plan_the_flags_make(tmp_path):
+    kwargs = dict(block_size=32, max_num_seqs=64, max_model_len=2048, max_num_batched_tokens=512,
+                  kv_cache_dtype="float16", num_speculative_tokens=2, cudagraph_mode="FULL",
+                  cudagraph_capture_sizes=[1, 2, 4, 8, 64], max_cudagraph_capture_size=64)
+    flags = ["--block-size", "32", "--max-num-seqs", "64", "--max-model-len", "2048",
+             "--max-num-batched-tokens", "512", "--kv-cache-dtype", "float16", "--num-speculative-tokens", "2",
+             "--cudagraph-mode", "FULL", "--cudagraph-capture-sizes", "1,2,4,8,64",
+             "--max-cudagraph-capture-size", "64"]
+    p = headroom.plan(LAGUNA, tp=[1, 2], **kwargs)
+    assert p == cli_json(tmp_path, "plan", LAGUNA, "--tp", "1,2", *flags)
+    assert p["model"]["dtype"] == "float16"
+    e = p["engine"]
+    assert (e["num_speculative_tokens"], e["cudagraph_mode"], e["capture_sizes"], e["max_capture_size"]) == \
+        (2, "full", [1, 2, 4, 8, 64], 64)
+    assert (e["max_num_seqs"], e["max_model_len"], e["max_num_batched_tokens"]) == (64, 2048, 512)
+    assert p != headroom.plan(LAGUNA, tp=[1, 2])
+
+
+def c4_capture_size(report):
+    sizes = [t["min_failing"] for t in report["thresholds"]
+             if t.get("class") == "C4" and t.get("variable") == "capture_size"]
+    return min(sizes) if sizes else None
+
+
+# C4 on Laguna XS.2 (tests/cli/engine_settings_test.cpp works these out): rows of 128 tokens, so
+# the first capture size above 128 fails; the capture list decides which that is.
+@pytest.mark.parametrize("settings, first", [
+    (dict(max_num_seqs=68), 136),  # ceiling min(2 x 68, 512) = 136
+    (dict(max_num_seqs=68, max_num_batched_tokens=130), 130),  # ceiling 130, itself captured
+    (dict(max_num_seqs=68, cudagraph_capture_sizes=[1, 2, 4, 8, 128, 129]), 129),
+    (dict(max_num_seqs=68, max_cudagraph_capture_size=128), None),
+])
+def test_keywords_change_the_verdict_as_the_flags_do(tmp_path, settings, first):
+    base = dict(backend="triton", max_model_len=128, cudagraph_mode="full", mutants=["dummy-seq-lens-unclamped"])
+    r = headroom.check(LAGUNA, **base, **settings)
+    assert c4_capture_size(r) == first
+    flags = []
+    for key, value in settings.items():
+        flags += ["--" + key.replace("_", "-"), ",".join(map(str, value)) if isinstance(value, list) else str(value)]
+    assert r == cli_json(tmp_path, "check", LAGUNA, "--backend", "triton", "--max-model-len", "128",
+                         "--cudagraph-mode", "full", "--mutant", "dummy-seq-lens-unclamped", *flags)
+
+
+ENGINE_ARGS = {"model": "poolside/Laguna-XS.2", "block_size": 32, "dtype": "float16", "tensor_parallel_size": 2,
+               "speculative_config": {"method": "eagle", "num_speculative_tokens": 2}, "enforce_eager": True}
+
+
+def test_engine_args_dict_and_file_are_the_command_lines(tmp_path):
+    path = tmp_path / "args.json"
+    path.write_text(json.dumps(ENGINE_ARGS))
+    p = headroom.plan(LAGUNA, engine_args=ENGINE_ARGS)
+    assert p == headroom.plan(LAGUNA, engine_args=str(path)) == headroom.plan(LAGUNA, engine_args=path)
+    assert p == cli_json(tmp_path, "plan", LAGUNA, "--engine-args", path)
+    assert [r["tp"] for r in p["ranks"]] == [2]
+    assert (p["kv_cache"]["block_size"], p["model"]["dtype"]) == (32, "float16")
+    assert (p["engine"]["num_speculative_tokens"], p["engine"]["cudagraph_mode"]) == (2, "none")
+    # Keywords override the engine arguments, as flags override the file.
+    q = headroom.plan(LAGUNA, engine_args=ENGINE_ARGS, tp=1, block_size=16)
+    assert q == cli_json(tmp_path, "plan", LAGUNA, "--engine-args", path, "--tp", "1", "--block-size", "16")
+    assert ([r["tp"] for r in q["ranks"]], q["kv_cache"]["block_size"]) == ([1], 16)
+
+
+BAD = [  # keyword, value, the flag's value on the command line
+    ("block_size", 0, "0"), ("block_size", 65537, "65537"), ("max_model_len", 0, "0"),
+    ("max_num_batched_tokens", 255, "255"), ("kv_cache_dtype", "fp8_e4m3", "fp8_e4m3"),
+    ("dtype", "double", "double"), ("num_speculative_tokens", 17, "17"), ("cudagraph_mode", "FULLY", "FULLY"),
+    ("cudagraph_capture_sizes", [1, 4, 2], "1,4,2"), ("max_cudagraph_capture_size", 0, "0"),
+    ("max_num_seqs", 0, "0"),
+]
+
+
+@pytest.mark.parametrize("key, value, text", BAD)
+def test_a_bad_keyword_raises_the_command_lines_message(key, value, text):
+    flag = "--" + key.replace("_", "-")
+    rc, out, err = run_cli("plan", LAGUNA, flag, text)
+    assert rc == 2 and out == "" and err.count("\n") == 1
+    with pytest.raises(ValueError) as e:
+        headroom.plan(LAGUNA, **{key: value})
+    # The same line, naming the keyword where the command line names the flag.
+    assert f"headroom: {e.value}\n" == err.replace(f"command line: field '{flag}'", f"arguments: field '{key}'")
+
+
+@pytest.mark.parametrize("text", ['{"block_size": 0}', '{"block_size": "16"}', '{"swap_space": 4}',
+                                  '{"speculative_config": {"method": "ngram", "num_speculative_tokens": 3}}',
+                                  '{"cudagraph_capture_sizes": [1, 2, 4], "max_cudagraph_capture_size": 512}'])
+def test_a_bad_engine_args_file_raises_the_command_lines_message(tmp_path, text):
+    path = tmp_path / "args.json"
+    path.write_text(text)
+    rc, out, err = run_cli("check", LAGUNA, "--engine-args", path)
+    assert rc == 2 and out == "" and err.count("\n") == 1
+    for call in (headroom.plan, headroom.check):
+        with pytest.raises(headroom.InputError) as e:
+            call(LAGUNA, engine_args=path)
+        assert err == f"headroom: {e.value}\n"
+    with pytest.raises(ValueError) as e:  # the same document as a dict is named engine_args
+        headroom.plan(LAGUNA, engine_args=json.loads(text))
+    assert f"headroom: {e.value}\n" == err.replace(str(path), "engine_args")
