@@ -105,8 +105,7 @@ int run(int repeat, const std::vector<int64_t>& tps, const std::string& out) {
   }
   std::vector<std::string> engines;
   for (const char* e : {"vllm_triton", "flashinfer"})
-    if (("," + hello.engines + ",").find(std::string(",") + e + ",") != std::string::npos)
-      engines.push_back(e);
+    if (engine_listed(hello.engines, e)) engines.push_back(e);
   std::vector<figure> figs;
   std::printf("device %s, engines %s, median of %d launches (L2 flushed)\n\n", hello.device_name.c_str(),
               hello.engines.c_str(), repeat);

@@ -63,10 +63,6 @@ const probe_result& probe() {
   return p;
 }
 
-bool listed(const std::string& engines, const char* name) {
-  return ("," + engines + ",").find(std::string(",") + name + ",") != std::string::npos;
-}
-
 gpu::elem_type elem_of(dtype d) {
   return d == dtype::bf16   ? gpu::elem_type::bf16
          : d == dtype::fp16 ? gpu::elem_type::fp16
@@ -83,13 +79,18 @@ int engine_device_count(std::string* why) noexcept {
 
 std::string engine_kernels() noexcept { return probe().engines; }
 
+bool engine_listed(const std::string& engines, const char* name) {
+  return ("," + engines + ",").find(std::string(",") + name + ",") != std::string::npos;
+}
+
 engine_executor::engine_executor() : kernels_(engine_options()), engines_(engine_kernels()) {}
 
 bool engine_executor::on_engine(const run_request& r) const {
   if (!r.plan) return false;
-  if (std::holds_alternative<triton_plan>(*r.plan)) return listed(engines_, engine::vllm_triton_engine);
+  if (std::holds_alternative<triton_plan>(*r.plan))
+    return engine_listed(engines_, engine::vllm_triton_engine);
   if (std::holds_alternative<fi_decode_plan>(*r.plan) && r.layer)
-    return listed(engines_, engine::flashinfer_engine) && r.layer->head_size_v == r.layer->head_size &&
+    return engine_listed(engines_, engine::flashinfer_engine) && r.layer->head_size_v == r.layer->head_size &&
            engine::flashinfer_decode_unsupported(r.layer->num_heads, r.layer->num_kv_heads,
                                                  r.layer->head_size, elem_of(r.kv_dtype))
                .empty();

@@ -27,6 +27,8 @@ std::string find_engine_worker();
 int engine_device_count(std::string* why = nullptr) noexcept;
 // The engines whose drivers started, comma-separated (engine_run.hpp names them).
 std::string engine_kernels() noexcept;
+// Whether `name` is one of a comma-separated engine list (worker_hello::engines).
+bool engine_listed(const std::string& engines, const char* name);
 
 // Runs of vLLM's Triton attention and of FlashInfer's batch decode go to the engines' own kernels
 // (the GPU executor with the engine worker) when their driver runs, FlashInfer's where its decode
