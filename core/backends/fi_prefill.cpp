@@ -151,15 +151,39 @@ fi_prefill_plan plan_fi_prefill(int64_t builder_heads, int64_t kv_heads, int64_t
   return p;
 }
 
+namespace {
+
+// Whether a target can see that (query row t, head h) of a split run was never computed: every
+// partial state of it (merge_indptr[t] .. merge_indptr[t + 1]) lies inside tmp_s. A state past the
+// buffer is one a target cannot tell unwritten (had its tile run, it would have stored past the
+// end: that is the capacity finding), so the targets take it as written and the row as computed.
+bool split_row_visible(const fi_prefill_plan& p, int64_t t, int64_t heads, int64_t h, int64_t tmp_s_elems) {
+  if (t + 1 >= static_cast<int64_t>(p.merge_indptr.size())) return true;  // no partial rows at all
+  const int64_t first = p.merge_indptr[static_cast<std::size_t>(t)];
+  const int64_t end = p.merge_indptr[static_cast<std::size_t>(t + 1)];
+  return first >= end || checked_add(checked_mul(end - 1, heads, "tmp_s row"), h, "tmp_s row") < tmp_s_elems;
+}
+
+}  // namespace
+
 fi_prefill_run fi_prefill_needs(const fi_prefill_plan& p, const rank_layer& l, const batch& b) {
   fi_prefill_run r;
   const int64_t group_l = l.num_heads / l.num_kv_heads;
+  const buffer_plan* s = p.split_kv ? find_buffer(p.buffers, "tmp_s") : nullptr;
+  int64_t token = 0;
   for (std::size_t i = 0; i < b.seq_lens.size(); ++i) {
     const int64_t planned = checked_mul(p.qo_tiles[i], p.cta_tile_q, "planned rows");
     const int64_t packed = checked_mul(b.query_lens[i], group_l, "packed rows");
-    if (packed > planned)
-      r.rows_never_computed =
-          checked_add(r.rows_never_computed, checked_mul(packed - planned, l.num_kv_heads));
+    if (!s && packed > planned)
+      r.rows_never_computed = checked_add(
+          r.rows_never_computed, checked_mul(packed - planned, l.num_kv_heads), "rows never computed");
+    for (int64_t row = planned; s && row < packed;
+         ++row)  // packed row: query row / G, head kvh * G + row % G
+      for (int64_t kvh = 0; kvh < l.num_kv_heads; ++kvh)
+        if (split_row_visible(p, token + row / group_l, l.num_heads, kvh * group_l + row % group_l,
+                              s->capacity_elems()))
+          r.rows_never_computed = checked_add(r.rows_never_computed, 1, "rows never computed");
+    token = checked_add(token, b.query_lens[i], "query rows");
   }
   if (p.split_kv && !p.o_indptr.empty()) {
     const buffer_plan* v = find_buffer(p.buffers, "tmp_v");

@@ -113,7 +113,8 @@ fi_prefill_plan plan_fi_prefill(int64_t builder_heads, int64_t kv_heads, int64_t
 
 struct fi_prefill_run {
   std::vector<buffer_need> needs;
-  int64_t rows_never_computed = 0;  // (token, qo head) pairs no planned tile covers
+  int64_t rows_never_computed = 0;  // (token, qo head) pairs no planned tile covers (split: whose
+                                    // partial states all lie inside tmp_s, as a target sees them)
 };
 // What a run with the layer's heads reads and writes: the merge reads every partial row (o_indptr's
 // total) for each of the layer's heads, so that is the scratch need; and the (token, head) rows no

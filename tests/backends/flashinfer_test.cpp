@@ -91,6 +91,27 @@ TEST(FiPrefill, MoreHeadsThanPlannedLeaveRowsUncomputed) {
   EXPECT_EQ(more.rows_never_computed, (512 * 8 - 24 * 128) * 8);
 }
 
+// A split plan for 1 head run with 5: query 4 tokens, so 4 packed rows planned in one 16-row tile
+// and 20 run; packed rows 16-19 (query 3, heads 1-4) are in no tile. Their partial states would be
+// rows 3C .. 4C - 1 of tmp_s (C chunks a row), entries (4C - 1) * 5 + h past its 16C entries: no
+// target can see them unwritten, so they count only once tmp_s is large enough to hold them.
+TEST(FiPrefill, UncoveredSplitRowsCountWhereTheirStatesAreInsideTmpS) {
+  batch b{{129}, {4}};  // seq 129 (9 pages of 16), query 4
+  auto p = plan_fi_prefill(1, 1, 1, b, flashinfer_options{});
+  ASSERT_TRUE(p.split_kv);
+  ASSERT_EQ(p.cta_tile_q, 16);
+  const int64_t C = p.kv_chunks[0];
+  buffer_plan* s = nullptr;
+  for (auto& bp : p.buffers) s = bp.name == "tmp_s" ? &bp : s;
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(s->capacity_elems(), 16 * C);  // 1 head x C work items x 16 rows
+  EXPECT_EQ(fi_prefill_needs(p, full_layer(5, 1, 1), b).rows_never_computed, 0);
+  s->capacity_bytes = 4 * (4 * C * 5);  // every partial row of the 5-head run inside
+  EXPECT_EQ(fi_prefill_needs(p, full_layer(5, 1, 1), b).rows_never_computed, 4);
+  p.split_kv = false;  // not split: the output rows, always inside
+  EXPECT_EQ(fi_prefill_needs(p, full_layer(5, 1, 1), b).rows_never_computed, 4);
+}
+
 // FlashInfer's FA2DetermineCtaTileQ gives 128-row tiles only below head size 256: at 256 a
 // packed length above 64 takes 64-row tiles.
 TEST(FiPrefill, TileHeightAtHeadSize256Is64) {
