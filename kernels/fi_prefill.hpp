@@ -14,6 +14,7 @@
 #pragma once
 
 #include "kernels/attend_range.hpp"
+#include "kernels/attend_tile.hpp"
 #include "kernels/fi_merge.hpp"
 
 namespace headroom {
@@ -87,16 +88,51 @@ inline int64_t fi_prefill_max_keys(const fi_prefill_params<T>& p) {
   return p.in.sliding_window > 0 && win < keys ? win : keys;
 }
 
+// Whether a prefill runs the tile pass (attend_tile.hpp): bf16 / fp16 up to head size 256, rows
+// whole and aligned. Otherwise passes of attn_rows rows through attend_range() (CUDA cores for fp32
+// and head size 512, unaligned rows on tensor cores too). Uniform over the launch.
+template <class T, int Dp>
+HEADROOM_HOST_DEVICE bool fi_prefill_tiled(const fi_prefill_params<T>& p) {
+  if constexpr (attn_on_tensor_cores<T, Dp>)
+    return mma_rows_aligned<Dp>(p.in);
+  else
+    return false;
+}
+
+// The two passes' shared storage, one at a time.
+struct fi_no_tile {
+  int64_t unused;
+};
+template <class T, int Dp, int Stages>
+struct fi_prefill_shared {
+  using tile_storage = std::conditional_t<attn_on_tensor_cores<T, Dp>, tile_shared<T, Dp>, fi_no_tile>;
+  union {
+    attn_shared<T, Dp, Stages> range;
+    tile_storage tile;
+  };
+};
+
 template <class T, int Dp, int Stages = 1>
 struct fi_batch_prefill {
   using params = fi_prefill_params<T>;
-  using shared_storage = attn_shared<T, Dp, Stages>;
+  using shared_storage = fi_prefill_shared<T, Dp, Stages>;
 
   static launch_dim grid(const params& p) { return {p.padded, p.in.num_kv_heads, 1}; }
-  static constexpr int max_block_threads = attn_max_threads<Dp>, min_blocks_per_sm = attn_min_blocks;
+  static constexpr bool on_tensor_cores = attn_on_tensor_cores<T, Dp>;
+  static constexpr int max_block_threads = on_tensor_cores && 32 * tile_max_warps<Dp> > attn_max_threads<Dp>
+                                               ? 32 * tile_max_warps<Dp>
+                                               : attn_max_threads<Dp>;
+  static constexpr int min_blocks_per_sm = on_tensor_cores ? HEADROOM_TILE_MIN_BLOCKS : attn_min_blocks;
   static constexpr int64_t warp_keys = HEADROOM_FI_WARP_KEYS;
-  static launch_dim block(const params& p) { return attn_block<Dp>(fi_prefill_max_keys(p), warp_keys); }
-  static std::size_t shared_bytes(const params& p) { return attn_shared_bytes<T, Dp, Stages>(block(p).y); }
+  static launch_dim block(const params& p) {
+    if (fi_prefill_tiled<T, Dp>(p)) return tile_block<Dp>(p.cta_tile_q);
+    return attn_block<Dp>(fi_prefill_max_keys(p), warp_keys);
+  }
+  static std::size_t shared_bytes(const params& p) {
+    if constexpr (on_tensor_cores)
+      if (fi_prefill_tiled<T, Dp>(p)) return tile_shared<T, Dp>::bytes(block(p).y);
+    return attn_shared_bytes<T, Dp, Stages>(block(p).y);
+  }
 
   template <class Ctx>
   HEADROOM_HOST_DEVICE void operator()(Ctx& ctx, const params& p, shared_storage& s) const {
@@ -105,6 +141,18 @@ struct fi_batch_prefill {
     if (p.block_valid_mask.extent > 0 && ctx.global(p.block_valid_mask).load(w) == 0) return;
     const fi_prefill_item it = fi_prefill_work(ctx, p, w);
     const int64_t H = p.in.num_heads, G = H / p.in.num_kv_heads, shift = it.kv_len - it.qo_len;
+    // Output row of query qi (request-relative): o_indptr + qi, or its partial row when split.
+    const auto out_row = [&](int64_t qi) {
+      return p.split ? it.o_base + qi * it.num_kv_chunks + it.kv_tile : it.o_base + qi;
+    };
+    if constexpr (on_tensor_cores) {
+      if (fi_prefill_tiled<T, Dp>(p)) {
+        const tile_span sp{it.req, it.qo_start, shift, G, kvh, it.rows_lo, it.rows_hi, it.lo, it.hi};
+        attend_tile<T, Dp>(ctx, p.in, s.tile, sp, p.split ? p.tmp_v : p.output, p.tmp_s, p.split,
+                           [&](int64_t qi, int64_t head) { return out_row(qi) * H + head; });
+        return;
+      }
+    }
     const int64_t win = p.in.sliding_window;
     auto rg = make_attn_registers<T, Dp>(ctx);
     for (int64_t base = it.rows_lo; base < it.rows_hi; base += attn_rows) {
@@ -120,14 +168,9 @@ struct fi_batch_prefill {
       const int64_t lo = first_key > it.lo ? first_key : it.lo;
       const int64_t hi = shift + last / G + 1 < it.hi ? shift + last / G + 1 : it.hi;
       if (base > it.rows_lo) ctx.sync();  // the previous pass's stores read what this pass overwrites
-      attend_range<T, Dp>(ctx, p.in, s, row_of, it.req, kvh, lo, hi, rg);
-      fi_store_rows<Dp>(ctx, s, row_of, p.in.head_size, p.split ? p.tmp_v : p.output, p.tmp_s, p.split,
-                        [&](const row_desc& row) {
-                          const int64_t qi = row.token - it.qo_start;
-                          const int64_t r =
-                              p.split ? it.o_base + qi * it.num_kv_chunks + it.kv_tile : it.o_base + qi;
-                          return r * H + row.head;
-                        });
+      attend_range<T, Dp>(ctx, p.in, s.range, row_of, it.req, kvh, lo, hi, rg);
+      fi_store_rows<Dp>(ctx, s.range, row_of, p.in.head_size, p.split ? p.tmp_v : p.output, p.tmp_s, p.split,
+                        [&](const row_desc& row) { return out_row(row.token - it.qo_start) * H + row.head; });
     }
   }
 };

@@ -1,0 +1,111 @@
+// The loads of the prefill tile pass (attend_tile.hpp) that fill its registers and its shared
+// stage: a sweep's rows (visible keys, q), the block-table rows of a step's keys (one read per key,
+// into shared memory a step ahead of their use), and a step's K and V chunks (asynchronous copies
+// spread over the whole block).
+#pragma once
+
+#include "kernels/attend_tile_lane.hpp"
+
+namespace headroom {
+
+// The packed rows of one work item (fi_batch_prefill): packed row r is query r / group, head
+// kvh * group + r % group, position shift + r / group; keys [lo, hi) of request seq.
+struct tile_span {
+  int64_t seq = 0, qo_start = 0, shift = 0, group = 1, kvh = 0;
+  int64_t rows_lo = 0, rows_hi = 0, lo = 0, hi = 0;
+};
+
+// One sweep's rows and keys: rows [base, last], keys [klo, khi) in `steps` steps.
+struct tile_sweep {
+  int64_t base = 0, last = 0, klo = 0, khi = 0, steps = 0, idle_from = 0;
+};
+
+// The lanes' rows: visible keys (relative to klo), an empty state, q (registers or shared memory).
+template <class T, int Dp, class Ctx, class QV, class Regs>
+HEADROOM_HOST_DEVICE void tile_begin(Ctx& ctx, const paged_attention_inputs<T>& p, const tile_span& sp,
+                                     const tile_sweep& sw, const QV& sq, Regs& rg) {
+  constexpr int CPR = Dp / attn_chunk;  // chunks per row
+  const auto qg = ctx.global(p.q);
+  const int64_t G = sp.group, win = p.sliding_window, D = p.head_size;
+  const auto q_off = [&](int64_t row) {  // element offset of packed row `row`'s q, -1 past the sweep
+    if (row > sw.last) return int64_t{-1};
+    return token_offset(ctx, p.int32_offsets, sp.qo_start + row / G, p.num_heads, D, sp.kvh * G + row % G);
+  };
+  ctx.threads([&](const thread_idx& t) {
+    auto& r = rg.st[t];
+    const int g = t.x / 4, q = t.x % 4;
+    HEADROOM_UNROLL
+    for (int i = 0; i < 2; ++i) {
+      const int64_t row = sw.base + tile_rows * t.y + g + 8 * i;
+      const int64_t pos = sp.shift + row / G;
+      int64_t vlo = win > 0 && pos - win + 1 > sw.klo ? pos - win + 1 : sw.klo;
+      int64_t vhi = pos + 1 < sw.khi ? pos + 1 : sw.khi;
+      if (row > sw.last) vlo = sw.klo, vhi = sw.khi;  // never stored: no mask of its own
+      r.vlo[i] = static_cast<int32_t>(vlo - sw.klo);
+      r.vhi[i] = static_cast<int32_t>((vhi > vlo ? vhi : vlo) - sw.klo);
+      r.m[i] = neg_inf();
+      r.l[i] = 0.0f;
+      if constexpr (tile_q_in_regs<Dp>) {
+        const int64_t off = t.y < sw.idle_from ? q_off(row) : -1;
+        HEADROOM_UNROLL
+        for (int j = 0; j < Dp / 32; ++j) pack8(mma_chunk_or_zeros<T>(qg, off, 32 * j + 8 * q, D), r.q[j][i]);
+      }
+    }
+    HEADROOM_UNROLL
+    for (int nb = 0; nb < tile_lane<Dp>::NB; ++nb) HEADROOM_UNROLL
+    for (int e = 0; e < 4; ++e) r.kv[nb][e] = 0u;  // an idle warp multiplies zeros, not stale bits
+    HEADROOM_UNROLL
+    for (int j = 0; j < Dp / 32; ++j) HEADROOM_UNROLL
+    for (int f = 0; f < 4; ++f) HEADROOM_UNROLL
+    for (int c = 0; c < 4; ++c) r.o[j][f][c] = 0.0f;
+  });
+  if constexpr (!tile_q_in_regs<Dp>) {
+    const int64_t n = ctx.block_dim().count(), rows = tile_rows * ctx.block_dim().y;
+    ctx.threads([&](const thread_idx& t) {
+      for (int64_t i = t.linear; i < rows * CPR; i += n) {
+        const int64_t row = i / CPR;
+        const int c = static_cast<int>(i % CPR);
+        sq.template store_vec<attn_chunk>(tile_row_at<Dp>(row, c),
+                                          mma_chunk_or_zeros<T>(qg, q_off(sw.base + row), c * attn_chunk, D));
+      }
+    });
+  }
+}
+
+// The row offsets of step `step`'s keys into koff slot `slot` (past khi: the last key again, its
+// probability 0): one block-table read per key.
+template <class T, int Dp, class Ctx, class KO>
+HEADROOM_HOST_DEVICE void tile_rows_of(Ctx& ctx, const paged_attention_inputs<T>& p, const KO& ko,
+                                       const tile_span& sp, const tile_sweep& sw, int64_t step,
+                                       int64_t slot) {
+  constexpr int KT = tile_keys<Dp>;
+  const auto bt = ctx.global(p.block_table);
+  const int64_t n = ctx.block_dim().count();
+  ctx.threads([&](const thread_idx& t) {
+    for (int64_t k = t.linear; k < KT; k += n) {
+      int64_t key = sw.klo + step * KT + k;
+      if (key >= sw.khi) key = sw.khi - 1;
+      ko.store(slot * KT + k, kv_key_row(p, bt, sp.seq, key, sp.kvh));
+    }
+  });
+}
+
+// Step `step`'s K and V chunks into stage step % 2, spread over the block's threads.
+template <class T, int Dp, class Ctx, class SV, class KO>
+HEADROOM_HOST_DEVICE void tile_issue(Ctx& ctx, const paged_attention_inputs<T>& p, const SV& st, const KO& ko,
+                                     int64_t step) {
+  constexpr int KT = tile_keys<Dp>, CPR = Dp / attn_chunk;
+  const auto kc = ctx.global(p.k_cache);
+  const auto vc = ctx.global(p.v_cache);
+  const int64_t n = ctx.block_dim().count(), slot = step % 2;
+  ctx.threads([&](const thread_idx& t) {
+    for (int64_t i = t.linear; i < KT * CPR; i += n) {
+      const int key = static_cast<int>(i / CPR), c = static_cast<int>(i % CPR);
+      const int64_t off = ko.load(slot * KT + key) + c * attn_chunk;
+      ctx.template copy_async<attn_chunk>(st, tile_kv_at<Dp, KT>(slot, 0, key, c), kc, off);
+      ctx.template copy_async<attn_chunk>(st, tile_kv_at<Dp, KT>(slot, 1, key, c), vc, off);
+    }
+  });
+}
+
+}  // namespace headroom
