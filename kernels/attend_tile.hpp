@@ -3,8 +3,8 @@
 // takes its packed query rows in sweeps of 16 W (one sweep for tiles up to 128 rows); warp w owns
 // rows 16w .. 16w + 15 of the sweep and keeps their whole online-softmax state in registers, and
 // every warp walks the same steps of tile_keys keys, which the block stages once in shared memory
-// (cp.async, two stages: a step's copies run while the step before computes; one barrier per
-// step). Both products are mma.m16n8k16 (layouts in attend_tile_lane.hpp). Steps cover only the
+// (cp.async, tile_stages stages: a step's copies run while the steps before compute; one barrier
+// per step). Both products are mma.m16n8k16 (layouts in attend_tile_lane.hpp). Steps cover only the
 // keys some row of the sweep sees (causal end, window start); a step that lies inside the visible
 // range of both of a lane's rows is not masked. No cross-warp combine: each lane stores its own
 // rows, 16 bytes at a time.
@@ -26,7 +26,7 @@ HEADROOM_HOST_DEVICE void tile_scores(Ctx& ctx, const paged_attention_inputs<T>&
   });
   HEADROOM_UNROLL
   for (int j = 0; j < L::J; ++j) {
-    tile_read_k<Dp>(ctx, st, sq, rg, step % 2, j, sw.idle_from);
+    tile_read_k<Dp>(ctx, st, sq, rg, step % tile_stages, j, sw.idle_from);
     const int qj = tile_q_in_regs<Dp> ? j : 0;
     HEADROOM_UNROLL
     for (int nb = 0; nb < L::NB; ++nb) HEADROOM_UNROLL
@@ -96,7 +96,7 @@ HEADROOM_HOST_DEVICE void tile_values(Ctx& ctx, const SV& st, Regs& rg, const ti
   HEADROOM_UNROLL
   for (int j = 0; j < L::J; ++j) HEADROOM_UNROLL
   for (int kb = 0; kb < L::KB; ++kb) {
-    tile_read_v<Dp>(ctx, st, rg, step % 2, j, kb, sw.idle_from);
+    tile_read_v<Dp>(ctx, st, rg, step % tile_stages, j, kb, sw.idle_from);
     ctx.template transpose8x8<8>(rg.st, [](L& r) { return &r.kv[0][0]; });
     HEADROOM_UNROLL
     for (int f = 0; f < 4; ++f)
@@ -107,24 +107,28 @@ HEADROOM_HOST_DEVICE void tile_values(Ctx& ctx, const SV& st, Regs& rg, const ti
   }
 }
 
-// The sweep's steps. Step k's key rows are read into koff slot k % 2 two steps ahead, its copies
-// issued one step ahead; the barrier of step k completes its stage for every warp and ends every
-// warp's reads of the stage and the koff slot that are then refilled.
+// The sweep's steps, S = tile_stages: step k's key rows are read (into koff) S steps ahead, its
+// copies issued S - 1 steps ahead, one commit group per step (empty past the last, so step k is
+// always group k). The barrier of step k completes its stage for every warp, and ends every warp's
+// reads of the stage and the koff slot that the step then refills.
 template <class T, int Dp, class Ctx, class Sh, class QV, class Regs>
 HEADROOM_HOST_DEVICE void tile_steps(Ctx& ctx, const paged_attention_inputs<T>& p, Sh& s, const tile_span& sp,
                                      const tile_sweep& sw, const QV& sq, Regs& rg) {
+  constexpr int S = tile_stages;
   const auto st = ctx.template shared<attn_chunk>(s.kv, "tile_kv");
   const auto ko = ctx.template shared<1>(s.koff, "tile_koff");
-  for (int64_t k = 0; k < 2 && k < sw.steps; ++k) tile_rows_of<T, Dp>(ctx, p, ko, sp, sw, k, k);
+  for (int64_t k = 0; k < S && k < sw.steps; ++k) tile_rows_of<T, Dp>(ctx, p, ko, sp, sw, k);
   ctx.sync();  // koff (and q in shared memory) for every thread
-  if (sw.steps > 0) tile_issue<T, Dp>(ctx, p, st, ko, 0);
-  ctx.async_commit();
-  for (int64_t step = 0; step < sw.steps; ++step) {
-    ctx.template async_wait<0>();
-    ctx.sync();
-    if (step + 1 < sw.steps) tile_issue<T, Dp>(ctx, p, st, ko, step + 1);
+  for (int64_t k = 0; k < S - 1; ++k) {
+    if (k < sw.steps) tile_issue<T, Dp>(ctx, p, st, ko, k);
     ctx.async_commit();
-    if (step + 2 < sw.steps) tile_rows_of<T, Dp>(ctx, p, ko, sp, sw, step + 2, step % 2);
+  }
+  for (int64_t step = 0; step < sw.steps; ++step) {
+    ctx.template async_wait<S - 2>();
+    ctx.sync();
+    if (step + S - 1 < sw.steps) tile_issue<T, Dp>(ctx, p, st, ko, step + S - 1);
+    ctx.async_commit();
+    if (step + S < sw.steps) tile_rows_of<T, Dp>(ctx, p, ko, sp, sw, step + S);
     tile_scores<T, Dp>(ctx, p, st, sq, rg, sw, step);
     tile_values<T, Dp>(ctx, st, rg, sw, step);
   }

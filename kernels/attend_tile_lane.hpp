@@ -28,8 +28,13 @@ namespace headroom {
 #ifndef HEADROOM_TILE_Q_REGS_DP  // largest padded head size whose q fragments live in registers
 #define HEADROOM_TILE_Q_REGS_DP 128
 #endif
+#ifndef HEADROOM_TILE_STAGES  // K/V stages: a step's copies are issued this many steps less one ahead
+#define HEADROOM_TILE_STAGES 3
+#endif
 
 inline constexpr int tile_rows = 16;  // packed rows per warp (the m of m16n8k16)
+inline constexpr int tile_stages = HEADROOM_TILE_STAGES;
+static_assert(tile_stages >= 2, "a step's copies overlap at least the step before");
 template <int Dp>
 inline constexpr int tile_keys = Dp <= 128 ? HEADROOM_TILE_KEYS : 16;
 static_assert(HEADROOM_TILE_KEYS % 16 == 0 && HEADROOM_TILE_KEYS <= 64, "steps of whole 16-key products");
@@ -50,15 +55,16 @@ inline launch_dim tile_block(int64_t cta_tile_q) {
   return {32, w, 1};
 }
 
-// Stage s holds K then V rows of one step, [K|V][key][Dp]; chunk c of a row sits at c ^ 4 (key & 1)
-// so that the 8 lanes of a quarter warp (keys g, g + 1, the same 4 chunks) hit all 32 banks.
+// Step k's K then V rows, [K|V][key][Dp], are in stage k % tile_stages, its key rows in koff slot
+// k % tile_stages. Chunk c of a row sits at c ^ 4 (key & 1), so that the 8 lanes of a quarter warp
+// (keys g, g + 1, the same 4 chunks) hit all 32 banks.
 template <class T, int Dp>
 struct tile_shared {
   static constexpr int W = tile_max_warps<Dp>, KT = tile_keys<Dp>;
   static constexpr int64_t stage_elems = 2 * KT * Dp;
   static constexpr int64_t q_elems = tile_q_in_regs<Dp> ? attn_chunk : W * tile_rows * Dp;
-  int64_t koff[2 * KT];  // element offsets of the key rows of the next two steps (block table, once)
-  alignas(16) T kv[2 * stage_elems];
+  int64_t koff[tile_stages * KT];  // element offsets of the steps' key rows (block table, once)
+  alignas(16) T kv[tile_stages * stage_elems];
   alignas(16) T q[q_elems];  // the sweep's q rows, [row][Dp] swizzled as the stage (last: see bytes)
   static constexpr std::size_t bytes(int64_t warps) {
     return tile_q_in_regs<Dp>

@@ -20,6 +20,15 @@ struct tile_sweep {
   int64_t base = 0, last = 0, klo = 0, khi = 0, steps = 0, idle_from = 0;
 };
 
+// The 16-byte chunk at off + d0 of q (whole, aligned rows), zeros for off -1.
+template <class T, class View>
+HEADROOM_HOST_DEVICE vec<T, attn_chunk> tile_q_chunk(const View& v, int64_t off, int64_t d0) {
+  if (off >= 0) return v.template load_vec_aligned<attn_chunk>(off + d0);
+  vec<T, attn_chunk> x;
+  for (int e = 0; e < attn_chunk; ++e) x[e] = from_float<T>(0.0f);
+  return x;
+}
+
 // The lanes' rows: visible keys (relative to klo), an empty state, q (registers or shared memory).
 template <class T, int Dp, class Ctx, class QV, class Regs>
 HEADROOM_HOST_DEVICE void tile_begin(Ctx& ctx, const paged_attention_inputs<T>& p, const tile_span& sp,
@@ -48,7 +57,7 @@ HEADROOM_HOST_DEVICE void tile_begin(Ctx& ctx, const paged_attention_inputs<T>& 
       if constexpr (tile_q_in_regs<Dp>) {
         const int64_t off = t.y < sw.idle_from ? q_off(row) : -1;
         HEADROOM_UNROLL
-        for (int j = 0; j < Dp / 32; ++j) pack8(mma_chunk_or_zeros<T>(qg, off, 32 * j + 8 * q, D), r.q[j][i]);
+        for (int j = 0; j < Dp / 32; ++j) pack8(tile_q_chunk<T>(qg, off, 32 * j + 8 * q), r.q[j][i]);
       }
     }
     HEADROOM_UNROLL
@@ -66,18 +75,17 @@ HEADROOM_HOST_DEVICE void tile_begin(Ctx& ctx, const paged_attention_inputs<T>& 
         const int64_t row = i / CPR;
         const int c = static_cast<int>(i % CPR);
         sq.template store_vec<attn_chunk>(tile_row_at<Dp>(row, c),
-                                          mma_chunk_or_zeros<T>(qg, q_off(sw.base + row), c * attn_chunk, D));
+                                          tile_q_chunk<T>(qg, q_off(sw.base + row), c * attn_chunk));
       }
     });
   }
 }
 
-// The row offsets of step `step`'s keys into koff slot `slot` (past khi: the last key again, its
+// The row offsets of step `step`'s keys into its koff slot (past khi: the last key again, its
 // probability 0): one block-table read per key.
 template <class T, int Dp, class Ctx, class KO>
 HEADROOM_HOST_DEVICE void tile_rows_of(Ctx& ctx, const paged_attention_inputs<T>& p, const KO& ko,
-                                       const tile_span& sp, const tile_sweep& sw, int64_t step,
-                                       int64_t slot) {
+                                       const tile_span& sp, const tile_sweep& sw, int64_t step) {
   constexpr int KT = tile_keys<Dp>;
   const auto bt = ctx.global(p.block_table);
   const int64_t n = ctx.block_dim().count();
@@ -85,19 +93,19 @@ HEADROOM_HOST_DEVICE void tile_rows_of(Ctx& ctx, const paged_attention_inputs<T>
     for (int64_t k = t.linear; k < KT; k += n) {
       int64_t key = sw.klo + step * KT + k;
       if (key >= sw.khi) key = sw.khi - 1;
-      ko.store(slot * KT + k, kv_key_row(p, bt, sp.seq, key, sp.kvh));
+      ko.store(step % tile_stages * KT + k, kv_key_row(p, bt, sp.seq, key, sp.kvh));
     }
   });
 }
 
-// Step `step`'s K and V chunks into stage step % 2, spread over the block's threads.
+// Step `step`'s K and V chunks into its stage, spread over the block's threads.
 template <class T, int Dp, class Ctx, class SV, class KO>
 HEADROOM_HOST_DEVICE void tile_issue(Ctx& ctx, const paged_attention_inputs<T>& p, const SV& st, const KO& ko,
                                      int64_t step) {
   constexpr int KT = tile_keys<Dp>, CPR = Dp / attn_chunk;
   const auto kc = ctx.global(p.k_cache);
   const auto vc = ctx.global(p.v_cache);
-  const int64_t n = ctx.block_dim().count(), slot = step % 2;
+  const int64_t n = ctx.block_dim().count(), slot = step % tile_stages;
   ctx.threads([&](const thread_idx& t) {
     for (int64_t i = t.linear; i < KT * CPR; i += n) {
       const int key = static_cast<int>(i / CPR), c = static_cast<int>(i % CPR);

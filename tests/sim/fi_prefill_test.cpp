@@ -1,8 +1,10 @@
 // FlashInfer's batch prefill over the paged cache (kernels/fi_prefill.hpp) on the simulator, every
 // access checked, against the fp32 reference: causal and chunked prefill, decode rows (q length 1,
 // the tensor-core decode path), GQA groups 1..8, head sizes 64 / 80 / 128 / 256 (512 on CUDA
-// cores), bf16 / fp16 / fp32, cta_tile_q 16 / 64 / 128, split and not, sliding windows; plans from
-// the test's own tiler and a few written by hand. Then what a wrong plan does: a CUDA-graph grid
+// cores), bf16 / fp16 / fp32, cta_tile_q 16 / 32 / 64 / 128, split and not, sliding windows, the
+// tile pass's edges (rows not a multiple of 16, diagonals and chunk ends mid-step, windows that
+// skip steps, several sweeps per tile) and which pass runs; plans from the test's own tiler and a
+// few written by hand. Then what a wrong plan does: a CUDA-graph grid
 // past the written work entries without a mask reads them uninitialized (catalogue C10), and tiles
 // planned for fewer heads per kv head than the layer has leave output rows unwritten.
 #include <gtest/gtest.h>
@@ -79,6 +81,16 @@ const std::vector<shape> shapes = {
     {4, 2, 512, 0, 16, 64, 16, mixed},    // D 512: CUDA cores at every dtype
     // A long request sizes the block for 8 warps; the short causal rows leave most of them idle.
     {16, 2, 128, 0, 128, 0, 16, batch{{2100, 40}, {1, 40}}},
+    // The tile pass's edges: 15 packed rows (q 5, G 3) whose diagonal ends mid-step (kv 21);
+    {6, 2, 128, 0, 16, 0, 16, batch{{21, 5}, {5, 5}}},
+    // two queries per 16-row tile (G 8); 2 warps (tile 32) over chunks of 40 keys (steps cut);
+    {16, 2, 64, 0, 16, 0, 16, batch{{45}, {45}}},
+    {8, 2, 128, 0, 32, 40, 16, batch{{130, 77}, {61, 77}}},
+    // a window that skips whole steps before every tile, one narrower than a 128-row sweep, and
+    // one at head size 256 (64-row sweeps).
+    {4, 4, 128, 24, 16, 0, 16, batch{{300}, {300}}},
+    {4, 4, 64, 20, 128, 0, 16, batch{{200}, {200}}},
+    {8, 2, 256, 50, 64, 0, 16, mixed},
 };
 
 class PrefillVsReference : public ::testing::TestWithParam<dtype> {};
@@ -130,6 +142,38 @@ TEST(Prefill, HandWrittenPlans) {
   c.kv_tile_indices = {0, 0, 0, 0, 0};
   c.o_indptr = {0, 5, 8}, c.padded = 5, c.cta_tile_q = 4, c.total_num_rows = 8;
   expect_clean(run_prefill<float>(l, batch{{5, 30}, {5, 3}}, 16, c, 3), "two requests, tiles of 4");
+}
+
+// Which pass a launch runs, and its shape: the tile pass (a warp per 16 rows of cta_tile_q, at
+// most 8, 4 at head size 256) for bf16 / fp16 with whole, aligned rows; attend_range otherwise.
+TEST(Prefill, TilePassShape) {
+  using K128 = fi_batch_prefill<bf16, 128>;
+  using K256 = fi_batch_prefill<bf16, 256>;
+  alignas(16) static const bf16 rows[16] = {};
+  fi_prefill_params<bf16> p;
+  p.in.q.data = p.in.k_cache.data = p.in.v_cache.data = rows;
+  p.in.head_size = 128, p.in.max_blocks_per_seq = 4, p.in.block_size = 16;
+  const auto tiled = [&]() { return fi_prefill_tiled<bf16, 128>(p); };
+  const auto warps = [&](int64_t ctq) {
+    p.cta_tile_q = ctq;
+    return K128::block(p).y;
+  };
+  EXPECT_TRUE(tiled());
+  EXPECT_EQ(warps(128), 8);
+  EXPECT_EQ(warps(64), 4);
+  EXPECT_EQ(warps(16), 1);
+  EXPECT_EQ(warps(4), 1);
+  EXPECT_EQ(K128::shared_bytes(p), sizeof(tile_shared<bf16, 128>));
+  p.in.head_size = 256, p.cta_tile_q = 128;
+  EXPECT_EQ(K256::block(p).y, 4);  // two sweeps of 64 rows
+  EXPECT_EQ(K256::shared_bytes(p), (tile_shared<bf16, 256>::bytes(4)));
+  p.in.head_size = 80;  // padded to 128: partial chunks, attend_range
+  EXPECT_FALSE(tiled());
+  EXPECT_EQ(K128::block(p).y, (attn_block<128>(fi_prefill_max_keys(p), HEADROOM_FI_WARP_KEYS).y));
+  p.in.head_size = 128;
+  p.in.q.data = rows + 1;  // q not 16-byte aligned
+  EXPECT_FALSE(tiled());
+  EXPECT_FALSE((fi_prefill_tiled<float, 128>(fi_prefill_params<float>{})));
 }
 
 // C10: a CUDA-graph grid of written + 3 blocks without a mask (no split: FlashInfer allocates the
