@@ -7,7 +7,8 @@
 // Reported: median_us; TFLOPs from the causal FLOP count 4 * Hq * D * sum_i q_i (q_i + 1) / 2
 // (query i of a request sees i + 1 keys; 2 * D for Q K^T and 2 * D for P V per pair and head); the
 // plan's cta_tile_q, split (0 / 1), kv_chunk (tokens, split only), work_items (written) and padded
-// (grid x); the attention launch's warps, smem_bytes (dynamic) and blocks_per_sm (occupancy API). Every
+// (grid x); the attention launch's warps, smem_bytes (dynamic) and blocks_per_sm (occupancy API);
+// tile_pass (1: the tile pass of kernels/attend_tile.hpp, 0: attend_range, also in the label). Every
 // variant is checked before it is timed: output and scratch poisoned, one run, every output element written,
 // sampled rows against the fp32 reference (bench_gpu_prefill_case.cuh). `fi_prefill_guarded/...`: the same
 // launches in the GPU target's guarded arena with the band check after every launch. Without a device: skip,
@@ -40,7 +41,10 @@ prefill_case& get_case(int64_t batch, int64_t len) {
 
 void BM_prefill(benchmark::State& state, int64_t batch, int64_t len, bool guarded) {
   prefill_case& c = get_case(batch, len);
-  state.SetLabel(c.path() + (guarded ? " guarded" : ""));
+  // Which pass fi_batch_prefill runs inside a tile (kernels/fi_prefill.hpp): the tile pass, or
+  // attend_range() when the rows are not whole and aligned.
+  const bool tiled = fi_prefill_tiled<bf16, head_dim>(std::get<fi_prefill_params<bf16>>(c.run.params));
+  state.SetLabel(c.path() + (tiled ? " tile" : " range") + (guarded ? " guarded" : ""));
   gpu::device_memory& m = c.run.memory(guarded, dev->stream);
   std::vector<gpu::guard_report> reports;
   // Checked once per benchmark (Google Benchmark calls this function several times).
@@ -72,6 +76,7 @@ void BM_prefill(benchmark::State& state, int64_t batch, int64_t len, bool guarde
   state.counters["warps"] = static_cast<double>(c.warps);
   state.counters["smem_bytes"] = static_cast<double>(c.smem_bytes);
   state.counters["blocks_per_sm"] = static_cast<double>(c.blocks_per_sm);
+  state.counters["tile_pass"] = tiled ? 1 : 0;
 }
 
 }  // namespace

@@ -8,7 +8,10 @@
 //                     qo_len * G (packed row r: query r / G, head kvh * G + r % G, with the LAYER's
 //                     G = H / KV). Not split: writes output row o_indptr[req] + r / G. Split: writes
 //                     partial row (o_indptr[req] + (r / G) * num_kv_chunks + kv_tile) of tmp_v
-//                     (output dtype) and tmp_s (log-sum-exp, fp32), rows of H heads.
+//                     (output dtype) and tmp_s (log-sum-exp, fp32), rows of H heads. Inside the
+//                     tile: the tile pass (attend_tile.hpp, a warp per 16 packed rows) for bf16 /
+//                     fp16 with whole, aligned rows up to head size 256; else passes of attn_rows
+//                     rows through attend_range().
 //   fi_prefill_merge  grid (R, H), R = total_num_rows: merges partial rows merge_indptr[t] ..
 //                     merge_indptr[t + 1] into output row t.
 #pragma once
