@@ -89,11 +89,14 @@ bool engine_executor::on_engine(const run_request& r) const {
   if (!r.plan) return false;
   if (std::holds_alternative<triton_plan>(*r.plan))
     return engine_listed(engines_, engine::vllm_triton_engine);
-  if (std::holds_alternative<fi_decode_plan>(*r.plan) && r.layer)
-    return engine_listed(engines_, engine::flashinfer_engine) && r.layer->head_size_v == r.layer->head_size &&
-           engine::flashinfer_decode_unsupported(r.layer->num_heads, r.layer->num_kv_heads,
-                                                 r.layer->head_size, elem_of(r.kv_dtype))
+  const auto* fp = std::get_if<fi_prefill_plan>(r.plan);
+  if ((fp || std::holds_alternative<fi_decode_plan>(*r.plan)) && r.layer) {
+    const rank_layer& l = *r.layer;
+    return engine_listed(engines_, engine::flashinfer_engine) && l.head_size_v == l.head_size &&
+           (!fp || engine::fi_prefill_tile_built(l.head_size, fp->cta_tile_q)) &&
+           engine::flashinfer_unsupported(l.num_heads, l.num_kv_heads, l.head_size, elem_of(r.kv_dtype), fp)
                .empty();
+  }
   return false;
 }
 

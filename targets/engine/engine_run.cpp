@@ -24,11 +24,12 @@ const char* engine_of(const gpu::gpu_request& rq) {
     case gpu::family::triton:
       return vllm_triton_engine;
     case gpu::family::fi_decode:
+    case gpu::family::fi_prefill:
       return flashinfer_engine;
     default:
       throw std::invalid_argument(
-          "the engine target runs vLLM's Triton unified attention and FlashInfer's batch decode only "
-          "(this run is another kernel family)");
+          "the engine target runs vLLM's Triton unified attention and FlashInfer's batch decode and "
+          "prefill only (this run is another kernel family)");
   }
 }
 
@@ -37,7 +38,9 @@ nlohmann::json engine_header(const gpu::gpu_request& rq, const engine_arena& a) 
   nlohmann::json h = {{"arena_bytes", a.bytes},
                       {"fill", regions(a.fill)},
                       {"readback", regions(a.readback)},
-                      {"launch", triton ? vllm_triton_launch(rq, a) : flashinfer_decode_launch(rq, a)}};
+                      {"launch", triton                              ? vllm_triton_launch(rq, a)
+                                 : rq.fam == gpu::family::fi_prefill ? flashinfer_prefill_launch(rq, a)
+                                                                     : flashinfer_decode_launch(rq, a)}};
   if (!rq.engine.empty()) {
     const auto args = nlohmann::json::parse(rq.engine);
     if (args.contains("repeat")) h["repeat"] = args.at("repeat");

@@ -7,6 +7,7 @@
 
 #include "kernels/elem_type.hpp"
 #include "kernels/fi_decode.hpp"
+#include "kernels/fi_prefill.hpp"
 
 namespace headroom::engine {
 namespace {
@@ -14,7 +15,7 @@ namespace {
 using nlohmann::json;
 
 [[noreturn]] void refuse(const std::string& what) {
-  throw std::invalid_argument("flashinfer decode launch: " + what);
+  throw std::invalid_argument("flashinfer launch: " + what);
 }
 
 const gpu::wire_buffer& buffer_of(const gpu::gpu_request& rq, int32_t id) {
@@ -65,33 +66,39 @@ json page_table(const gpu::gpu_request& rq, const paged_attention_inputs<bf16>& 
 
 }  // namespace
 
-std::string flashinfer_decode_unsupported(int64_t heads, int64_t kv_heads, int64_t head_size,
-                                          gpu::elem_type type) {
+std::string flashinfer_unsupported(int64_t heads, int64_t kv_heads, int64_t head_size, gpu::elem_type type,
+                                   bool prefill) {
+  const char* kernel = prefill ? "prefill" : "decode";
   if (type != gpu::elem_type::bf16 && type != gpu::elem_type::fp16)
-    return "FlashInfer's decode runs bf16 and fp16 here, not fp32";
+    return std::string("FlashInfer's ") + kernel + " runs bf16 and fp16 here, not fp32";
   if (std::find(std::begin(fi_engine_head_sizes), std::end(fi_engine_head_sizes), head_size) ==
       std::end(fi_engine_head_sizes))
-    return "head size " + std::to_string(head_size) + " is not one FlashInfer's decode is built for";
-  const int64_t g = kv_heads > 0 && heads % kv_heads == 0 ? heads / kv_heads : 0;
-  if (std::find(std::begin(fi_engine_groups), std::end(fi_engine_groups), g) == std::end(fi_engine_groups))
+    return "head size " + std::to_string(head_size) + " is not one FlashInfer's " + kernel + " is built for";
+  if (kv_heads <= 0 || heads % kv_heads != 0)
+    return std::to_string(heads) + " query heads are not a multiple of " + std::to_string(kv_heads) +
+           " kv heads";
+  const int64_t g = heads / kv_heads;
+  if (!prefill &&
+      std::find(std::begin(fi_engine_groups), std::end(fi_engine_groups), g) == std::end(fi_engine_groups))
     return "GQA group " + std::to_string(heads) + "/" + std::to_string(kv_heads) +
            " is not one FlashInfer's decode dispatches";
   return {};
 }
 
-json flashinfer_decode_launch(const gpu::gpu_request& rq, const engine_arena& a) {
-  if (rq.fam != gpu::family::fi_decode) refuse("this run is another kernel family");
-  // The params' layout does not depend on T (buffer_ref<T> is a pointer and integers).
-  fi_decode_params<bf16> p;
-  if (rq.params.size() != sizeof(p)) refuse("params of the wrong size");
-  std::memcpy(&p, rq.params.data(), sizeof(p));
+namespace {
+
+// What both kernels take: the geometry, q, the paged K / V, the output, the plan's scratch and the
+// work lists both share, and the page table.
+template <class P>
+json common_launch(const gpu::gpu_request& rq, const engine_arena& a, const P& p, const char* kernel,
+                   bool split, int64_t chunk_tokens) {
   const auto& in = p.in;
-  if (const std::string why =
-          flashinfer_decode_unsupported(in.num_heads, in.num_kv_heads, in.head_size, rq.type);
+  if (const std::string why = flashinfer_unsupported(in.num_heads, in.num_kv_heads, in.head_size, rq.type,
+                                                     rq.fam == gpu::family::fi_prefill);
       !why.empty())
     refuse(why);
   const int64_t row = in.kv_row_stride, KV = in.num_kv_heads, bs = in.block_size;
-  json j = {{"kernel", "flashinfer_batch_decode"},
+  json j = {{"kernel", kernel},
             {"dtype", rq.type == gpu::elem_type::bf16 ? "bf16" : "fp16"},
             {"head_dim", in.head_size},
             {"num_qo_heads", in.num_heads},
@@ -99,9 +106,8 @@ json flashinfer_decode_launch(const gpu::gpu_request& rq, const engine_arena& a)
             {"page_size", bs},
             {"batch_size", in.num_seqs},
             {"padded", p.padded},
-            {"num_work", p.num_work},
-            {"split", p.split},
-            {"kv_chunk_size", p.chunk_tokens},
+            {"split", split},
+            {"kv_chunk_size", chunk_tokens},
             // vLLM's FlashInfer backend: window_left = sliding_window - 1, -1 for none.
             {"window_left", in.sliding_window > 0 ? in.sliding_window - 1 : -1},
             {"sm_scale", in.scale},
@@ -113,12 +119,47 @@ json flashinfer_decode_launch(const gpu::gpu_request& rq, const engine_arena& a)
               {"k", at(rq, a, in.k_cache)},
               {"v", at(rq, a, in.v_cache)},
               {"o", at(rq, a, p.output)},
-              {"tmp_v", p.split ? at(rq, a, p.tmp_v) : -1},
-              {"tmp_s", p.split ? at(rq, a, p.tmp_s) : -1},
+              {"tmp_v", split ? at(rq, a, p.tmp_v) : -1},
+              {"tmp_s", split ? at(rq, a, p.tmp_s) : -1},
               {"request_indices", at(rq, a, p.request_indices)},
               {"kv_tile_indices", at(rq, a, p.kv_tile_indices)},
               {"o_indptr", at(rq, a, p.o_indptr)}}}};
   j.update(page_table(rq, in));
+  return j;
+}
+
+template <class P>
+P params_of(const gpu::gpu_request& rq) {
+  // The params' layout does not depend on T (buffer_ref<T> is a pointer and integers).
+  P p;
+  if (rq.params.size() != sizeof(p)) refuse("params of the wrong size");
+  std::memcpy(static_cast<void*>(&p), rq.params.data(), sizeof(p));
+  return p;
+}
+
+}  // namespace
+
+json flashinfer_decode_launch(const gpu::gpu_request& rq, const engine_arena& a) {
+  if (rq.fam != gpu::family::fi_decode) refuse("this run is another kernel family");
+  const auto p = params_of<fi_decode_params<bf16>>(rq);
+  json j = common_launch(rq, a, p, "flashinfer_batch_decode", p.split, p.chunk_tokens);
+  j["num_work"] = p.num_work;  // the driver builds the valid-block mask from it
+  return j;
+}
+
+json flashinfer_prefill_launch(const gpu::gpu_request& rq, const engine_arena& a) {
+  if (rq.fam != gpu::family::fi_prefill) refuse("this run is another kernel family");
+  const auto p = params_of<fi_prefill_params<bf16>>(rq);
+  if (!engine::fi_prefill_tile_built(p.in.head_size, p.cta_tile_q))
+    refuse("no FlashInfer prefill instantiation for head size " + std::to_string(p.in.head_size) +
+           " and cta_tile_q " + std::to_string(p.cta_tile_q));
+  json j = common_launch(rq, a, p, "flashinfer_batch_prefill", p.split, p.kv_chunk_tokens);
+  j["cta_tile_q"] = p.cta_tile_q;
+  j["total_num_rows"] = p.total_num_rows;
+  j["at"]["q_indptr"] = at(rq, a, p.in.query_start);
+  j["at"]["qo_tile_indices"] = at(rq, a, p.qo_tile_indices);
+  j["at"]["merge_indptr"] = p.split ? at(rq, a, p.merge_indptr) : -1;
+  j["at"]["block_valid_mask"] = p.split && p.block_valid_mask.extent > 0 ? at(rq, a, p.block_valid_mask) : -1;
   return j;
 }
 

@@ -1,4 +1,5 @@
-// headroom_flashinfer_driver: the engine driver for FlashInfer's kernels, the counterpart of
+// headroom_flashinfer_driver: the engine driver for FlashInfer's batch decode and batch prefill
+// kernels (the prefill kernel also serves tensor-core decode), the counterpart of
 // vllm_triton_driver.py, speaking the same frames on descriptor driver_channel_fd
 // (driver_process.hpp): a hello, then per run a JSON header {arena_bytes, fill, readback, launch}
 // and the fill bytes in, a JSON header {status, detail, kernel_ms, exiting} and the readback bytes
@@ -10,13 +11,14 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "targets/engine/driver_process.hpp"
-#include "targets/engine/flashinfer/fi_decode_run.hpp"
+#include "targets/engine/flashinfer/fi_prefill_run.hpp"
 #include "targets/gpu/worker/wire.hpp"
 
 #ifndef HEADROOM_FLASHINFER_COMMIT
@@ -63,7 +65,7 @@ struct event_pair {
   }
 };
 
-// The page table, the chunk size and the valid-block mask, laid out in one allocation.
+// The page table, the chunk size and (decode) the valid-block mask, laid out in one allocation.
 struct side_tables {
   std::vector<int32_t> ints;  // indptr, indices, last_page_len, kv_chunk_size, then the mask's bytes
   int64_t indices = 0, last = 0, chunk = 0, mask = 0;
@@ -82,6 +84,7 @@ side_tables side_of(const json& L) {
   t.chunk = static_cast<int64_t>(t.ints.size());
   t.ints.push_back(L.at("kv_chunk_size").get<int32_t>());
   t.mask = static_cast<int64_t>(t.ints.size());
+  if (!L.contains("num_work")) return t;  // the prefill's mask is the plan's, in the arena
   const int64_t padded = L.at("padded").get<int64_t>(), valid = L.at("num_work").get<int64_t>();
   std::vector<uint8_t> mask(static_cast<std::size_t>(padded));
   for (int64_t i = 0; i < padded; ++i) mask[static_cast<std::size_t>(i)] = i < valid;
@@ -90,12 +93,14 @@ side_tables side_of(const json& L) {
   return t;
 }
 
+// The pointer of arena buffer `name` in the launch's "at" (null for -1).
+void* arena_ptr(const json& L, std::byte* arena, const char* name) {
+  const int64_t off = L.at("at").at(name).get<int64_t>();
+  return off < 0 ? nullptr : arena + off;
+}
+
 fi::decode_args decode_args_of(const json& L, std::byte* arena, int32_t* side, const side_tables& t) {
-  const auto& at = L.at("at");
-  const auto ptr = [&](const char* name) -> void* {
-    const int64_t off = at.at(name).get<int64_t>();
-    return off < 0 ? nullptr : arena + off;
-  };
+  const auto ptr = [&](const char* name) { return arena_ptr(L, arena, name); };
   fi::decode_args a;
   a.type = L.at("dtype") == "bf16" ? fi::elem::bf16 : fi::elem::fp16;
   a.head_dim = L.at("head_dim"), a.num_qo_heads = L.at("num_qo_heads"), a.num_kv_heads = L.at("num_kv_heads");
@@ -110,14 +115,34 @@ fi::decode_args decode_args_of(const json& L, std::byte* arena, int32_t* side, c
   a.o_indptr = static_cast<int32_t*>(ptr("o_indptr"));
   a.indptr = side, a.indices = side + t.indices, a.last_page_len = side + t.last;
   a.kv_chunk_size = side + t.chunk;
-  a.block_valid_mask = L.at("split").get<bool>() ? reinterpret_cast<bool*>(side + t.mask) : nullptr;
+  if (L.contains("num_work"))
+    a.block_valid_mask = L.at("split").get<bool>() ? reinterpret_cast<bool*>(side + t.mask) : nullptr;
+  else
+    a.block_valid_mask = static_cast<bool*>(ptr("block_valid_mask"));
   return a;
+}
+
+fi::prefill_args prefill_args_of(const json& L, std::byte* arena, int32_t* side, const side_tables& t) {
+  fi::prefill_args a;
+  static_cast<fi::decode_args&>(a) = decode_args_of(L, arena, side, t);
+  a.cta_tile_q = L.at("cta_tile_q"), a.total_num_rows = L.at("total_num_rows");
+  a.q_indptr = static_cast<int32_t*>(arena_ptr(L, arena, "q_indptr"));
+  a.qo_tile_indices = static_cast<int32_t*>(arena_ptr(L, arena, "qo_tile_indices"));
+  a.merge_indptr = static_cast<int32_t*>(arena_ptr(L, arena, "merge_indptr"));
+  return a;
+}
+
+// The launch the header names, as a call that returns its error text (empty on success).
+std::function<std::string()> launch_of(const json& L, std::byte* arena, int32_t* side, const side_tables& t) {
+  if (L.at("kernel") == "flashinfer_batch_prefill")
+    return [a = prefill_args_of(L, arena, side, t)] { return fi::launch_prefill(a); };
+  return [a = decode_args_of(L, arena, side, t)] { return fi::launch_decode(a); };
 }
 
 // A microbenchmark's figure: the median of n launches, each after an L2 flush (a memset of twice
 // the L2) and a spin that covers the host's launch latency, timed with events.
 constexpr long long spin_cycles = 2'000'000;  // as vllm_triton_driver.py's
-double median_ms(const fi::decode_args& a, int n) {
+double median_ms(const std::function<std::string()>& launch, int n) {
   int dev = 0, l2 = 0;
   check(cudaGetDevice(&dev), "cudaGetDevice");
   check(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev), "L2 size");
@@ -128,7 +153,7 @@ double median_ms(const fi::decode_args& a, int n) {
     check(cudaMemset(flush.p, 0, 2 * static_cast<std::size_t>(l2)), "flush");
     fi::spin_device(spin_cycles);
     check(cudaEventRecord(ev.begin), "event");
-    if (const std::string e = fi::launch_decode(a); !e.empty()) throw cuda_error(e);
+    if (const std::string e = launch(); !e.empty()) throw cuda_error(e);
     check(cudaEventRecord(ev.end), "event");
     check(cudaEventSynchronize(ev.end), "timed launch");
     t = ev.ms();
@@ -141,9 +166,10 @@ double median_ms(const fi::decode_args& a, int n) {
 // median_ms of N more launches).
 std::pair<json, std::vector<std::byte>> run(const json& header, const std::vector<std::byte>& fill) {
   const json& L = header.at("launch");
-  if (L.at("kernel") != "flashinfer_batch_decode")
+  if (L.at("kernel") != "flashinfer_batch_decode" && L.at("kernel") != "flashinfer_batch_prefill")
     return {{{"status", "error"},
-             {"detail", "this driver runs flashinfer_batch_decode, not " + L.at("kernel").dump()}},
+             {"detail", "this driver runs flashinfer_batch_decode and flashinfer_batch_prefill, not " +
+                            L.at("kernel").dump()}},
             {}};
   device_buffer arena(header.at("arena_bytes").get<std::size_t>());
   check(cudaMemset(arena.p, 0, header.at("arena_bytes").get<std::size_t>()), "cudaMemset");
@@ -158,10 +184,10 @@ std::pair<json, std::vector<std::byte>> run(const json& header, const std::vecto
   const side_tables t = side_of(L);
   device_buffer side(t.ints.size() * 4);
   check(cudaMemcpy(side.p, t.ints.data(), t.ints.size() * 4, cudaMemcpyHostToDevice), "side tables");
-  const fi::decode_args a = decode_args_of(L, arena.bytes(), static_cast<int32_t*>(side.p), t);
+  const auto launch = launch_of(L, arena.bytes(), static_cast<int32_t*>(side.p), t);
   const event_pair ev;
   check(cudaEventRecord(ev.begin), "event");
-  const std::string refused = fi::launch_decode(a);
+  const std::string refused = launch();
   cudaEventRecord(ev.end);
   const cudaError_t done = cudaDeviceSynchronize();
   if (done != cudaSuccess)  // the kernel faulted: the context is lost
@@ -179,7 +205,7 @@ std::pair<json, std::vector<std::byte>> run(const json& header, const std::vecto
           "readback");
   }
   json reply = {{"status", "ok"}, {"kernel_ms", ms}};
-  if (const int n = header.value("repeat", 0); n > 0) reply["median_ms"] = median_ms(a, n);
+  if (const int n = header.value("repeat", 0); n > 0) reply["median_ms"] = median_ms(launch, n);
   return {reply, std::move(back)};
 }
 
@@ -197,7 +223,7 @@ json hello() {
   cudaGetDeviceProperties(&prop, 0);
   return {{"device_count", count},
           {"device_name", prop.name},
-          {"kernel", "flashinfer_batch_decode"},
+          {"kernel", "flashinfer_batch_decode,flashinfer_batch_prefill"},
           {"commit", built_from + sizeof("flashinfer@") - 1}};
 }
 

@@ -1,0 +1,8 @@
+// FlashInfer's batch prefill at head size 64, bf16: the tile heights its planner picks there.
+#include "targets/engine/flashinfer/fi_prefill_run.cuh"
+
+namespace headroom::engine::fi {
+HEADROOM_FI_PREFILL_TILE(128, 64, nv_bfloat16)
+HEADROOM_FI_PREFILL_TILE(64, 64, nv_bfloat16)
+HEADROOM_FI_PREFILL_TILE(16, 64, nv_bfloat16)
+}  // namespace headroom::engine::fi
