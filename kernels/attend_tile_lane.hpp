@@ -115,10 +115,12 @@ HEADROOM_HOST_DEVICE void tile_read_k(Ctx& ctx, const SV& st, const QV& sq, Regs
     if (t.y >= idle_from) return;  // a warp with no valid row: its products are never stored
     auto& r = rg.st[t];
     const int g = t.x / 4, c = 4 * j + t.x % 4;
-    if constexpr (!tile_q_in_regs<Dp>) HEADROOM_UNROLL
-    for (int i = 0; i < 2; ++i)
-      pack8(sq.template load_vec_aligned<attn_chunk>(tile_row_at<Dp>(tile_rows * t.y + g + 8 * i, c)),
-            r.q[0][i]);
+    if constexpr (!tile_q_in_regs<Dp>) {
+      HEADROOM_UNROLL
+      for (int i = 0; i < 2; ++i)
+        pack8(sq.template load_vec_aligned<attn_chunk>(tile_row_at<Dp>(tile_rows * t.y + g + 8 * i, c)),
+              r.q[0][i]);
+    }
     HEADROOM_UNROLL
     for (int nb = 0; nb < L::NB; ++nb)
       pack8(st.template load_vec_aligned<attn_chunk>(tile_kv_at<Dp, L::KT>(slot, 0, 8 * nb + g, c)),
