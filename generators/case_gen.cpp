@@ -104,12 +104,16 @@ rc::Gen<check_case> with_batch(rc::Gen<check_case> g, int64_t max_work) {
 }
 
 // The settings the class draws (class_gen.hpp) wrote, kept over a new draw of the engine's: the
-// head tile, the Mamba and extra groups' block sizes, and a hybrid model's max_model_len.
-void keep_class_settings(const engine_settings& from, engine_settings& to) {
-  to.head_tile = from.head_tile;
-  to.mamba_block_size = from.mamba_block_size;
-  to.extra_group_block_size = from.extra_group_block_size;
-  if (from.mamba_block_size > 0) to.max_model_len = from.max_model_len;
+// head tile, the Mamba and extra groups' block sizes, and a hybrid model's max_model_len (a pinned
+// Mamba block size on a model without Mamba layers keeps the engine's draw).
+void keep_class_settings(const check_case& from, engine_settings& to) {
+  const engine_settings& e = from.engine;
+  to.head_tile = e.head_tile;
+  to.mamba_block_size = e.mamba_block_size;
+  to.extra_group_block_size = e.extra_group_block_size;
+  const auto& layers = from.model.layers;
+  const bool mamba = std::any_of(layers.begin(), layers.end(), [](const auto& l) { return l.mamba_state; });
+  if (mamba && e.mamba_block_size > 0) to.max_model_len = e.max_model_len;
 }
 
 // The engine's settings beside max_num_seqs, and a compression ratio on the first attention layer.
@@ -120,7 +124,7 @@ rc::Gen<check_case> with_engine(rc::Gen<check_case> g, const pinned_settings& pi
                         [c](const std::pair<engine_settings, int64_t>& x) {
                           check_case out = c;
                           out.engine = x.first;
-                          keep_class_settings(c.engine, out.engine);
+                          keep_class_settings(c, out.engine);
                           for (auto& l : out.model.layers)
                             if (l.kind != attn_kind::none) {
                               l.compress_ratio = x.second;
@@ -171,12 +175,13 @@ rc::Gen<check_case> raw_cases(const case_profile& p) {
       });
     };
     return rc::gen::weightedOneOf<check_case>(
-        {{9, raw_cases(kernels)}, {1, with_mutants(large_offset_cases())}});
+        {{9, raw_cases(kernels)}, {1, with_mutants(large_offset_cases(p.pins.tps))}});
   }
   auto with_geometry = rc::gen::mapcat(option_draws(p), [p](options_draw d) {
     geometry_limits lim;
     lim.max_layers = p.max_layers;
     lim.max_head_size = p.max_head_size;
+    if (p.pins.tps) lim.tps = *p.pins.tps;
     lim.flashinfer_groups = d.be == backend::flashinfer;
     return rc::gen::map(geometries(lim), [d, p](const sized_geometry& g) { return assemble(d, g, p); });
   });

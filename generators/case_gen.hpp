@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include <rapidcheck.h>
@@ -39,8 +40,9 @@ rc::Gen<check_case> cases(const case_profile& p);
 // Index-overflow regime (model target only): huge heads and head sizes, long sequences.
 rc::Gen<check_case> large_cases(const std::vector<policy>& policies);
 // Token offsets near 2^31 (model target only, offset_cases.cpp): one Triton layer, one request of
-// about 2^31 / (heads x head size) tokens, with and without the int32-token-offsets mutant.
-rc::Gen<check_case> large_offset_cases();
+// about 2^31 / (heads x head size) tokens, with and without the int32-token-offsets mutant; at TP 1,
+// or at a TP size drawn from `tps` with the same heads per rank.
+rc::Gen<check_case> large_offset_cases(const std::optional<std::vector<int64_t>>& tps = std::nullopt);
 
 // Deterministic sample: the same (profile, seed, index) always gives the same case.
 check_case sample_case(const case_profile& p, uint64_t seed, uint64_t index);

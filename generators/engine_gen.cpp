@@ -53,9 +53,11 @@ rc::Gen<engine_settings> engine_settings_for(int64_t max_num_seqs, const pinned_
                                                        {1, cudagraph_mode::none}})),
       rc::gen::set(&d::max_model_len, weighted<int64_t>({{4, 4096}, {2, 16}, {2, 100}, {1, 128}, {1, 1024}})),
       rc::gen::set(&d::k, weighted<int64_t>({{5, 0}, {1, 1}, {3, 2}, {1, 3}})),
-      rc::gen::set(&d::flavour, weighted<engine_flavour>({{6, engine_flavour::vllm},
-                                                          {3, engine_flavour::sglang},
-                                                          {2, engine_flavour::vllm_ascend}})),
+      // A pinned flavour is the draw's, so that SGLang's attention TP and gather come with it.
+      rc::gen::set(&d::flavour, pins.flavour ? rc::gen::just(*pins.flavour)
+                                             : weighted<engine_flavour>({{6, engine_flavour::vllm},
+                                                                         {3, engine_flavour::sglang},
+                                                                         {2, engine_flavour::vllm_ascend}})),
       rc::gen::set(&d::attn_tp, rc::gen::element<int64_t>(1, 2, 4, 8)),
       rc::gen::set(&d::gathered, rc::gen::arbitrary<bool>()),
       rc::gen::set(&d::list, weighted<int>({{5, 0}, {4, 1}, {4, 2}, {1, 3}})));

@@ -13,9 +13,14 @@
 
 namespace headroom::generators {
 
+// The largest TP size the generators build a geometry for: a layer's heads are its GQA group
+// (at most 32) x its kv heads per rank (at most 8) x the TP size, within max_heads.
+inline constexpr int64_t max_generated_tp = 1024;
+static_assert(32 * 8 * max_generated_tp <= max_heads);
+
 struct geometry_limits {
   int max_layers = 6;
-  std::vector<int64_t> tps = {1, 2, 4, 8};
+  std::vector<int64_t> tps = {1, 2, 4, 8};  // drawn from, smaller ones more often (1..max_generated_tp)
   // FlashInfer's decode kernel supports GQA group sizes {1,2,3,4,6,8} only: restrict to them.
   bool flashinfer_groups = false;
   int64_t max_head_size = 64;  // small head sizes keep the simulator at milliseconds per case

@@ -1,6 +1,8 @@
 // Pinned engine settings into cases, and the test that a case keeps them (pinned.hpp).
 #include "generators/pinned.hpp"
 
+#include <algorithm>
+
 namespace headroom::generators {
 namespace {
 
@@ -22,6 +24,7 @@ void pin(const pinned_settings& p, engine_settings& e) {
   if (p.max_capture_size && !p.capture_sizes) e.capture_sizes.clear();
   pin_one(p.capture_sizes, e.capture_sizes);
   pin_one(p.max_capture_size, e.max_capture_size);
+  pin_one(p.flavour, e.flavour);
   pin_one(p.head_tile, e.head_tile);
   pin_one(p.mamba_block_size, e.mamba_block_size);
   pin_one(p.extra_group_block_size, e.extra_group_block_size);
@@ -37,7 +40,7 @@ void pin(const pinned_settings& p, check_case& c) {
 bool holds(const pinned_settings& p, const check_case& c) {
   check_case pinned = c;
   pin(p, pinned);
-  return pinned == c;
+  return pinned == c && (!p.tps || std::find(p.tps->begin(), p.tps->end(), c.tp) != p.tps->end());
 }
 
 }  // namespace headroom::generators

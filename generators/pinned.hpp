@@ -13,6 +13,8 @@
 namespace headroom::generators {
 
 struct pinned_settings {
+  // TP sizes: check and plan run each; fuzz's cases draw theirs from the list (geometry_gen.hpp).
+  std::optional<std::vector<int64_t>> tps;
   std::optional<int64_t> max_num_seqs;
   std::optional<int64_t> max_model_len;
   std::optional<int64_t> max_num_batched_tokens;
@@ -22,7 +24,8 @@ struct pinned_settings {
   std::optional<cudagraph_mode> cg_mode;
   std::optional<std::vector<int64_t>> capture_sizes;
   std::optional<int64_t> max_capture_size;
-  std::optional<int64_t> head_tile;  // C9 and C11 settings: check and plan only
+  std::optional<engine_flavour> flavour;  // whose per-request sizing (C5) and capture list
+  std::optional<int64_t> head_tile;       // C9 and C11 settings (class_gen.hpp draws them)
   std::optional<int64_t> mamba_block_size;
   std::optional<int64_t> extra_group_block_size;
   bool operator==(const pinned_settings&) const = default;
@@ -32,9 +35,10 @@ struct pinned_settings {
 // drawn list: vLLM derives its default list from the ceiling; a max_num_seqs not pinned is cut
 // to a pinned max_num_batched_tokens (the case generators draw it within the tokens already).
 void pin(const pinned_settings& p, engine_settings& e);
-// Every pinned setting of a case: its engine's, its block and page size, its model's dtype.
+// Every pinned setting of a case: its engine's, its block and page size, its model's dtype. Not
+// the TP size, which the geometry's heads depend on: the generators draw it from the list.
 void pin(const pinned_settings& p, check_case& c);
-// True when the case has every pinned setting.
+// True when the case has every pinned setting, and a TP size of the pinned list.
 bool holds(const pinned_settings& p, const check_case& c);
 
 }  // namespace headroom::generators

@@ -23,11 +23,17 @@ void step_candidates(const check_case& c, std::vector<check_case>& out) {
   if (c.step.kind == step_kind::draft && c.step.pass > 1) push([](check_case& o) { --o.step.pass; });
   if (c.engine.num_speculative_tokens > 0) push([](check_case& o) { --o.engine.num_speculative_tokens; });
   const engine_settings& e = c.engine;
-  if (e.flavour != d.flavour || e.attn_tp_size != d.attn_tp_size || e.gathered_buffer || e.req_pool_size != 0)
+  auto sglang_defaults = [&](check_case& o) {
+    o.engine.attn_tp_size = d.attn_tp_size, o.engine.gathered_buffer = d.gathered_buffer;
+    o.engine.req_pool_size = d.req_pool_size;
+  };
+  const bool sglang_set = e.attn_tp_size != d.attn_tp_size || e.gathered_buffer || e.req_pool_size != 0;
+  if (e.flavour != d.flavour || sglang_set)
     push([&](check_case& o) {
-      o.engine.flavour = d.flavour, o.engine.attn_tp_size = d.attn_tp_size;
-      o.engine.gathered_buffer = d.gathered_buffer, o.engine.req_pool_size = d.req_pool_size;
+      o.engine.flavour = d.flavour;
+      sglang_defaults(o);
     });
+  if (e.flavour != d.flavour && sglang_set) push(sglang_defaults);  // the flavour kept (a fuzz pin)
   if (e.cg_mode != d.cg_mode) push([&](check_case& o) { o.engine.cg_mode = d.cg_mode; });
   if (!e.capture_sizes.empty()) push([](check_case& o) { o.engine.capture_sizes.clear(); });
   if (e.max_model_len != d.max_model_len)
