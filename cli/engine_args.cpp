@@ -65,8 +65,8 @@ const std::set<std::string> ignored_compilation = {"mode",
                                                    "inductor_compile_config",
                                                    "use_inductor_graph_partition",
                                                    "cudagraph_num_of_warmups"};
-// The Python module's keyword arguments: the top-level keys less the TP size (its `tp`), and two
-// nested settings under their own names.
+// The Python module's keyword arguments: the top-level keys less the TP size (its `tp`), two
+// nested settings under their own names, and the engine flavour, which no vLLM file names.
 const std::vector<key_rule>& keyword_rules() {
   static const std::vector<key_rule> rules = [] {
     std::vector<key_rule> r;
@@ -74,6 +74,7 @@ const std::vector<key_rule>& keyword_rules() {
       if (std::string(k.key) != "tensor_parallel_size") r.push_back(k);
     r.push_back({"num_speculative_tokens", "--num-speculative-tokens", kind::integer});
     r.push_back({"cudagraph_mode", "--cudagraph-mode", kind::text});
+    r.push_back({"engine_flavour", "--engine-flavour", kind::text});
     return r;
   }();
   return rules;
@@ -187,8 +188,7 @@ void merge_engine_args(parsed_args& a, const json& j, const std::string& name, c
   for (const setting& s : settings_of(j, name)) {
     if (!find_flag(c, s.flag))
       throw input_error(name, s.key, s.value,
-                        "headroom " + std::string(c.name) + " does not take this setting (" + s.flag +
-                            "): its cases draw it");
+                        "headroom " + std::string(c.name) + " does not take this setting (" + s.flag + ")");
     if (a.has(s.flag) || (s.flag == "--num-speculative-tokens" && spec_given)) continue;
     a.flags[s.flag] = s.value;
     a.origins[s.flag] = {name, s.key};

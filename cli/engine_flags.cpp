@@ -54,8 +54,13 @@ std::optional<int64_t> int_flag(const parsed_args& a, const char* flag, int64_t 
 
 }  // namespace
 
-generators::pinned_settings read_engine_settings(const parsed_args& a, std::optional<int64_t> max_num_seqs) {
+generators::pinned_settings read_engine_settings(const parsed_args& a, std::optional<int64_t> max_num_seqs,
+                                                 int64_t largest_tp) {
   generators::pinned_settings p;
+  if (auto v = a.get("--tp")) {
+    p.tps = to_int_list("--tp", *v, 1, largest_tp, max_tp_sizes);
+    require_distinct("--tp", *v, *p.tps);
+  }
   p.max_num_seqs = int_flag(a, "--max-num-seqs", 1, max_check_num_seqs);
   p.max_model_len = int_flag(a, "--max-model-len", 1, max_settings_model_len);
   p.max_num_batched_tokens = int_flag(a, "--max-num-batched-tokens", 1, max_settings_tokens);
@@ -77,6 +82,7 @@ generators::pinned_settings read_engine_settings(const parsed_args& a, std::opti
     check_ceiling(*p.capture_sizes,
                   p.max_num_batched_tokens.value_or(engine_settings{}.max_num_batched_tokens),
                   *p.max_capture_size, *a.get("--max-cudagraph-capture-size"));
+  if (auto v = a.get("--engine-flavour")) p.flavour = parse_engine_flavour(*v, cmdline, "--engine-flavour");
   p.head_tile = int_flag(a, "--head-tile", 0, max_settings_head_tile);
   p.mamba_block_size = int_flag(a, "--mamba-block-size", 0, max_settings_block_size);
   p.extra_group_block_size = int_flag(a, "--extra-group-block-size", 0, max_settings_block_size);
@@ -86,6 +92,7 @@ generators::pinned_settings read_engine_settings(const parsed_args& a, std::opti
 
 void read_engine_flags(const parsed_args& a, check_options& o) {
   const generators::pinned_settings p = read_engine_settings(a, o.max_num_seqs);
+  if (p.tps) o.tps = *p.tps;
   if (p.max_num_seqs) o.max_num_seqs = *p.max_num_seqs;
   generators::pin(p, o.engine);
   if (p.block_size) o.block_size = o.flashinfer.page_size = *p.block_size;
@@ -110,6 +117,12 @@ std::string flags_of(const generators::pinned_settings& p) {
   auto add = [&](const char* flag, const std::optional<int64_t>& v) {
     if (v) ((s += ' ') += flag) += " " + std::to_string(*v);
   };
+  auto add_list = [&](const char* flag, const std::optional<std::vector<int64_t>>& v) {
+    if (!v) return;
+    ((s += ' ') += flag) += ' ';
+    for (std::size_t i = 0; i < v->size(); ++i) (s += i ? "," : "") += std::to_string((*v)[i]);
+  };
+  add_list("--tp", p.tps);
   add("--max-num-seqs", p.max_num_seqs);
   add("--max-model-len", p.max_model_len);
   add("--max-num-batched-tokens", p.max_num_batched_tokens);
@@ -117,12 +130,9 @@ std::string flags_of(const generators::pinned_settings& p) {
   if (p.kv_dtype) (s += " --kv-cache-dtype ") += to_string(*p.kv_dtype);
   add("--num-speculative-tokens", p.num_speculative_tokens);
   if (p.cg_mode) (s += " --cudagraph-mode ") += to_string(*p.cg_mode);
-  if (p.capture_sizes) {
-    s += " --cudagraph-capture-sizes ";
-    for (std::size_t i = 0; i < p.capture_sizes->size(); ++i)
-      s += (i ? "," : "") + std::to_string((*p.capture_sizes)[i]);
-  }
+  add_list("--cudagraph-capture-sizes", p.capture_sizes);
   add("--max-cudagraph-capture-size", p.max_capture_size);
+  if (p.flavour) (s += " --engine-flavour ") += to_string(*p.flavour);
   add("--head-tile", p.head_tile);
   add("--mamba-block-size", p.mamba_block_size);
   add("--extra-group-block-size", p.extra_group_block_size);

@@ -4,6 +4,7 @@
 // refused). The Python module reads its keyword arguments and engine_args with the same code.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 
@@ -19,24 +20,30 @@ namespace headroom::cli {
 // unless the command line gives that flag (the command line overrides the file); a.origins
 // remembers the file and key, so read_attributed reports a bad value there. Unknown keys,
 // values of the wrong type, settings the mirror does not model and settings command `c` takes no
-// flag for (fuzz: the TP size its cases draw) are input_errors naming the file and the key.
+// flag for are input_errors naming the file and the key.
 void merge_engine_args(parsed_args& a, const command_spec& c);
 // The same for a document of engine arguments named `name` in messages (a file, the Python
 // module's engine_args dict).
 void merge_engine_args(parsed_args& a, const nlohmann::json& j, const std::string& name,
                        const command_spec& c);
 // Flat settings named as vLLM names them (the Python module's keyword arguments: block_size,
-// num_speculative_tokens, cudagraph_mode, ...), each the value of its flag, reported as `name`
-// and the key. Call it before merge_engine_args: these override the engine arguments.
+// num_speculative_tokens, cudagraph_mode, ..., and engine_flavour), each the value of its flag,
+// reported as `name` and the key. Call it before merge_engine_args: these override the engine
+// arguments.
 void merge_keyword_settings(parsed_args& a, const nlohmann::json& j, const std::string& name);
+
+// At most this many TP sizes in one --tp, each once: a check runs every one of them.
+inline constexpr std::size_t max_tp_sizes = 64;
 
 // The engine settings flags given (nullopt: not given), each range-checked, and the rules vLLM
 // enforces between two of them. `max_num_seqs`: the requests a step holds when --max-num-seqs is
 // not given (check and plan: 256); --max-num-batched-tokens must be at least it. Without it (fuzz:
-// the cases draw max_num_seqs) only a given --max-num-seqs is held to that rule.
-generators::pinned_settings read_engine_settings(const parsed_args& a, std::optional<int64_t> max_num_seqs);
+// the cases draw max_num_seqs) only a given --max-num-seqs is held to that rule. --tp's sizes are
+// in 1..largest_tp (check and plan: max_tp; fuzz: the largest its generators build).
+generators::pinned_settings read_engine_settings(const parsed_args& a, std::optional<int64_t> max_num_seqs,
+                                                 int64_t largest_tp = max_tp);
 
-// check and plan: the engine settings flags applied to `o`: o.max_num_seqs, o.engine,
+// check and plan: the engine settings flags applied to `o`: o.tps, o.max_num_seqs, o.engine,
 // o.block_size (and FlashInfer's page size). The dtype goes on the model (dtype_of).
 void read_engine_flags(const parsed_args& a, check_options& o);
 
@@ -44,7 +51,8 @@ void read_engine_flags(const parsed_args& a, check_options& o);
 // dtype for the KV cache, queries and outputs; --kv-cache-dtype other than auto wins.
 std::optional<dtype> dtype_of(const parsed_args& a);
 
-// The flags that pin `p` (" --block-size 32 --kv-cache-dtype float16"), for fuzz's repro lines.
+// The flags that pin `p` (" --tp 1,2 --block-size 32 --kv-cache-dtype float16"), for fuzz's repro
+// lines.
 std::string flags_of(const generators::pinned_settings& p);
 
 }  // namespace headroom::cli

@@ -77,6 +77,9 @@ const std::vector<flag_spec> engine_flags = {
      "largest capture size, 1..16777216 (default min(2 x max_num_seqs x (1 + k), 512)); with a list, its "
      "largest",
      "vLLM compilation_config.max_cudagraph_capture_size"},
+    {"--engine-flavour", k::value, "vllm|sglang|vllm-ascend",
+     "whose per-request metadata sizing (C5) and CUDA-graph capture list the mirror follows (default vllm)",
+     ""},
     {"--head-tile", k::value, "N", "C9: an MLA kernel's minimum heads per rank, 0..1024 (default 0: none)",
      ""},
     {"--mamba-block-size", k::value, "N",
@@ -90,9 +93,10 @@ const std::vector<flag_spec> engine_flags = {
 // fuzz's engine settings: check's flags (names, metavars, the engine's names), each pinning the
 // setting of every case instead of drawing it; the help says so.
 const std::pair<std::string_view, std::string_view> fuzz_pins[] = {
-    {"--engine-args",
-     "pin the settings a JSON file of vLLM's engine arguments gives (not its TP size or Mamba block size: "
-     "cases draw them); flags override it"},
+    {"--tp",
+     "TP sizes every case draws its own from (1 most often), comma-separated: at most 64 distinct values "
+     "in 1..1024 (default 1,2,4,8)"},
+    {"--engine-args", "pin the settings a JSON file of vLLM's engine arguments gives; flags override it"},
     {"--max-num-seqs", "pin every case's most requests a step holds, 1..4096 (default: drawn, 2..256)"},
     {"--max-model-len", "pin every case's longest sequence in tokens, 1..16777216 (default: drawn)"},
     {"--max-num-batched-tokens",
@@ -116,12 +120,23 @@ const std::pair<std::string_view, std::string_view> fuzz_pins[] = {
      "drawn)"},
     {"--max-cudagraph-capture-size",
      "pin every case's largest capture size, 1..16777216 (vLLM's list up to it); with a list, its largest"},
+    {"--engine-flavour",
+     "pin every case's engine flavour, whose per-request sizing (C5) and capture list (default: drawn)"},
+    {"--head-tile", "pin every case's C9 MLA head tile, 0..1024 (0: none; default: drawn, 0, 8, 16 or 32)"},
+    {"--mamba-block-size",
+     "pin every case's C11 Mamba block size, 0..1048576 (0: the attention blocks'; default: drawn, 0 or "
+     "64..512, on the hybrid models cases draw)"},
+    {"--extra-group-block-size",
+     "pin every case's C11 extra KV-cache group's block size, 0..1048576 (0: none; default: drawn, 0, 4 "
+     "or 8, on the hybrid models cases draw)"},
 };
 
 std::vector<flag_spec> pinning_flags() {
   std::vector<flag_spec> out;
   for (const auto& [name, help] : fuzz_pins) {
-    const flag_spec* f = name == max_num_seqs.name ? &max_num_seqs : nullptr;
+    const flag_spec* f = nullptr;
+    for (const flag_spec* shared : {&tp, &max_num_seqs})
+      if (shared->name == name) f = shared;
     for (const auto& e : engine_flags)
       if (e.name == name) f = &e;
     if (!f) throw std::logic_error("no engine flag named " + std::string(name));

@@ -1,6 +1,6 @@
 // headroom fuzz [--seed S] [--cases N | --time 60s] [--target sim|gpu|model] [--policy P]
 //               [--grouping G] [--backend triton|flashinfer|fa3|all] [--out DIR] [--jobs N]
-//               [--stop-after K] [engine settings] [--engine-args FILE]
+//               [--stop-after K] [--tp 1,2,4,8] [engine settings] [--engine-args FILE]
 // Random cases from the property generators, shrunk counterexamples to DIR as they are found; an
 // engine setting given (flag or --engine-args) is pinned: every case has it instead of a draw.
 // Exit 1 when anything was found, 0 when clean, 2 on bad input (docs/design.md).
@@ -16,6 +16,7 @@
 #include "cli/fuzz_campaign.hpp"
 #include "cli/output_file.hpp"
 #include "core/util/error.hpp"
+#include "generators/geometry_gen.hpp"
 
 namespace headroom::cli {
 
@@ -51,7 +52,8 @@ void read_profile(const parsed_args& a, fuzz_options& o) {
   if (auto v = a.get("--backend"); v && *v != "all") p.backends = {parse_backend(*v, cmdline, "--backend")};
   if (auto v = a.get("--kv-layout")) p.kv_layouts = {parse_kv_layout(*v, cmdline, "--kv-layout")};
   p.mutants = mutants_of(a);
-  p.pins = read_attributed(a, [&] { return read_engine_settings(a, std::nullopt); });
+  p.pins =
+      read_attributed(a, [&] { return read_engine_settings(a, std::nullopt, generators::max_generated_tp); });
   o.profile_flags = std::string("--policy ") + to_string(p.policies.front()) + " --grouping " +
                     to_string(p.groupings.front()) + " --backend " +
                     (p.backends.size() == 1 ? to_string(p.backends.front()) : "all");

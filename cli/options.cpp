@@ -13,10 +13,6 @@ mutant_set mutants_of(const parsed_args& a) {
 check_options options_of(const parsed_args& a) {
   return read_attributed(a, [&] {
     check_options o;
-    if (auto v = a.get("--tp")) {
-      o.tps = to_int_list("--tp", *v, 1, max_tp, max_tp_sizes);
-      require_distinct("--tp", *v, o.tps);
-    }
     if (auto v = a.get("--backend")) {
       if (*v == "all")
         o.backends = {backend::triton, backend::flashinfer, backend::fa3};
@@ -29,7 +25,7 @@ check_options options_of(const parsed_args& a) {
     o.hybrid = !a.has("--no-hybrid");
     o.flashinfer.cuda_graph = a.has("--cuda-graph");
     o.mutants = mutants_of(a);
-    read_engine_flags(a, o);  // --max-num-seqs with the other engine settings
+    read_engine_flags(a, o);  // --tp and --max-num-seqs with the other engine settings
     return o;
   });
 }

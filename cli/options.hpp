@@ -2,8 +2,6 @@
 // from keyword arguments put in the same form): pure parsing, in the library both link.
 #pragma once
 
-#include <cstddef>
-
 #include "cli/args.hpp"
 #include "core/check/check.hpp"
 
@@ -16,7 +14,5 @@ mutant_set mutants_of(const parsed_args& a);
 // --max-num-seqs, --no-hybrid, --cuda-graph, --mutant and the engine settings flags
 // (engine_flags.hpp), values from --engine-args reported where the file gave them.
 check_options options_of(const parsed_args& a);
-// At most this many TP sizes in one --tp, each once: a check runs every one of them.
-inline constexpr std::size_t max_tp_sizes = 64;
 
 }  // namespace headroom::cli

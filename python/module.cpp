@@ -115,8 +115,8 @@ PYBIND11_MODULE(headroom, m) {
       "The mirror's plan (headroom plan --json) as a dict. Engine settings as keywords named as vLLM "
       "names them (max_num_seqs, max_model_len, max_num_batched_tokens, block_size, kv_cache_dtype, "
       "dtype, num_speculative_tokens, cudagraph_mode, cudagraph_capture_sizes, "
-      "max_cudagraph_capture_size, mamba_block_size) and engine_args: vLLM's engine arguments, a dict "
-      "or a JSON file's path; the keywords override it.");
+      "max_cudagraph_capture_size, mamba_block_size), engine_flavour (vllm, sglang or vllm-ascend) and "
+      "engine_args: vLLM's engine arguments, a dict or a JSON file's path; the keywords override it.");
   m.def(
       "check",
       [](const py::object& config, const py::object& tp, const std::string& backend,

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -45,6 +46,9 @@ TEST(EngineSettings, BadValuesNameTheFlagAndTheValue) {
       {"--spec-tokens 1 --num-speculative-tokens 1", {"'--spec-tokens' = 1", "--num-speculative-tokens"}},
       {"--cudagraph-mode FULLY", {"'--cudagraph-mode' = \"FULLY\"", "full_and_piecewise"}},
       {"--no-hybrid=yes", {"'--no-hybrid' = yes", "takes no value"}},
+      {"--engine-flavour vllm_ascend",
+       {"'--engine-flavour' = \"vllm_ascend\"", "expected vllm, sglang or vllm-ascend"}},
+      {"--engine-flavour", {"'--engine-flavour' = (missing)", "takes a value"}},
   };
   for (const auto& [flags, pieces] : cases) {
     const auto r = run_cli("check " + laguna + " " + flags);
@@ -116,6 +120,44 @@ TEST(EngineSettings, EngineArgsFileReachesThePlan) {
   EXPECT_EQ(p["engine"]["cudagraph_mode"], "none");
 }
 
+// The buffers of one attention group in `plan CONFIG --json` with `flags`: name -> shape.
+std::map<std::string, json> group_buffers(const std::string& flags, const fs::path& dir) {
+  const auto out = dir / "plan.json";
+  const auto r = run_cli("plan " + laguna + " --max-num-seqs 20 --json " + out.string() + " " + flags);
+  EXPECT_EQ(r.code, 0) << flags << ": " << r.err;
+  const json plan = json::parse(slurp(out));
+  std::map<std::string, json> shapes;
+  for (const auto& b : plan["ranks"][0]["groups"][0]["buffers"])
+    shapes[b["name"].get<std::string>()] = b["shape"];
+  return shapes;
+}
+
+// --engine-flavour on plan (max_num_seqs 20, k 0, FULL_AND_PIECEWISE: vLLM's ceiling min(2 x 20,
+// 512) = 40, list 1, 2, 4, 8, 16, 24, 32, 40):
+//   FA3 scheduler_metadata, 1 + 4 x round_up(max(max_num_seqs, largest capture), 4): vLLM and
+//   vllm-ascend 1 + 4 x 40 = 161; SGLang drops the sizes above its pool of 20 and captures 20
+//   itself, so 1 + 4 x 20 = 81.
+//   FlashInfer paged_kv_indptr / last_page_len: vLLM and SGLang 20 requests (21, 20 entries);
+//   vllm-ascend max(20, 40) + 1 dummy = 41 requests (42, 41).
+TEST(EngineSettings, EngineFlavourReachesThePlan) {
+  const auto dir = scratch("engine_flavour");
+  const std::pair<std::string, std::pair<int, int>> flavours[] = {
+      {"", {161, 21}}, {"vllm", {161, 21}}, {"sglang", {81, 21}}, {"vllm-ascend", {161, 42}}};
+  for (const auto& [f, sizes] : flavours) {
+    const std::string flag = f.empty() ? "" : "--engine-flavour " + f;
+    EXPECT_EQ(group_buffers("--backend fa3 " + flag, dir)["scheduler_metadata"], json::array({sizes.first}))
+        << f;
+    auto fi = group_buffers("--backend flashinfer " + flag, dir);
+    EXPECT_EQ(fi["paged_kv_indptr"], json::array({sizes.second})) << f;
+    EXPECT_EQ(fi["paged_kv_last_page_len"], json::array({sizes.second - 1})) << f;
+  }
+  // vllm-ascend #16168 (the mutant) fails only under its own flavour.
+  const std::string c5 =
+      "check " + laguna + " --backend flashinfer --max-num-seqs 20 --mutant request-meta-max-num-seqs";
+  EXPECT_EQ(run_cli(c5 + " --engine-flavour vllm-ascend").code, 1);
+  EXPECT_EQ(run_cli(c5).code, 0);
+}
+
 TEST(EngineSettings, EngineArgsFileErrorsNameTheFileAndTheKey) {
   const auto dir = scratch("engine_args");
   const std::pair<std::string, std::vector<std::string>> files[] = {
@@ -136,6 +178,7 @@ TEST(EngineSettings, EngineArgsFileErrorsNameTheFileAndTheKey) {
       {R"({"kv_cache_dtype": "fp8"})", {"'kv_cache_dtype' = fp8", "not modelled"}},
       {R"({"tensor_parallel_size": 3})", {"laguna-xs2.json", "tp 3"}},  // the config refuses it
       {R"({"enforce_eager": 1})", {"'enforce_eager'", "true or false"}},
+      {R"({"engine_flavour": "sglang"})", {"'engine_flavour'", "not an engine argument"}},
       {R"([128])", {"'<engine args>'"}},
       {R"({"max_num_seqs": 128,)", {"'<json>'", "malformed JSON"}},
   };

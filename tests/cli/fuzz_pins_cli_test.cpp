@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -17,7 +18,12 @@ using namespace headroom_test;
 using nlohmann::json;
 
 const std::string pins =
-    "--block-size 32 --max-num-seqs 8 --kv-cache-dtype float32 --num-speculative-tokens 2";
+    "--block-size 32 --max-num-seqs 8 --kv-cache-dtype float32 --num-speculative-tokens 2 --tp 2,4 "
+    "--engine-flavour vllm-ascend --head-tile 16 --mamba-block-size 64 --extra-group-block-size 4";
+// The flags_of order: --tp, the limits, block size, dtype, speculative tokens, flavour, classes.
+const std::string pinned_flags =
+    "--tp 2,4 --max-num-seqs 8 --block-size 32 --kv-cache-dtype float32 --num-speculative-tokens 2 "
+    "--engine-flavour vllm-ascend --head-tile 16 --mamba-block-size 64 --extra-group-block-size 4";
 
 // C1's campaign on the formulas (model-wide heads): counterexamples within 60 cases.
 const std::string campaign = "fuzz --seed 1 --cases 60 --target model --policy model-wide ";
@@ -26,10 +32,8 @@ TEST(FuzzPinsCli, CounterexamplesKeepThePinnedSettings) {
   const fs::path dir = scratch("fuzz_pins_out");
   const auto r = run_cli(campaign + pins + " --out " + dir.string());
   ASSERT_EQ(r.code, 1) << r.err;
-  EXPECT_NE(r.out.find("every case pinned to --max-num-seqs 8 --block-size 32 --kv-cache-dtype float32 "
-                       "--num-speculative-tokens 2\n"),
-            std::string::npos)
-      << r.out;
+  EXPECT_NE(r.out.find("every case pinned to " + pinned_flags + "\n"), std::string::npos) << r.out;
+  std::set<int64_t> tps;
   int files = 0;
   for (const auto& e : fs::directory_iterator(dir)) {
     const json c = json::parse(slurp(e.path()));
@@ -39,14 +43,20 @@ TEST(FuzzPinsCli, CounterexamplesKeepThePinnedSettings) {
     EXPECT_EQ(c["engine"]["max_num_seqs"], 8) << e.path();
     EXPECT_EQ(c["engine"]["num_speculative_tokens"], 2) << e.path();
     EXPECT_EQ(c["model"]["dtype"], "float32") << e.path();
+    EXPECT_EQ(c["engine"]["flavour"], "vllm-ascend") << e.path();
+    EXPECT_EQ(c["engine"]["head_tile"], 16) << e.path();
+    EXPECT_EQ(c["engine"]["mamba_block_size"], 64) << e.path();
+    EXPECT_EQ(c["engine"]["extra_group_block_size"], 4) << e.path();
+    const int64_t tp = c["tp"];
+    EXPECT_TRUE(tp == 2 || tp == 4) << e.path() << ": tp " << tp;
+    tps.insert(tp);
   }
   EXPECT_GE(files, 2);
+  EXPECT_EQ(tps, (std::set<int64_t>{2, 4}));  // the shrinker's TP 1 is not in the list
   // Without --out the repro line repeats the campaign with the same pins.
   const auto again = run_cli(campaign + pins);
   EXPECT_EQ(again.code, 1);
-  EXPECT_NE(again.out.find("--policy model-wide --grouping heads --backend all " +
-                           std::string("--max-num-seqs 8 --block-size 32 --kv-cache-dtype float32 "
-                                       "--num-speculative-tokens 2\n")),
+  EXPECT_NE(again.out.find("--policy model-wide --grouping heads --backend all " + pinned_flags + "\n"),
             std::string::npos)
       << again.out;
 }
@@ -68,6 +78,13 @@ TEST(FuzzPinsCli, BadValuesAreTheLineCheckPrints) {
       "--cudagraph-capture-sizes 1,4,2",
       "--cudagraph-capture-sizes 1,2,4 --max-cudagraph-capture-size 8",
       "--max-cudagraph-capture-size 0",
+      "--tp 1,2,1",
+      "--tp 1,",
+      "--engine-flavour vllm_ascend",
+      "--engine-flavour SGLang",
+      "--head-tile 1025",
+      "--mamba-block-size -1",
+      "--extra-group-block-size 1048577",
   };
   for (const auto& flags : bad) {
     const auto fuzz = run_cli("fuzz --cases 1 " + flags);
@@ -79,6 +96,17 @@ TEST(FuzzPinsCli, BadValuesAreTheLineCheckPrints) {
   }
   EXPECT_NE(run_cli("fuzz --cases 1 --block-size 0").err.find("'--block-size' = 0: must be in 1..65536"),
             std::string::npos);
+  EXPECT_EQ(run_cli("fuzz --cases 1 --engine-flavour vllm_ascend").err,
+            "headroom: command line: field '--engine-flavour' = \"vllm_ascend\": expected vllm, sglang or "
+            "vllm-ascend\n");
+  // fuzz's TP sizes stop at the largest its generators build (heads of 32 x 8 x TP within 10^6),
+  // check's at 4096.
+  for (const char* tp : {"0", "1,2048"}) {
+    const auto r = run_cli(std::string("fuzz --cases 1 --tp ") + tp);
+    EXPECT_EQ(r.code, 2) << tp;
+    EXPECT_EQ(r.err, std::string("headroom: command line: field '--tp' = ") + (tp[0] == '0' ? "0" : "2048") +
+                         ": must be in 1..1024\n");
+  }
 }
 
 TEST(FuzzPinsCli, EngineArgsErrorsNameTheFileAndTheKey) {
@@ -88,10 +116,11 @@ TEST(FuzzPinsCli, EngineArgsErrorsNameTheFileAndTheKey) {
       {R"({"speculative_config": {"method": "ngram", "num_speculative_tokens": 3}})",
        {"field 'speculative_config.method' = \"ngram\"", "EAGLE"}},
       {R"({"swap_space": 4})", {"field 'swap_space' = 4", "not an engine argument"}},
-      // Settings check takes and fuzz's cases draw.
-      {R"({"tensor_parallel_size": 2})",
-       {"field 'tensor_parallel_size' = 2: headroom fuzz does not take this setting (--tp)"}},
-      {R"({"mamba_block_size": 64})", {"field 'mamba_block_size' = 64", "(--mamba-block-size)"}},
+      {R"({"tensor_parallel_size": 2048})", {"field 'tensor_parallel_size' = 2048: must be in 1..1024"}},
+      {R"({"tensor_parallel_size": [2, 4]})", {"field 'tensor_parallel_size'", "expected an integer"}},
+      {R"({"mamba_block_size": -1})", {"field 'mamba_block_size' = -1: must be in 0..1048576"}},
+      // The flavour is a flag only: no file of vLLM's engine arguments names one.
+      {R"({"engine_flavour": "sglang"})", {"field 'engine_flavour'", "not an engine argument"}},
   };
   int n = 0;
   for (const auto& [text, pieces] : files) {

@@ -13,6 +13,7 @@
 
 #include "cli/fuzz_campaign.hpp"
 #include "generators/case_gen.hpp"
+#include "generators/shrink.hpp"
 #include "tests/cli/cli_run.hpp"
 
 namespace {
@@ -72,6 +73,17 @@ std::vector<pin_case> pin_cases() {
       // a ceiling alone: vLLM's default list up to it, no drawn list
       {"--max-cudagraph-capture-size 64",
        [](const check_case& c) { return c.engine.max_capture_size == 64 && c.engine.capture_sizes.empty(); }},
+      // one TP size the generators never draw by themselves, and a list to draw from
+      {"--tp 3", [](const check_case& c) { return c.tp == 3; }},
+      {"--tp 2,16", [](const check_case& c) { return c.tp == 2 || c.tp == 16; }},
+      {"--engine-flavour sglang",
+       [](const check_case& c) { return c.engine.flavour == engine_flavour::sglang; }},
+      {"--engine-flavour vllm-ascend",
+       [](const check_case& c) { return c.engine.flavour == engine_flavour::vllm_ascend; }},
+      {"--head-tile 24", [](const check_case& c) { return c.engine.head_tile == 24; }},
+      {"--mamba-block-size 96", [](const check_case& c) { return c.engine.mamba_block_size == 96; }},
+      {"--extra-group-block-size 12",
+       [](const check_case& c) { return c.engine.extra_group_block_size == 12; }},
   };
 }
 
@@ -85,24 +97,67 @@ TEST(FuzzPins, EveryCaseOfTheCampaignHasThePinnedSetting) {
     }
 }
 
+// --tp is a list the cases draw from: each size of it is drawn, and nothing else.
+TEST(FuzzPins, TpListIsDrawnFrom) {
+  for (const char* target : {"sim", "model"}) {
+    const std::string flags = std::string("--target ") + target + " --tp 2,16";
+    const uint64_t two = cases_with(flags, [](const check_case& c) { return c.tp == 2; });
+    const uint64_t sixteen = cases_with(flags, [](const check_case& c) { return c.tp == 16; });
+    EXPECT_EQ(two + sixteen, campaign_cases) << target;
+    EXPECT_GT(two, 0u) << target;
+    EXPECT_GT(sixteen, 0u) << target;
+  }
+}
+
+// SGLang's attention TP and gathered buffer come with a pinned SGLang flavour, as with a drawn one:
+// the attention TP is drawn from 1, 2, 4 and 8 alike, so about 3 cases in 4 have one above 1 (300
+// of 400; more than half is asked). Under another flavour none has.
+TEST(FuzzPins, PinnedSglangDrawsItsAttentionTp) {
+  const auto attn_tp = [](const check_case& c) { return c.engine.attn_tp_size > 1; };
+  EXPECT_GT(cases_with("--engine-flavour sglang", attn_tp), campaign_cases / 2);
+  EXPECT_EQ(cases_with("--engine-flavour vllm", attn_tp), 0u);
+  EXPECT_EQ(cases_with("--engine-flavour vllm-ascend", attn_tp), 0u);
+}
+
+// Under a pinned SGLang the shrinker still has a step to SGLang's default attention TP (the
+// step to vLLM's defaults changes the pinned flavour, so the pin refuses it).
+TEST(FuzzPins, ShrinkerResetsSglangSettingsUnderThePinnedFlavour) {
+  const cli::fuzz_options o = options_of("--engine-flavour sglang");
+  int checked = 0;
+  for (uint64_t i = 0; i < campaign_cases && checked < 20; ++i) {
+    const check_case c = generators::sample_case(o.profile, o.seed, i);
+    if (c.engine.attn_tp_size == 1) continue;
+    ++checked;
+    bool found = false;
+    for (const check_case& cand : generators::shrink_candidates(c))
+      found |= generators::holds(o.profile.pins, cand) && cand.engine.attn_tp_size == 1 &&
+               cand.engine.flavour == engine_flavour::sglang;
+    EXPECT_TRUE(found) << "case " << i << ": attention TP " << c.engine.attn_tp_size;
+  }
+  EXPECT_EQ(checked, 20);
+}
+
 TEST(FuzzPins, EngineArgsFilePinsEveryCaseAndFlagsOverrideIt) {
   const path dir = headroom_test::scratch("fuzz_pins_args");
   const path file = dir / "args.json";
   std::ofstream(file) << R"({"model": "poolside/Laguna-XS.2", "seed": 3, "block_size": 32,
-    "max_num_seqs": 8, "max_model_len": 1024, "kv_cache_dtype": "float16",
+    "max_num_seqs": 8, "max_model_len": 1024, "kv_cache_dtype": "float16", "tensor_parallel_size": 2,
+    "mamba_block_size": 128,
     "speculative_config": {"method": "eagle3", "num_speculative_tokens": 2},
     "compilation_config": {"cudagraph_mode": "FULL", "cudagraph_capture_sizes": [1, 2, 4, 8, 16]}})";
   const std::string args = "--engine-args " + file.string();
-  const auto from_file = [](int64_t block) {
-    return [block](const check_case& c) {
+  const auto from_file = [](int64_t block, int64_t tp = 2) {
+    return [block, tp](const check_case& c) {
       const engine_settings& e = c.engine;
-      return c.block_size == block && c.flashinfer.page_size == block && e.max_num_seqs == 8 &&
-             e.max_model_len == 1024 && c.model.kv_dtype == dtype::fp16 && e.num_speculative_tokens == 2 &&
+      return c.tp == tp && e.mamba_block_size == 128 && c.block_size == block &&
+             c.flashinfer.page_size == block && e.max_num_seqs == 8 && e.max_model_len == 1024 &&
+             c.model.kv_dtype == dtype::fp16 && e.num_speculative_tokens == 2 &&
              e.cg_mode == cudagraph_mode::full && e.capture_sizes == std::vector<int64_t>{1, 2, 4, 8, 16};
     };
   };
   EXPECT_EQ(cases_with(args, from_file(32)), campaign_cases);
   EXPECT_EQ(cases_with(args + " --block-size 16", from_file(16)), campaign_cases);
+  EXPECT_EQ(cases_with(args + " --tp 4", from_file(32, 4)), campaign_cases);
   EXPECT_EQ(cases_with("", from_file(32)), 0u);
 }
 

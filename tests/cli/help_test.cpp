@@ -144,6 +144,39 @@ TEST(Help, EveryEarlierFlagIsStillAccepted) {
     for (const auto& f : flags) EXPECT_NE(find_flag(command(cmd), f), nullptr) << cmd << " " << f;
 }
 
+// The engine settings are flags of check, plan and fuzz alike (fuzz's pin them), each with the
+// same metavar and engine name on all three.
+TEST(Help, EngineSettingsAreFlagsOfCheckPlanAndFuzz) {
+  const std::vector<std::string> settings = {"--tp",
+                                             "--engine-args",
+                                             "--max-num-seqs",
+                                             "--max-model-len",
+                                             "--max-num-batched-tokens",
+                                             "--block-size",
+                                             "--kv-cache-dtype",
+                                             "--dtype",
+                                             "--num-speculative-tokens",
+                                             "--spec-tokens",
+                                             "--cudagraph-mode",
+                                             "--cudagraph-capture-sizes",
+                                             "--max-cudagraph-capture-size",
+                                             "--engine-flavour",
+                                             "--head-tile",
+                                             "--mamba-block-size",
+                                             "--extra-group-block-size"};
+  for (const auto& f : settings) {
+    const flag_spec* on_check = find_flag(command("check"), f);
+    ASSERT_NE(on_check, nullptr) << f;
+    for (const char* cmd : {"plan", "fuzz"}) {
+      const flag_spec* other = find_flag(command(cmd), f);
+      ASSERT_NE(other, nullptr) << cmd << " " << f;
+      EXPECT_EQ(other->metavar, on_check->metavar) << cmd << " " << f;
+      EXPECT_EQ(other->engine, on_check->engine) << cmd << " " << f;
+    }
+  }
+  EXPECT_EQ(find_flag(command("check"), "--engine-flavour")->metavar, "vllm|sglang|vllm-ascend");
+}
+
 TEST(Help, BinaryPrintsTheTables) {
   auto r = run_cli("--help");
   EXPECT_EQ(r.code, 0);

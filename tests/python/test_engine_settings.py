@@ -94,12 +94,29 @@ def test_engine_args_dict_and_file_are_the_command_lines(tmp_path):
     assert ([r["tp"] for r in q["ranks"]], q["kv_cache"]["block_size"]) == ([1], 16)
 
 
+# engine_flavour (max_num_seqs 20; tests/cli/engine_settings_test.cpp works these out): FA3's
+# scheduler_metadata is 1 + 4 x round_up(max(20, largest capture), 4), the largest capture vLLM's
+# min(2 x 20, 512) = 40 but SGLang's 20 (its pool); FlashInfer's paged_kv_indptr is 1 + the
+# requests, vllm-ascend's max(20, 40) + 1 dummy = 41 of them.
+@pytest.mark.parametrize("flavour, metadata, indptr", [
+    (None, 161, 21), ("vllm", 161, 21), ("sglang", 81, 21), ("vllm-ascend", 161, 42),
+])
+def test_engine_flavour_keyword_is_the_flag(tmp_path, flavour, metadata, indptr):
+    fa3 = headroom.plan(LAGUNA, backend="fa3", max_num_seqs=20, engine_flavour=flavour)
+    fi = headroom.plan(LAGUNA, backend="flashinfer", max_num_seqs=20, engine_flavour=flavour)
+    assert buffer(group(fa3, 1, "fa3", 0), "scheduler_metadata")["shape"] == [metadata]
+    assert buffer(group(fi, 1, "flashinfer", 0), "paged_kv_indptr")["shape"] == [indptr]
+    assert fi["engine"]["flavour"] == (flavour or "vllm")
+    flag = ["--engine-flavour", flavour] if flavour else []
+    assert fi == cli_json(tmp_path, "plan", LAGUNA, "--backend", "flashinfer", "--max-num-seqs", "20", *flag)
+
+
 BAD = [  # keyword, value, the flag's value on the command line
     ("block_size", 0, "0"), ("block_size", 65537, "65537"), ("max_model_len", 0, "0"),
     ("max_num_batched_tokens", 255, "255"), ("kv_cache_dtype", "fp8_e4m3", "fp8_e4m3"),
     ("dtype", "double", "double"), ("num_speculative_tokens", 17, "17"), ("cudagraph_mode", "FULLY", "FULLY"),
     ("cudagraph_capture_sizes", [1, 4, 2], "1,4,2"), ("max_cudagraph_capture_size", 0, "0"),
-    ("max_num_seqs", 0, "0"),
+    ("max_num_seqs", 0, "0"), ("engine_flavour", "vllm_ascend", "vllm_ascend"), ("engine_flavour", "SGLang", "SGLang"),
 ]
 
 
