@@ -48,9 +48,12 @@ struct access_record {
 
 struct observation {
   std::vector<buffer_need> touched;  // per buffer: largest index accessed + 1 (may exceed extent)
-  std::vector<access_record> oob;    // first few out-of-bounds accesses
-  int64_t oob_count = 0;             // all of them
-  int64_t uninitialized_reads = 0;   // reads of never-written scratch or shared memory
+  // sim: per buffer stored to, largest index stored + 1 (what a guard band can see; a read past
+  // the end, such as a merge reading partial rows no kernel wrote, shows in touched only)
+  std::vector<buffer_need> written;
+  std::vector<access_record> oob;   // first few out-of-bounds accesses
+  int64_t oob_count = 0;            // all of them
+  int64_t uninitialized_reads = 0;  // reads of never-written scratch or shared memory
   // Of those, the reads past a work list's planner-written entries (FlashInfer's request / tile
   // indices past new_batch_size when the grid is larger and no block_valid_mask covers it: C10).
   // Formulas: one per padded block and kv head for each of the three index arrays; gpu: the

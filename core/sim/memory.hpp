@@ -24,7 +24,8 @@ enum class fill {
 };
 
 struct buffer_stats {
-  int64_t touched = 0;  // largest element index accessed + 1, out-of-bounds indices included
+  int64_t touched = 0;     // largest element index accessed + 1, out-of-bounds indices included
+  int64_t written_to = 0;  // largest element index stored + 1, out-of-bounds indices included
   int64_t bytes_read = 0, bytes_written = 0;
   int64_t loads = 0, stores = 0;  // accesses (a vector access counts once)
   int64_t oob = 0;                // out-of-bounds elements accessed

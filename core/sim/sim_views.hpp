@@ -107,6 +107,7 @@ class global_view {
     const int64_t i = vi + off_;
     if (i >= 0 && i <= end_ - N) [[likely]] {
       if (i + N > s.touched) s.touched = i + N;
+      if (i + N > s.written_to) s.written_to = i + N;
       s.bytes_written += N * static_cast<int64_t>(sizeof(T));
       if (buf_->track_init) std::memset(buf_->written + i, 1, N);
       std::memcpy(static_cast<void*>(data_ + i), &v, sizeof(v));
@@ -133,6 +134,7 @@ class global_view {
   void store_slow(int64_t j, value_type x) const {
     buffer_stats& s = buf_->stats;
     if (j + 1 > s.touched) s.touched = j + 1;
+    if (j + 1 > s.written_to) s.written_to = j + 1;
     if (j < 0 || j >= end_) {
       record_oob(*hs_->ctx, *buf_, j, true);
       return;

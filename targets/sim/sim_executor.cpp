@@ -29,8 +29,10 @@ access_record to_record(const sim::sim_access& a) {
 void fill_observation(observation& o, const sim::memory& m, const std::vector<buffer_plan>& buffers) {
   for (const auto& pb : buffers) {
     const sim::sim_buffer* b = m.find(pb.name);
-    if (b && b->stats.loads + b->stats.stores > 0)
+    if (b && b->stats.loads + b->stats.stores > 0) {
       o.touched.push_back({pb.name, b->elem_bytes, b->stats.touched});
+      if (b->stats.stores > 0) o.written.push_back({pb.name, b->elem_bytes, b->stats.written_to});
+    }
   }
   for (const auto& a : m.log.oob) o.oob.push_back(to_record(a));
   o.oob_count = m.log.oob_count;

@@ -10,6 +10,7 @@
 // A request with an engine step runs the attention bodies on the engine's persistent inputs
 // (make_step_inputs); when the step's metadata runs past them the output is not compared.
 // Observation: touched = per PLAN buffer accessed, largest index + 1 (out-of-bounds included);
+// written = the same for stores alone;
 // oob = the first out-of-bounds records (inputs and output included); uninitialized_reads and
 // races = the simulator's uninitialized reads and shared-memory hazards across a missing barrier;
 // index_overflows = 32-bit offsets that wrapped (ctx.offset32); rows_never_computed = output

@@ -6,7 +6,9 @@
 //   4. thresholds: `headroom check CONFIG --tp 1,2,4,8 --backend triton --policy model-wide` on the GPU.
 // Usage: gpu_agree [--lane decode|prefill] [--cases N] [--seed S] [--jobs J] [--cost C] [--sanitizer K]
 // [--sanitizer-cmd P]
-//                  [--laguna CONFIG] [--out DIR] [--timeout-ms T]
+//                  [--laguna CONFIG] [--out DIR] [--timeout-ms T] [--time-limit SECONDS]
+// (with a time limit no agreement case starts after it; progress on stderr every 100 cases)
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -29,6 +31,7 @@ namespace {
 
 struct options {
   int64_t cases = 1000, jobs = 8, cost = 300, sanitizer = 0;
+  double time_limit_s = 0;   // > 0: no agreement case starts after this many seconds
   int timeout_ms = 120'000;  // per worker request: a hung kernel costs this, not the whole lane
   uint64_t seed = 2026;
   bool prefill = false;  // --lane prefill: prefill and mixed steps, tensor-core decode (C10)
@@ -82,13 +85,23 @@ agreement_row agree_one(const owned_case& c, sim_executor& sim, gpu_executor& gp
 std::vector<agreement_row> agreement(const options& o) {
   std::vector<agreement_row> rows(static_cast<std::size_t>(o.cases));
   std::vector<std::thread> pool;
+  const auto start = std::chrono::steady_clock::now();
+  const auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  std::atomic<int64_t> done{0};
+  std::vector<char> started(static_cast<std::size_t>(o.cases), 0);
   for (int64_t t = 0; t < o.jobs; ++t)
     pool.emplace_back([&, t] {
       sim_executor sim;
       gpu_executor_options eo;
       eo.timeout_ms = o.timeout_ms;
       gpu_executor gpu(eo);
-      for (int64_t i = t; i < o.cases; i += o.jobs) {
+      for (int64_t i = t; i < o.cases && !(o.time_limit_s > 0 && elapsed() > o.time_limit_s); i += o.jobs) {
+        if (const int64_t n = done++; n > 0 && n % 100 == 0)
+          std::fprintf(stderr, "gpu_agree: %lld cases started, %.0f s\n", static_cast<long long>(n),
+                       elapsed());
+        started[static_cast<std::size_t>(i)] = 1;
         const auto u = static_cast<uint64_t>(i);
         try {
           rows[static_cast<std::size_t>(i)] = agree_one(lane_case(o, u), sim, gpu);
@@ -99,7 +112,10 @@ std::vector<agreement_row> agreement(const options& o) {
       }
     });
   for (auto& th : pool) th.join();
-  return rows;
+  std::vector<agreement_row> ran;  // with a time limit, the cases that started
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    if (started[i]) ran.push_back(std::move(rows[i]));
+  return ran;
 }
 
 const gpu::run_result* find_run(const gpu_run_details& d, gpu::run_mode m) {
@@ -289,6 +305,8 @@ options parse(int argc, char** argv) {
       o.out = v;
     else if (k == "--timeout-ms")
       o.timeout_ms = std::stoi(v);
+    else if (k == "--time-limit")
+      o.time_limit_s = std::stod(v);
     else if (k == "--lane" && (v == "decode" || v == "prefill"))
       o.prefill = v == "prefill";
     else
@@ -312,7 +330,7 @@ int main(int argc, char** argv) {
     const auto t0 = std::chrono::steady_clock::now();
     auto rows = agreement(o);
     const double agree_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    std::string san_notes = "agreement pass: " + std::to_string(o.cases) +
+    std::string san_notes = "agreement pass: " + std::to_string(rows.size()) +
                             " cases (sim + checked + guarded + " + "fp32 reference each) in " +
                             std::to_string(agree_s) + " s wall with " + std::to_string(o.jobs) + " jobs\n";
     auto cost = costs(o, rows, san_notes);
