@@ -1,17 +1,21 @@
-// engine_kernels: the engines' own decode kernels (vLLM's Triton unified attention, FlashInfer's
-// CUDA-core batch decode) timed on the engine target's guarded arena, at Laguna XS.2's two layer
-// geometries (full layers 48 query heads, sliding 64, both timed without the window; 8 kv heads;
-// head size 128) per TP, bf16,
-// 16-token pages, over batch x context 1x32768, 16x4096 (two of the shapes bench_gpu_decode times
-// headroom's bodies on; its geometry is the sliding layers' at TP 1), 32x2048 and 128x512.
+// engine_kernels: the engines' own attention kernels (vLLM's Triton unified attention, FlashInfer's
+// CUDA-core batch decode and its batch prefill) timed on the engine target's guarded arena, bf16,
+// 16-token pages. Decode (the default): Laguna XS.2's two layer geometries (full layers 48 query
+// heads, sliding 64, both timed without the window; 8 kv heads; head size 128) per TP, over batch x
+// context 1x32768, 16x4096 (two of the shapes bench_gpu_decode times headroom's bodies on; its
+// geometry is the sliding layers' at TP 1), 32x2048 and 128x512; bytes/s count every KV byte once,
+// q and the output. --step prefill: causal prefill without earlier context at bench_gpu_prefill's
+// geometry and shapes (64 query heads, 8 kv heads, head size 128; 1x8192, 4x4096, 8x2048, 32x512)
+// per TP; TFLOP/s from the causal count 4 * Hq * D * sum q (q + 1) / 2, as bench_gpu_prefill.
 // Each plan is the fixed mirror's (the buffers the engine allocates for that group); each figure
 // is the median of --repeat launches, each after an L2 flush, timed by the engine's driver with CUDA
-// events. Bytes/s count every KV byte once, q and the output.
-//   engine_kernels [--repeat N] [--tp 1,2,4,8] [--out FILE.json]
+// events.
+//   engine_kernels [--step decode|prefill] [--repeat N] [--tp 1,2,4,8] [--out FILE.json]
 // Needs the engine worker's drivers (HEADROOM_VLLM_DIR; a build with -DHEADROOM_FLASHINFER_DIR);
 // an engine whose driver is not up is left out. Prints a markdown table. Not a ctest.
 #include <cstdio>
 #include <fstream>
+#include <span>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -33,19 +37,49 @@ struct shape {
   int64_t batch, len;
 };
 // At most 2^26 KV elements a layer (the host builds the arena image, as for the simulator's inputs).
-constexpr shape shapes[] = {{1, 32768}, {16, 4096}, {32, 2048}, {128, 512}};
+constexpr shape decode_shapes[] = {{1, 32768}, {16, 4096}, {32, 2048}, {128, 512}};
+constexpr shape prefill_shapes[] = {{1, 8192}, {4, 4096}, {8, 2048}, {32, 512}};
 constexpr int64_t head_size = 128, page = 16;
 
 struct figure {
   std::string engine, layers;
   int64_t tp, heads, kv_heads, batch, len;
-  double ms = 0, tbps = 0;
+  double ms = 0, rate = 0;  // TB/s (decode) or TFLOP/s (prefill)
   std::string error;
 };
 
-// The median time of `engine`'s kernel on one decode step of a layer of H query and KV kv heads.
+// One step of `s.batch` requests: decode after `s.len` tokens, or a causal prefill of `s.len`.
+batch step_batch(bool prefill, const shape& s) {
+  if (!prefill) return decode_batch(s.batch, s.len);
+  batch b;
+  b.seq_lens.assign(static_cast<std::size_t>(s.batch), s.len);
+  b.query_lens.assign(static_cast<std::size_t>(s.batch), s.len);
+  return b;
+}
+
+any_plan plan_of(const std::string& engine, const rank_layer& l, const batch& b, bool prefill) {
+  if (engine != "flashinfer")
+    return plan_triton(l.num_heads, l.num_kv_heads, head_size, triton_options{}, engine_settings{});
+  flashinfer_options fo;  // bench_gpu_prefill's: bf16 kv and output, the H200's parameters
+  fo.page_size = page;
+  fo.kv_dtype_bytes = fo.o_dtype_bytes = 2;
+  if (prefill) return plan_fi_prefill(l.num_heads, l.num_kv_heads, head_size, b, fo);
+  return plan_fi_decode(l.num_heads, l.num_kv_heads, head_size, dtype::bf16, b, fo);
+}
+
+// The figure of a run that took `ms`: bytes/s for decode, causal FLOP/s for prefill.
+double rate_of(bool prefill, const rank_layer& l, const shape& s, double ms) {
+  if (prefill)
+    return 4.0 * l.num_heads * head_size * static_cast<double>(s.batch) * (s.len * (s.len + 1) / 2) /
+           (ms * 1e-3) * 1e-12;
+  const double kv = 2.0 * s.batch * s.len * l.num_kv_heads * head_size * 2;
+  const double q_out = 2.0 * s.batch * l.num_heads * head_size * 2;
+  return (kv + q_out) / (ms * 1e-3) * 1e-12;
+}
+
+// The median time of `engine`'s kernel on one step of a layer of H query and KV kv heads.
 figure time_one(gpu::worker_process& w, const std::string& engine, const rank_layer& l, const shape& s,
-                int repeat) {
+                bool prefill, int repeat) {
   figure f{engine,
            l.kind == attn_kind::sliding ? "sliding" : "full",
            0,
@@ -56,14 +90,8 @@ figure time_one(gpu::worker_process& w, const std::string& engine, const rank_la
            0,
            0,
            {}};
-  const batch b = decode_batch(s.batch, s.len);
-  flashinfer_options fo;
-  fo.page_size = page;
-  const any_plan plan =
-      engine == "flashinfer"
-          ? any_plan{plan_fi_decode(l.num_heads, l.num_kv_heads, head_size, dtype::bf16, b, fo)}
-          : any_plan{
-                plan_triton(l.num_heads, l.num_kv_heads, head_size, triton_options{}, engine_settings{})};
+  const batch b = step_batch(prefill, s);
+  const any_plan plan = plan_of(engine, l, b, prefill);
   const run_request r{&l, dtype::bf16, page, &plan, &b, 1, nullptr, 0, 0, kv_layout::packed};
   gpu::call_result c;
   try {  // a layer too large for the host's arena image, a worker that cannot start
@@ -83,9 +111,7 @@ figure time_one(gpu::worker_process& w, const std::string& engine, const rank_la
     return f;
   }
   f.ms = c.resp.runs[0].kernels_ms;
-  const double kv = 2.0 * s.batch * s.len * l.num_kv_heads * head_size * 2;
-  const double q_out = 2.0 * s.batch * l.num_heads * head_size * 2;
-  f.tbps = (kv + q_out) / (f.ms * 1e-3) * 1e-12;
+  f.rate = rate_of(prefill, l, s, f.ms);
   return f;
 }
 
@@ -96,7 +122,15 @@ std::vector<int64_t> parse_list(const std::string& s) {
   return v;
 }
 
-int run(int repeat, const std::vector<int64_t>& tps, const std::string& out) {
+// The layers timed at one TP: Laguna XS.2's two for decode, bench_gpu_prefill's one for prefill.
+std::vector<rank_layer> layers_at(bool prefill, int64_t tp) {
+  // No window: every figure reads the whole context, so the bytes counted are the bytes read.
+  if (prefill) return {rank_layer{"layer", attn_kind::full, 64 / tp, 8 / tp, head_size, head_size, 0, 0}};
+  return {rank_layer{"layer", attn_kind::full, 48 / tp, 8 / tp, head_size, head_size, 0, 0},
+          rank_layer{"layer", attn_kind::sliding, 64 / tp, 8 / tp, head_size, head_size, 0, 0}};
+}
+
+int run(bool prefill, int repeat, const std::vector<int64_t>& tps, const std::string& out) {
   gpu::worker_process w({0, find_engine_worker(), {}, 600'000});
   const auto& hello = w.hello();
   if (hello.device_count == 0) {
@@ -109,21 +143,19 @@ int run(int repeat, const std::vector<int64_t>& tps, const std::string& out) {
   std::vector<figure> figs;
   std::printf("device %s, engines %s, median of %d launches (L2 flushed)\n\n", hello.device_name.c_str(),
               hello.engines.c_str(), repeat);
-  std::printf(
-      "| engine | layers | TP | Hq / Hkv | batch x context | ms | TB/s |\n|---|---|---|---|---|---|---|\n");
+  std::printf("| engine | layers | TP | Hq / Hkv | batch x %s | ms | %s |\n|---|---|---|---|---|---|---|\n",
+              prefill ? "tokens" : "context", prefill ? "TFLOP/s" : "TB/s");
   for (const int64_t tp : tps)
-    for (const auto& [kind, heads] :
-         {std::pair{attn_kind::full, int64_t{48}}, std::pair{attn_kind::sliding, int64_t{64}}}) {
-      // No window: every figure reads the whole context, so the bytes counted are the bytes read.
-      const rank_layer l{"layer", kind, heads / tp, 8 / tp, head_size, head_size, 0, 0};
-      for (const auto& s : shapes)
+    for (const rank_layer& l : layers_at(prefill, tp)) {
+      for (const auto& s :
+           prefill ? std::span<const shape>(prefill_shapes) : std::span<const shape>(decode_shapes))
         for (const auto& e : engines) {
-          figure f = time_one(w, e, l, s, repeat);
+          figure f = time_one(w, e, l, s, prefill, repeat);
           f.tp = tp;
           std::printf("| %s | %s | %lld | %lld / %lld | %lldx%lld | %s | %.2f |\n", e.c_str(),
                       f.layers.c_str(), (long long)tp, (long long)f.heads, (long long)f.kv_heads,
                       (long long)s.batch, (long long)s.len,
-                      f.error.empty() ? std::to_string(f.ms).c_str() : f.error.c_str(), f.tbps);
+                      f.error.empty() ? std::to_string(f.ms).c_str() : f.error.c_str(), f.rate);
           std::fflush(stdout);
           figs.push_back(f);
         }
@@ -139,7 +171,8 @@ int run(int repeat, const std::vector<int64_t>& tps, const std::string& out) {
                    {"batch", f.batch},
                    {"len", f.len},
                    {"ms", f.ms},
-                   {"tbps", f.tbps},
+                   {"step", prefill ? "prefill" : "decode"},
+                   {prefill ? "tflops" : "tbps", f.rate},
                    {"error", f.error}});
     std::ofstream(out) << j.dump(1) << "\n";
   }
@@ -151,12 +184,19 @@ int run(int repeat, const std::vector<int64_t>& tps, const std::string& out) {
 
 int main(int argc, char** argv) {
   int repeat = 30;
+  bool prefill = false;
   std::vector<int64_t> tps = {1, 2, 4, 8};
   std::string out;
   try {
     for (int i = 1; i + 1 < argc; i += 2) {
       const std::string f = argv[i], v = argv[i + 1];
-      if (f == "--repeat")
+      if (f == "--step") {
+        if (v != "decode" && v != "prefill") {
+          std::fprintf(stderr, "engine_kernels: --step %s: decode or prefill\n", v.c_str());
+          return 2;
+        }
+        prefill = v == "prefill";
+      } else if (f == "--repeat")
         repeat = std::stoi(v);
       else if (f == "--tp")
         tps = headroom::parse_list(v);
@@ -167,7 +207,7 @@ int main(int argc, char** argv) {
         return 2;
       }
     }
-    return headroom::run(repeat, tps, out);
+    return headroom::run(prefill, repeat, tps, out);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "engine_kernels: %s\n", e.what());
     return 2;

@@ -15,8 +15,9 @@
 #   agree_decode.md/.csv, agree_prefill.md/.csv   engine kernel vs simulator on random cases
 #   truth.tsv            every bundled config x TP x mirror x backend: first failing decode batch,
 #                        formulas vs engine
-# Knobs: STEPS (laguna gemma fault flashinfer agree truth: which parts run; those of an engine that
-# is not there are skipped), CASES (1000), PREFILL_CASES (300),
+#   bench_decode.md/.json, bench_prefill.md/.json   the engines' kernels timed (bench/engine_kernels)
+# Knobs: STEPS (laguna gemma fault flashinfer agree truth bench: which parts run; those of an engine
+# that is not there are skipped), CASES (1000), PREFILL_CASES (1000), REPEAT (30), BENCH_TP (1,8),
 # JOBS (4), SEED (2026), TRUTH_CONFIGS (every bundled config), TRUTH_BUDGET (seconds; the truth
 # table stops taking new configs after it).
 set -uo pipefail
@@ -47,7 +48,7 @@ say versions
   } >"$out/versions.txt" 2>&1
 cat "$out/versions.txt"
 
-steps=" ${STEPS:-laguna gemma fault flashinfer agree truth} "
+steps=" ${STEPS:-laguna gemma fault flashinfer agree truth bench} "
 want() {
   [[ "$steps" == *" $1 "* ]] || return 1
   case $1 in laguna | gemma | fault) [[ -n "$have_vllm" ]] ;; flashinfer) [[ -n "$have_fi" ]] ;; esac
@@ -99,7 +100,7 @@ say "engine kernel vs simulator, random cases"
 echo "agree decode: exit $?" | tee -a "$out/lane.log"
 mv "$out/engine_agreement.csv" "$out/agree_decode.csv" 2>/dev/null
 cat "$out/agree_decode.md"
-"$build/tests/engine_target/engine_agree" --lane prefill --cases "${PREFILL_CASES:-300}" --jobs "${JOBS:-4}" \
+"$build/tests/engine_target/engine_agree" --lane prefill --cases "${PREFILL_CASES:-1000}" --jobs "${JOBS:-4}" \
   --seed "${SEED:-2026}" --out "$out" >"$out/agree_prefill.md" 2>&1
 echo "agree prefill: exit $?" | tee -a "$out/lane.log"
 mv "$out/engine_agreement.csv" "$out/agree_prefill.csv" 2>/dev/null
@@ -138,4 +139,14 @@ EOF
     done
   done
   echo "truth: $(($(wc -l <"$out/truth.tsv") - 1)) rows" | tee -a "$out/lane.log"
+fi
+
+if want bench; then
+  say "the engines' kernels timed"
+  for step in decode prefill; do
+    "$build/bench/engine_kernels" --step $step --repeat "${REPEAT:-30}" --tp "${BENCH_TP:-1,8}" \
+      --out "$out/bench_$step.json" >"$out/bench_$step.md" 2>&1
+    echo "bench $step: exit $?" | tee -a "$out/lane.log"
+    cat "$out/bench_$step.md"
+  done
 fi
