@@ -14,6 +14,9 @@ function(headroom_test area name)
     target_link_libraries(${exe} PRIVATE GTest::gtest_main)
   endif()
   target_include_directories(${exe} PRIVATE ${PROJECT_SOURCE_DIR})
+  # Test code at -O1: a third to a half less compile time per unit (cli_help 7.0 s -> 4.9 s,
+  # sim_kernels 15.7 s -> 8.9 s), and the libraries the tests exercise keep the build's own level.
+  target_compile_options(${exe} PRIVATE $<$<CONFIG:Release>:-O1>)
   add_test(NAME ${area}.${name} COMMAND ${exe})
   set_tests_properties(${area}.${name} PROPERTIES LABELS cpu)
 endfunction()
