@@ -14,6 +14,10 @@ namespace {
 std::atomic<std::size_t> largest_request{0};
 }  // namespace
 
+// Both sides are malloc / free; GCC, inlining the replaced delete into a caller of the replaced new,
+// cannot tell (-Wmismatched-new-delete at -O1).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 void* operator new(std::size_t n) {
   std::size_t seen = largest_request.load();
   while (n > seen && !largest_request.compare_exchange_weak(seen, n)) {
@@ -26,6 +30,7 @@ void operator delete(void* p) noexcept { std::free(p); }
 void operator delete[](void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+#pragma GCC diagnostic pop
 
 namespace headroom::test {
 namespace {
