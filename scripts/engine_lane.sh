@@ -2,7 +2,7 @@
 # The engine-kernel lane, on a machine with a device (docs/engine-kernels.md):
 #   [HEADROOM_VLLM_DIR=DIR] scripts/engine_lane.sh [BUILD_DIR]
 # vLLM's Triton kernel runs when HEADROOM_VLLM_DIR names a vLLM checkout (python3 with PyTorch and
-# Triton needed); FlashInfer's decode kernel when BUILD_DIR was configured with
+# Triton needed); FlashInfer's decode and prefill kernels when BUILD_DIR was configured with
 # -DHEADROOM_FLASHINFER_DIR (targets/engine/headroom_flashinfer_driver). BUILD_DIR (default build/)
 # holds cli/headroom, targets/engine/ (the engine worker and its drivers) and
 # tests/engine_target/engine_agree. Everything lands in $OUT (default ./engine-lane-out):
