@@ -141,7 +141,9 @@ EOF
   echo "truth: $(($(wc -l <"$out/truth.tsv") - 1)) rows" | tee -a "$out/lane.log"
 fi
 
-if want bench; then
+if want bench && [[ ! -x "$build/bench/engine_kernels" ]]; then
+  echo "bench: no $build/bench/engine_kernels (build the engine_kernels target)" | tee -a "$out/lane.log"
+elif want bench; then
   say "the engines' kernels timed"
   for step in decode prefill; do
     "$build/bench/engine_kernels" --step $step --repeat "${REPEAT:-30}" --tp "${BENCH_TP:-1,8}" \
