@@ -8,6 +8,7 @@
 // [--sanitizer-cmd P]
 //                  [--laguna CONFIG] [--out DIR] [--timeout-ms T] [--time-limit SECONDS]
 // (with a time limit no agreement case starts after it; progress on stderr every 100 cases)
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -112,10 +113,10 @@ std::vector<agreement_row> agreement(const options& o) {
       }
     });
   for (auto& th : pool) th.join();
-  std::vector<agreement_row> ran;  // with a time limit, the cases that started
-  for (std::size_t i = 0; i < rows.size(); ++i)
-    if (started[i]) ran.push_back(std::move(rows[i]));
-  return ran;
+  // With a time limit, the longest prefix of cases that all started: rows stay indexed by case.
+  const auto cut = std::find(started.begin(), started.end(), 0) - started.begin();
+  rows.resize(static_cast<std::size_t>(cut));
+  return rows;
 }
 
 const gpu::run_result* find_run(const gpu_run_details& d, gpu::run_mode m) {
@@ -132,7 +133,8 @@ std::vector<cost_row> costs(const options& o, const std::vector<agreement_row>& 
   gpu_executor gpu(eo);
   std::vector<cost_row> out;
   auto t0 = std::chrono::steady_clock::now();
-  for (int64_t i = -10; i < std::min(o.cost, o.cases); ++i) {  // 10 warm-up cases first
+  const int64_t count = std::min(o.cost, static_cast<int64_t>(rows.size()));
+  for (int64_t i = -10; i < count; ++i) {  // 10 warm-up cases first
     if (i == 0) t0 = std::chrono::steady_clock::now();
     const auto u = static_cast<uint64_t>(i < 0 ? i + 10 : i);
     const owned_case c = lane_case(o, u);
@@ -149,11 +151,10 @@ std::vector<cost_row> costs(const options& o, const std::vector<agreement_row>& 
     out.push_back(r);
   }
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  const auto n = static_cast<double>(std::max<int64_t>(1, std::min(o.cost, o.cases)));
-  notes += "cost pass: " + std::to_string(std::min(o.cost, o.cases)) +
-           " cases, each in three modes (plain, " + "guarded, checked), one worker, in " +
-           std::to_string(wall) + " s wall (" + std::to_string(1000 * wall / n) +
-           " ms per case, host input generation and transfers included)\n";
+  const auto n = static_cast<double>(std::max<int64_t>(1, count));
+  notes += "cost pass: " + std::to_string(count) + " cases, each in three modes (plain, " +
+           "guarded, checked), one worker, in " + std::to_string(wall) + " s wall (" +
+           std::to_string(1000 * wall / n) + " ms per case, host input generation and transfers included)\n";
   return out;
 }
 
