@@ -57,6 +57,39 @@ TEST(Simulator, CorrectStoreIsClean) {
   EXPECT_EQ(m.at(out.id).stats.bytes_written, 96 * 4);
 }
 
+// Stores the first 32 elements of a 64-element buffer, then reads 32 elements starting at 48: the
+// reads run 16 past the end, the stores stay inside (a merge reading partial rows no kernel wrote).
+struct read_past_kernel {
+  struct params {
+    buffer_ref<float> buf;
+  };
+  struct shared_storage {
+    int unused;
+  };
+  static launch_dim grid(const params&) { return {1, 1, 1}; }
+  static launch_dim block(const params&) { return {32, 1, 1}; }
+  template <class Ctx>
+  void operator()(Ctx& ctx, const params& p, shared_storage&) const {
+    const auto buf = ctx.global(p.buf);
+    ctx.threads([&](const thread_idx& t) { buf.store(t.x, 1.0f); });
+    ctx.threads([&](const thread_idx& t) { (void)buf.load(48 + t.x); });
+  }
+};
+
+TEST(Simulator, WrittenExtentCountsStoresAlone) {
+  memory m;
+  auto buf = m.alloc<float>("buf", 64, fill::data);
+  launch(m, read_past_kernel{}, {buf});
+  EXPECT_EQ(m.log.oob_count, 16);
+  EXPECT_EQ(m.at(buf.id).stats.touched, 80);     // the last read, element 79
+  EXPECT_EQ(m.at(buf.id).stats.written_to, 32);  // the last store, element 31
+  // Stores past the end count in both.
+  memory m2;
+  auto out = m2.alloc<float>("out", 96, fill::scratch);
+  launch(m2, store_kernel{}, {out, 1});
+  EXPECT_EQ(m2.at(out.id).stats.written_to, 97);
+}
+
 // Reads scratch nothing wrote, and shared memory only an earlier block wrote.
 struct uninit_kernel : tile_kernel<2> {
   struct params {
