@@ -21,7 +21,7 @@ namespace {
 using nlohmann::json;
 namespace jr = headroom::json_read;
 
-enum class kind { integer, int_list, text };
+enum class kind { integer, int_list, text, boolean };
 
 struct key_rule {
   const char* key;
@@ -40,6 +40,11 @@ const key_rule top_rules[] = {
     {"cudagraph_capture_sizes", "--cudagraph-capture-sizes", kind::int_list},
     {"max_cudagraph_capture_size", "--max-cudagraph-capture-size", kind::integer},
     {"mamba_block_size", "--mamba-block-size", kind::integer},
+    // SGLang's server argument, and the mirror's two SGLang settings no server argument names
+    // (docs/design.md): each needs --engine-flavour sglang, which no engine-arguments file names.
+    {"max_running_requests", "--max-running-requests", kind::integer},
+    {"attn_tp_size", "--attn-tp-size", kind::integer},
+    {"gathered_buffer", "--gathered-buffer", kind::boolean},
 };
 const key_rule compilation_rules[] = {
     {"cudagraph_mode", "--cudagraph-mode", kind::text},
@@ -66,7 +71,8 @@ const std::set<std::string> ignored_compilation = {"mode",
                                                    "use_inductor_graph_partition",
                                                    "cudagraph_num_of_warmups"};
 // The Python module's keyword arguments: the top-level keys less the TP size (its `tp`), two
-// nested settings under their own names, and the engine flavour, which no vLLM file names.
+// nested settings under their own names, and the engine flavour, which no vLLM file names (SGLang's
+// max_running_requests, attn_tp_size and gathered_buffer are top-level keys).
 const std::vector<key_rule>& keyword_rules() {
   static const std::vector<key_rule> rules = [] {
     std::vector<key_rule> r;
@@ -93,6 +99,9 @@ std::string value_text(const json& v, kind k, const std::string& file, const std
     case kind::text:
       if (!v.is_string()) throw input_error(file, key, jr::shown(v), "expected a string");
       return v.get<std::string>();
+    case kind::boolean:
+      if (!v.is_boolean()) throw input_error(file, key, jr::shown(v), "expected true or false");
+      return v.get<bool>() ? "true" : "false";
     case kind::int_list: {
       if (!v.is_array()) throw input_error(file, key, jr::shown(v), "expected a list of integers");
       std::string s;
@@ -155,6 +164,13 @@ std::vector<setting> settings_of(const json& j, const std::string& file) {
   if (!j.is_object())
     throw input_error(file, "<engine args>", jr::shown(j), "expected an object of engine arguments");
   std::vector<setting> out;
+  for (const char* dp :
+       {"enable_dp_attention", "dp_size"})  // SGLang's, which the mirror reads as their result
+    if (j.contains(dp))
+      throw input_error(
+          file, dp, jr::shown(j[dp]),
+          "not modelled: give the attention TP size they make (attn_tp_size: tp_size / dp_size) "
+          "and gathered_buffer (docs/design.md)");
   read_rules(j, top_rules, ignored_top, "", file, out,
              {"compilation_config", "speculative_config", "enforce_eager"});
   if (j.contains("compilation_config")) {

@@ -52,16 +52,50 @@ std::optional<int64_t> int_flag(const parsed_args& a, const char* flag, int64_t 
   return std::nullopt;
 }
 
+const char* const sglang_flags[] = {"--max-running-requests", "--attn-tp-size", "--gathered-buffer"};
+
+std::optional<bool> bool_flag(const parsed_args& a, const char* flag) {
+  const auto v = a.get(flag);
+  if (!v) return std::nullopt;
+  if (*v != "true" && *v != "false")
+    throw input_error(cmdline, flag, "\"" + *v + "\"", "expected true or false");
+  return *v == "true";
+}
+
+// SGLang's settings (docs/design.md "Command line": how they map from SGLang's server arguments).
+// They size nothing under another flavour, so a flag of them without the sglang flavour is refused.
+// --max-running-requests is SGLang's max_running_requests: ModelRunnerKVCacheMixin.init_memory
+// makes the ReqToTokenPool that many requests, and the scheduler runs at most min(it / dp_size,
+// the pool) of them, so it is also the requests a step holds unless --max-num-seqs says fewer.
+sglang_settings read_sglang(const parsed_args& a, generators::pinned_settings& p) {
+  for (const char* flag : sglang_flags)
+    if (auto v = a.get(flag); v && p.flavour != engine_flavour::sglang)
+      throw input_error(cmdline, flag, *v, "an SGLang setting: needs engine flavour sglang");
+  sglang_settings s;
+  s.req_pool_size = int_flag(a, "--max-running-requests", 1, max_check_num_seqs);
+  s.attn_tp_size = int_flag(a, "--attn-tp-size", 1, max_settings_attn_tp);
+  s.gathered_buffer = bool_flag(a, "--gathered-buffer");
+  if (s.req_pool_size && !p.max_num_seqs) p.max_num_seqs = s.req_pool_size;
+  if (s.req_pool_size && *p.max_num_seqs > *s.req_pool_size)
+    throw input_error(cmdline, "--max-running-requests", std::to_string(*s.req_pool_size),
+                      "must be at least max_num_seqs (" + std::to_string(*p.max_num_seqs) +
+                          "): SGLang runs at most its request pool's requests");
+  return s;
+}
+
 }  // namespace
 
-generators::pinned_settings read_engine_settings(const parsed_args& a, std::optional<int64_t> max_num_seqs,
-                                                 int64_t largest_tp) {
-  generators::pinned_settings p;
+engine_flag_settings read_engine_settings(const parsed_args& a, std::optional<int64_t> max_num_seqs,
+                                          int64_t largest_tp) {
+  engine_flag_settings out;
+  generators::pinned_settings& p = out.pins;
   if (auto v = a.get("--tp")) {
     p.tps = to_int_list("--tp", *v, 1, largest_tp, max_tp_sizes);
     require_distinct("--tp", *v, *p.tps);
   }
   p.max_num_seqs = int_flag(a, "--max-num-seqs", 1, max_check_num_seqs);
+  if (auto v = a.get("--engine-flavour")) p.flavour = parse_engine_flavour(*v, cmdline, "--engine-flavour");
+  out.sglang = read_sglang(a, p);  // --max-running-requests: max_num_seqs when not given
   p.max_model_len = int_flag(a, "--max-model-len", 1, max_settings_model_len);
   p.max_num_batched_tokens = int_flag(a, "--max-num-batched-tokens", 1, max_settings_tokens);
   const auto seqs = p.max_num_seqs ? p.max_num_seqs : max_num_seqs;
@@ -82,19 +116,32 @@ generators::pinned_settings read_engine_settings(const parsed_args& a, std::opti
     check_ceiling(*p.capture_sizes,
                   p.max_num_batched_tokens.value_or(engine_settings{}.max_num_batched_tokens),
                   *p.max_capture_size, *a.get("--max-cudagraph-capture-size"));
-  if (auto v = a.get("--engine-flavour")) p.flavour = parse_engine_flavour(*v, cmdline, "--engine-flavour");
   p.head_tile = int_flag(a, "--head-tile", 0, max_settings_head_tile);
   p.mamba_block_size = int_flag(a, "--mamba-block-size", 0, max_settings_block_size);
   p.extra_group_block_size = int_flag(a, "--extra-group-block-size", 0, max_settings_block_size);
   p.kv_dtype = dtype_of(a);
-  return p;
+  return out;
+}
+
+void pin(const sglang_settings& s, engine_settings& e) {
+  if (s.req_pool_size) e.req_pool_size = *s.req_pool_size;
+  if (s.attn_tp_size) e.attn_tp_size = *s.attn_tp_size;
+  if (s.gathered_buffer) e.gathered_buffer = *s.gathered_buffer;
+}
+
+bool holds(const sglang_settings& s, const engine_settings& e) {
+  engine_settings pinned = e;
+  pin(s, pinned);
+  return pinned == e;
 }
 
 void read_engine_flags(const parsed_args& a, check_options& o) {
-  const generators::pinned_settings p = read_engine_settings(a, o.max_num_seqs);
+  const engine_flag_settings s = read_engine_settings(a, o.max_num_seqs);
+  const generators::pinned_settings& p = s.pins;
   if (p.tps) o.tps = *p.tps;
   if (p.max_num_seqs) o.max_num_seqs = *p.max_num_seqs;
   generators::pin(p, o.engine);
+  pin(s.sglang, o.engine);
   if (p.block_size) o.block_size = o.flashinfer.page_size = *p.block_size;
 }
 
@@ -136,6 +183,14 @@ std::string flags_of(const generators::pinned_settings& p) {
   add("--head-tile", p.head_tile);
   add("--mamba-block-size", p.mamba_block_size);
   add("--extra-group-block-size", p.extra_group_block_size);
+  return s;
+}
+
+std::string flags_of(const sglang_settings& g) {
+  std::string s;
+  if (g.req_pool_size) s += " --max-running-requests " + std::to_string(*g.req_pool_size);
+  if (g.attn_tp_size) s += " --attn-tp-size " + std::to_string(*g.attn_tp_size);
+  if (g.gathered_buffer) s += std::string(" --gathered-buffer ") + (*g.gathered_buffer ? "true" : "false");
   return s;
 }
 

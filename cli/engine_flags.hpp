@@ -1,7 +1,8 @@
 // The engine settings of check, plan and fuzz on the command line (flag_tables.cpp's engine flags,
-// named as vLLM names them) and from --engine-args FILE, a JSON file of vLLM's own engine
-// arguments (docs/design.md "Command line": which keys are read, which are ignored, which are
-// refused). The Python module reads its keyword arguments and engine_args with the same code.
+// named as vLLM names them, SGLang's as SGLang names them where it has a server argument) and from
+// --engine-args FILE, a JSON file of vLLM's own engine arguments (docs/design.md "Command line":
+// which keys are read, which are ignored, which are refused). The Python module reads its keyword
+// arguments and engine_args with the same code.
 #pragma once
 
 #include <cstddef>
@@ -32,6 +33,25 @@ void merge_engine_args(parsed_args& a, const nlohmann::json& j, const std::strin
 // arguments.
 void merge_keyword_settings(parsed_args& a, const nlohmann::json& j, const std::string& name);
 
+// SGLang's settings (engine_settings' req_pool_size, attn_tp_size, gathered_buffer; the sglang
+// flavour only), nullopt where not given. generators::pinned_settings has no field for them, so
+// fuzz pins them after the generators draw a case (fuzz_campaign.hpp: sample_fuzz_case,
+// keeps_pins).
+struct sglang_settings {
+  std::optional<int64_t> req_pool_size;  // --max-running-requests
+  std::optional<int64_t> attn_tp_size;   // --attn-tp-size
+  std::optional<bool> gathered_buffer;   // --gathered-buffer
+  bool empty() const { return !req_pool_size && !attn_tp_size && !gathered_buffer; }
+  bool operator==(const sglang_settings&) const = default;
+};
+
+// The engine settings flags given: vLLM's (and the mirror's own) as the generators' pins, SGLang's
+// beside them.
+struct engine_flag_settings {
+  generators::pinned_settings pins;
+  sglang_settings sglang;
+};
+
 // At most this many TP sizes in one --tp, each once: a check runs every one of them.
 inline constexpr std::size_t max_tp_sizes = 64;
 
@@ -40,8 +60,15 @@ inline constexpr std::size_t max_tp_sizes = 64;
 // not given (check and plan: 256); --max-num-batched-tokens must be at least it. Without it (fuzz:
 // the cases draw max_num_seqs) only a given --max-num-seqs is held to that rule. --tp's sizes are
 // in 1..largest_tp (check and plan: max_tp; fuzz: the largest its generators build).
-generators::pinned_settings read_engine_settings(const parsed_args& a, std::optional<int64_t> max_num_seqs,
-                                                 int64_t largest_tp = max_tp);
+// SGLang's flags need --engine-flavour sglang (an input_error naming the flag otherwise);
+// --max-running-requests N is the request pool and, unless --max-num-seqs is given, the requests a
+// step holds (SGLang runs at most the pool's requests: a given --max-num-seqs above N is refused).
+engine_flag_settings read_engine_settings(const parsed_args& a, std::optional<int64_t> max_num_seqs,
+                                          int64_t largest_tp = max_tp);
+
+// Writes the given SGLang settings into `e`; true when `e` has every one of them.
+void pin(const sglang_settings& s, engine_settings& e);
+bool holds(const sglang_settings& s, const engine_settings& e);
 
 // check and plan: the engine settings flags applied to `o`: o.tps, o.max_num_seqs, o.engine,
 // o.block_size (and FlashInfer's page size). The dtype goes on the model (dtype_of).
@@ -54,5 +81,6 @@ std::optional<dtype> dtype_of(const parsed_args& a);
 // The flags that pin `p` (" --tp 1,2 --block-size 32 --kv-cache-dtype float16"), for fuzz's repro
 // lines.
 std::string flags_of(const generators::pinned_settings& p);
+std::string flags_of(const sglang_settings& s);  // " --max-running-requests 20 --attn-tp-size 8 ..."
 
 }  // namespace headroom::cli

@@ -1,7 +1,7 @@
 // The flag table of every command (flags.hpp). A flag shared by several commands is one entry
 // here, so its help is the same wherever it is accepted; the engine settings flags of check, plan
-// and fuzz are named as vLLM names the setting (docs/design.md "Command line"); fuzz's pin the
-// setting of every case.
+// and fuzz are named as vLLM names the setting, SGLang's as SGLang names its server argument where
+// it has one (docs/design.md "Command line"); fuzz's pin the setting of every case.
 #include <stdexcept>
 #include <utility>
 
@@ -50,7 +50,9 @@ const flag_spec mutant{"--mutant", k::repeat, "NAME",
 // The engine settings of check and plan (engine_flags.hpp reads them).
 const std::vector<flag_spec> engine_flags = {
     {"--engine-args", k::value, "FILE",
-     "engine arguments from a JSON file, as vLLM names them; flags on the command line override it", ""},
+     "engine arguments from a JSON file, as vLLM names them (SGLang's max_running_requests too); flags on "
+     "the command line override it",
+     ""},
     {"--max-model-len", k::value, "N", "longest sequence in tokens, 1..16777216 (default 4096)",
      "vLLM max_model_len"},
     {"--max-num-batched-tokens", k::value, "N",
@@ -80,6 +82,17 @@ const std::vector<flag_spec> engine_flags = {
     {"--engine-flavour", k::value, "vllm|sglang|vllm-ascend",
      "whose per-request metadata sizing (C5) and CUDA-graph capture list the mirror follows (default vllm)",
      ""},
+    {"--max-running-requests", k::value, "N",
+     "SGLang (needs --engine-flavour sglang): the request pool, 1..4096 (default max_num_seqs); also "
+     "--max-num-seqs when that is not given, at least it when it is",
+     "SGLang max_running_requests"},
+    {"--attn-tp-size", k::value, "N",
+     "SGLang: the attention TP size, 1..64 (default 1); SGLang's is tp_size / dp_size under "
+     "--enable-dp-attention",
+     "SGLang get_attention_tp_size()"},
+    {"--gathered-buffer", k::value, "true|false",
+     "SGLang: graph batches padded to a multiple of the attention TP size (default false)",
+     "SGLang require_gathered_buffer()"},
     {"--head-tile", k::value, "N", "C9: an MLA kernel's minimum heads per rank, 0..1024 (default 0: none)",
      ""},
     {"--mamba-block-size", k::value, "N",
@@ -96,7 +109,9 @@ const std::pair<std::string_view, std::string_view> fuzz_pins[] = {
     {"--tp",
      "TP sizes every case draws its own from (1 most often), comma-separated: at most 64 distinct values "
      "in 1..1024 (default 1,2,4,8)"},
-    {"--engine-args", "pin the settings a JSON file of vLLM's engine arguments gives; flags override it"},
+    {"--engine-args",
+     "pin the settings a JSON file of vLLM's engine arguments (and SGLang's max_running_requests) gives; "
+     "flags override it"},
     {"--max-num-seqs", "pin every case's most requests a step holds, 1..4096 (default: drawn, 2..256)"},
     {"--max-model-len", "pin every case's longest sequence in tokens, 1..16777216 (default: drawn)"},
     {"--max-num-batched-tokens",
@@ -122,6 +137,11 @@ const std::pair<std::string_view, std::string_view> fuzz_pins[] = {
      "pin every case's largest capture size, 1..16777216 (vLLM's list up to it); with a list, its largest"},
     {"--engine-flavour",
      "pin every case's engine flavour, whose per-request sizing (C5) and capture list (default: drawn)"},
+    {"--max-running-requests",
+     "pin every case's SGLang request pool, 1..4096, and max_num_seqs unless given (needs "
+     "--engine-flavour sglang; default: the pool is max_num_seqs)"},
+    {"--attn-tp-size", "pin every case's SGLang attention TP size, 1..64 (default: drawn, 1, 2, 4 or 8)"},
+    {"--gathered-buffer", "pin every case's SGLang gathered buffer, true or false (default: drawn)"},
     {"--head-tile", "pin every case's C9 MLA head tile, 0..1024 (0: none; default: drawn, 0, 8, 16 or 32)"},
     {"--mamba-block-size",
      "pin every case's C11 Mamba block size, 0..1048576 (0: the attention blocks'; default: drawn, 0 or "

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/engine_flags.hpp"
 #include "core/check/check.hpp"
 #include "generators/case_gen.hpp"
 #include "generators/search.hpp"
@@ -23,6 +24,7 @@ struct fuzz_options {
   std::optional<int64_t> stop_after;  // ... or after this many distinct counterexamples
   std::string target = "sim";
   generators::case_profile profile;
+  sglang_settings sglang_pins;     // SGLang's settings every case takes (profile.pins has no field for them)
   std::optional<std::string> out;  // folder for counterexample files
   int jobs = 1;
   std::string profile_flags;  // the flags that shape the cases, for repro lines
@@ -69,6 +71,15 @@ void prepare_fuzz_out(const std::string& dir);
 
 // The campaign in this one process (under MPI: fuzz_mpi.hpp).
 fuzz_summary run_fuzz(const fuzz_options& o);
+
+// Case `index` of the campaign: the generators' sample (profile.pins taken instead of draws) with
+// SGLang's pinned settings written over the drawn ones (fuzz_pins.cpp).
+check_case sample_fuzz_case(const fuzz_options& o, uint64_t index);
+// True when `c` has every pinned setting of the campaign, SGLang's too.
+bool keeps_pins(const fuzz_options& o, const check_case& c);
+// generators::shrink_failure, every candidate keeping every pin of the campaign.
+generators::counterexample shrink_fuzz_failure(const fuzz_options& o, const check_case& c, const report& r,
+                                               executor& ex);
 
 // One progress line on stderr for the whole campaign (a tty: rewritten in place).
 void print_fuzz_progress(bool tty, int64_t started, int64_t failing, std::size_t found, double t);

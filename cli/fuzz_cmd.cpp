@@ -52,15 +52,17 @@ void read_profile(const parsed_args& a, fuzz_options& o) {
   if (auto v = a.get("--backend"); v && *v != "all") p.backends = {parse_backend(*v, cmdline, "--backend")};
   if (auto v = a.get("--kv-layout")) p.kv_layouts = {parse_kv_layout(*v, cmdline, "--kv-layout")};
   p.mutants = mutants_of(a);
-  p.pins =
+  const engine_flag_settings given =
       read_attributed(a, [&] { return read_engine_settings(a, std::nullopt, generators::max_generated_tp); });
+  p.pins = given.pins;
+  o.sglang_pins = given.sglang;
   o.profile_flags = std::string("--policy ") + to_string(p.policies.front()) + " --grouping " +
                     to_string(p.groupings.front()) + " --backend " +
                     (p.backends.size() == 1 ? to_string(p.backends.front()) : "all");
   if (p.kv_layouts.size() == 1)
     o.profile_flags += std::string(" --kv-layout ") + to_string(p.kv_layouts.front());
   for (const auto& m : p.mutants) o.profile_flags += " --mutant " + m;
-  o.profile_flags += flags_of(p.pins);
+  o.profile_flags += flags_of(p.pins) + flags_of(o.sglang_pins);
 }
 
 }  // namespace

@@ -96,7 +96,7 @@ void print_fuzz_summary(const fuzz_options& o, const fuzz_summary& s) {
               to_string(o.profile.policies.front()), to_string(o.profile.groupings.front()),
               s.ranks > 1 ? (std::to_string(s.ranks) + " ranks x ").c_str() : "", o.jobs,
               o.jobs == 1 ? "" : "s");
-  if (const std::string pinned = flags_of(o.profile.pins); !pinned.empty())
+  if (const std::string pinned = flags_of(o.profile.pins) + flags_of(o.sglang_pins); !pinned.empty())
     std::printf("  every case pinned to%s\n", pinned.c_str());
   std::printf("  %lld cases in %.2f s (%.0f cases/s); %lld failing\n", static_cast<long long>(s.cases),
               s.seconds, s.seconds > 0 ? static_cast<double>(s.cases) / s.seconds : 0.0,

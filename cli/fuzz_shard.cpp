@@ -153,7 +153,7 @@ void shard_runner::job() {
     }
     ++started_;
     const auto t0 = steady::now();
-    const check_case c = gen::sample_case(o_.profile, o_.seed, i);
+    const check_case c = sample_fuzz_case(o_, i);
     report r = gen::run_guarded(c, *ex);
     add_time(case_time_, 1, t0);
     if (!r.ok && sim) {
@@ -173,7 +173,7 @@ void shard_runner::job() {
       out.raw_signature = gen::signature(c, r);
       if (!kind_taken(out.raw_signature)) {
         const auto t1 = steady::now();
-        out.shrunk = gen::shrink_failure(c, r, shrinker, gen::default_shrink_evals, o_.profile.pins);
+        out.shrunk = shrink_fuzz_failure(o_, c, r, shrinker);
         add_time(shrink_time_, out.shrunk->shrink_evals + 1, t1);
       }
     }

@@ -47,7 +47,8 @@ std::optional<std::vector<int64_t>> tp_list(const py::object& tp) {
   return tp.cast<std::vector<int64_t>>();
 }
 
-// The engine settings keywords (**settings), named as vLLM names them; None is not given.
+// The engine settings keywords (**settings), named as vLLM names them (SGLang's as the command
+// line's SGLang flags); None is not given.
 // engine_args: vLLM's engine arguments, a dict or the path of a JSON file (read as --engine-args).
 void read_settings(const py::kwargs& kw, headroom::python::run_options& o) {
   py::dict given;
@@ -115,8 +116,9 @@ PYBIND11_MODULE(headroom, m) {
       "The mirror's plan (headroom plan --json) as a dict. Engine settings as keywords named as vLLM "
       "names them (max_num_seqs, max_model_len, max_num_batched_tokens, block_size, kv_cache_dtype, "
       "dtype, num_speculative_tokens, cudagraph_mode, cudagraph_capture_sizes, "
-      "max_cudagraph_capture_size, mamba_block_size), engine_flavour (vllm, sglang or vllm-ascend) and "
-      "engine_args: vLLM's engine arguments, a dict or a JSON file's path; the keywords override it.");
+      "max_cudagraph_capture_size, mamba_block_size), engine_flavour (vllm, sglang or vllm-ascend), "
+      "SGLang's settings under engine_flavour sglang (max_running_requests, attn_tp_size, gathered_buffer) "
+      "and engine_args: vLLM's engine arguments, a dict or a JSON file's path; the keywords override it.");
   m.def(
       "check",
       [](const py::object& config, const py::object& tp, const std::string& backend,

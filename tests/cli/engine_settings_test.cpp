@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
@@ -49,6 +50,24 @@ TEST(EngineSettings, BadValuesNameTheFlagAndTheValue) {
       {"--engine-flavour vllm_ascend",
        {"'--engine-flavour' = \"vllm_ascend\"", "expected vllm, sglang or vllm-ascend"}},
       {"--engine-flavour", {"'--engine-flavour' = (missing)", "takes a value"}},
+      // SGLang's settings: only under the sglang flavour, each in its range, the pool at least the
+      // requests a step holds.
+      {"--max-running-requests 20",
+       {"'--max-running-requests' = 20", "an SGLang setting: needs engine flavour sglang"}},
+      {"--engine-flavour vllm-ascend --attn-tp-size 2",
+       {"'--attn-tp-size' = 2", "an SGLang setting: needs engine flavour sglang"}},
+      {"--gathered-buffer false", {"'--gathered-buffer' = false", "an SGLang setting"}},
+      {"--engine-flavour sglang --max-running-requests 0", {"'--max-running-requests' = 0", "1..4096"}},
+      {"--engine-flavour sglang --max-running-requests 4097", {"'--max-running-requests' = 4097", "1..4096"}},
+      {"--engine-flavour sglang --max-running-requests 2x",
+       {"'--max-running-requests' = \"2x\"", "expected an integer"}},
+      {"--engine-flavour sglang --max-num-seqs 64 --max-running-requests 20",
+       {"'--max-running-requests' = 20", "at least max_num_seqs (64)", "request pool"}},
+      {"--engine-flavour sglang --attn-tp-size 0", {"'--attn-tp-size' = 0", "1..64"}},
+      {"--engine-flavour sglang --attn-tp-size 65", {"'--attn-tp-size' = 65", "1..64"}},
+      {"--engine-flavour sglang --gathered-buffer yes",
+       {"'--gathered-buffer' = \"yes\"", "expected true or false"}},
+      {"--engine-flavour sglang --gathered-buffer", {"'--gathered-buffer' = (missing)", "takes a value"}},
   };
   for (const auto& [flags, pieces] : cases) {
     const auto r = run_cli("check " + laguna + " " + flags);
@@ -56,9 +75,13 @@ TEST(EngineSettings, BadValuesNameTheFlagAndTheValue) {
     EXPECT_EQ(r.err_lines(), 1) << flags << ": " << r.err;
     for (const auto& p : pieces) EXPECT_NE(r.err.find(p), std::string::npos) << p << " in " << r.err;
   }
-  // The old and the new name of the speculative tokens, and vLLM's upper-case mode names, run.
+  // The old and the new name of the speculative tokens, and vLLM's upper-case mode names, run;
+  // so do SGLang's settings at the ends of their ranges and a pool larger than a step.
   for (const char* ok :
-       {"--spec-tokens 1", "--num-speculative-tokens 1", "--cudagraph-mode FULL_AND_PIECEWISE"})
+       {"--spec-tokens 1", "--num-speculative-tokens 1", "--cudagraph-mode FULL_AND_PIECEWISE",
+        "--engine-flavour sglang --max-running-requests 4096 --attn-tp-size 64",
+        "--engine-flavour sglang --max-num-seqs 1 --max-running-requests 1 --attn-tp-size 1",
+        "--engine-flavour sglang --max-num-seqs 5 --max-running-requests 21 --gathered-buffer false"})
     EXPECT_EQ(run_cli("plan " + laguna + " " + ok).code, 0) << ok;
 }
 
@@ -158,6 +181,119 @@ TEST(EngineSettings, EngineFlavourReachesThePlan) {
   EXPECT_EQ(run_cli(c5).code, 0);
 }
 
+// The SGLang flavour's engine settings in `plan --json` with `flags` (no --max-num-seqs of
+// group_buffers: --max-running-requests gives it).
+json sglang_engine(const std::string& flags, const fs::path& dir) {
+  const auto out = dir / "plan.json";
+  const auto r = run_cli("plan " + laguna + " --backend flashinfer --engine-flavour sglang --json " +
+                         out.string() + " " + flags);
+  EXPECT_EQ(r.code, 0) << flags << ": " << r.err;
+  return json::parse(slurp(out))["engine"];
+}
+
+std::map<std::string, json> sglang_buffers(const std::string& flags, const fs::path& dir) {
+  const auto out = dir / "plan.json";
+  const auto r = run_cli("plan " + laguna + " --engine-flavour sglang --json " + out.string() + " " + flags);
+  EXPECT_EQ(r.code, 0) << flags << ": " << r.err;
+  const json plan = json::parse(slurp(out));
+  std::map<std::string, json> shapes;
+  for (const auto& b : plan["ranks"][0]["groups"][0]["buffers"])
+    shapes[b["name"].get<std::string>()] = b["shape"];
+  return shapes;
+}
+
+// SGLang's settings on plan, by hand from core/backends/request_meta.cpp and SGLang's
+// FlashInferAttnBackend: FlashInfer's rows are max(graph ceiling, eager ceiling), the graph
+// ceiling round_up(pool, m) with m the attention TP size under require_gathered_buffer (else 1,
+// _cuda_graph_capture_max_bs), the eager ceiling round_up(pool, attention TP) always
+// (get_eager_max_batch_size); paged_kv_indptr holds rows + 1, paged_kv_last_page_len rows. FA3's
+// scheduler_metadata is 1 + 4 x round_up(max(max_num_seqs, largest capture), 4), SGLang's capture
+// list vLLM's cut at round_up(pool, m) requests, that size added when the list went past it.
+//   --max-running-requests 20 (max_num_seqs 20; vLLM's list up to min(2 x 20, 512) = 40: 1, 2, 4,
+//   8, 16, 24, 32, 40):
+//     attention TP 1: rows max(20, 20) = 20 (21, 20); list cut at 20: ..., 16, 20 -> 1 + 4 x 20 = 81
+//     attention TP 8, gathered: rows max(24, 24) = 24 (25, 24); cut at 24: ..., 16, 24 -> 97
+//     attention TP 8, not gathered: rows max(20, 24) = 24 (25, 24); cut at 20 -> 81
+//   --max-num-seqs 5 --max-running-requests 21 --attn-tp-size 4, gathered (a DP-attention rank:
+//   the pool is max_running_requests, a step at most max_running_requests / dp_size): rows
+//   max(round_up(21, 4), round_up(21, 4)) = 24 (25, 24); the same without the pool (pool =
+//   max_num_seqs 5): max(8, 8) = 8 (9, 8). vLLM's list up to min(2 x 5, 512) = 10 is 1, 2, 4, 8,
+//   within either cut: 1 + 4 x round_up(max(5, 8), 4) = 33.
+//   SGLang's own test (pool 65, attention TP 4, gathered): rows 68 (69, 68).
+TEST(EngineSettings, SglangSettingsReachThePlan) {
+  const auto dir = scratch("engine_sglang");
+  const json e = sglang_engine("--max-running-requests 20 --attn-tp-size 8 --gathered-buffer true", dir);
+  EXPECT_EQ(e["req_pool_size"], 20);
+  EXPECT_EQ(e["max_num_seqs"], 20);  // the pool's requests, --max-num-seqs not given
+  EXPECT_EQ(e["attn_tp_size"], 8);
+  EXPECT_EQ(e["gathered_buffer"], true);
+  EXPECT_EQ(sglang_engine("--max-num-seqs 5 --max-running-requests 21", dir)["max_num_seqs"], 5);
+  EXPECT_EQ(sglang_engine("", dir)["req_pool_size"], 0);  // 0: the pool is max_num_seqs
+  const std::tuple<std::string, int, int> rows[] = {
+      {"--max-running-requests 20", 21, 81},
+      {"--max-running-requests 20 --attn-tp-size 8 --gathered-buffer true", 25, 97},
+      {"--max-running-requests 20 --attn-tp-size 8", 25, 81},
+      {"--max-running-requests 20 --attn-tp-size 8 --gathered-buffer false", 25, 81},
+      {"--max-num-seqs 5 --max-running-requests 21 --attn-tp-size 4 --gathered-buffer true", 25, 33},
+      {"--max-num-seqs 5 --attn-tp-size 4 --gathered-buffer true", 9, 33},
+      {"--max-running-requests 65 --attn-tp-size 4 --gathered-buffer true", 69, -1},
+  };
+  for (const auto& [flags, indptr, metadata] : rows) {
+    auto fi = sglang_buffers("--backend flashinfer " + flags, dir);
+    EXPECT_EQ(fi["paged_kv_indptr"], json::array({indptr})) << flags;
+    EXPECT_EQ(fi["paged_kv_last_page_len"], json::array({indptr - 1})) << flags;
+    if (metadata > 0)
+      EXPECT_EQ(sglang_buffers("--backend fa3 " + flags, dir)["scheduler_metadata"], json::array({metadata}))
+          << flags;
+  }
+  // The same settings from a file (SGLang's max_running_requests, the mirror's attn_tp_size and
+  // gathered_buffer), a flag overriding it: attention TP 1 makes both ceilings the pool, 21 (22).
+  std::ofstream(dir / "args.json") << R"({"max_num_seqs": 5, "max_running_requests": 21, "attn_tp_size": 4,
+    "gathered_buffer": true})";
+  const std::string args = "--backend flashinfer --engine-args " + (dir / "args.json").string();
+  EXPECT_EQ(sglang_buffers(args, dir)["paged_kv_indptr"], json::array({25}));
+  EXPECT_EQ(sglang_buffers(args + " --attn-tp-size 1", dir)["paged_kv_indptr"], json::array({22}));
+  std::ofstream(dir / "bad.json") << R"({"max_running_requests": 5000})";
+  expect_one_line(
+      run_cli("plan " + laguna + " --engine-flavour sglang --engine-args " + (dir / "bad.json").string()),
+      {"bad.json: field 'max_running_requests' = 5000: must be in 1..4096"});
+}
+
+// The two historical SGLang sizings (docs/catalogue.md C5) against these settings, on FlashInfer:
+//   request-meta-graph-ceiling (rows from the graph ceiling only, before #40668): pool 20,
+//   attention TP 8 without the gathered buffer: 20 rows (84 B of indptr) while an eager step of 20
+//   requests pads to 24 (100 B); with it the graph ceiling is 24 too: clean.
+//   request-meta-from-pool (#25124: rows from the pool): pool 20, attention TP 8, gathered: a step
+//   of 17 requests is the first to pad past 20 (to 24); at attention TP 1 nothing pads: clean. A
+//   DP-attention rank of 5 requests (attention TP 4, gathered) pads to 8: past a pool of 5 from
+//   max_num_seqs, within SGLang's pool of 21.
+TEST(EngineSettings, SglangSettingsChangeTheVerdictAsComputedByHand) {
+  const std::string c5 = "check " + laguna + " --backend flashinfer --engine-flavour sglang ";
+  auto r = run_cli(c5 + "--max-running-requests 20 --attn-tp-size 8 --mutant request-meta-graph-ceiling");
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_NE(r.out.find("paged_kv_indptr: capacity 84 B, required 100 B"), std::string::npos) << r.out;
+  EXPECT_EQ(run_cli(c5 + "--max-running-requests 20 --attn-tp-size 8 --gathered-buffer true --mutant "
+                         "request-meta-graph-ceiling")
+                .code,
+            0);
+  r = run_cli(c5 +
+              "--max-running-requests 20 --attn-tp-size 8 --gathered-buffer true --mutant "
+              "request-meta-from-pool");
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_NE(r.out.find("paged_kv_indptr holds 84 bytes but the step needs 100 bytes at batch size 17"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(run_cli(c5 + "--max-running-requests 20 --mutant request-meta-from-pool").code, 0);
+  const std::string rank =
+      "--max-num-seqs 5 --attn-tp-size 4 --gathered-buffer true --mutant request-meta-from-pool";
+  r = run_cli(c5 + rank);
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_NE(r.out.find("paged_kv_indptr: capacity 24 B, required 36 B"), std::string::npos) << r.out;
+  EXPECT_EQ(run_cli(c5 + rank + " --max-running-requests 21").code, 0);
+  // The fixed code is clean under every one of them.
+  EXPECT_EQ(run_cli(c5 + "--max-running-requests 20 --attn-tp-size 8 --gathered-buffer true").code, 0);
+}
+
 TEST(EngineSettings, EngineArgsFileErrorsNameTheFileAndTheKey) {
   const auto dir = scratch("engine_args");
   const std::pair<std::string, std::vector<std::string>> files[] = {
@@ -179,6 +315,13 @@ TEST(EngineSettings, EngineArgsFileErrorsNameTheFileAndTheKey) {
       {R"({"tensor_parallel_size": 3})", {"laguna-xs2.json", "tp 3"}},  // the config refuses it
       {R"({"enforce_eager": 1})", {"'enforce_eager'", "true or false"}},
       {R"({"engine_flavour": "sglang"})", {"'engine_flavour'", "not an engine argument"}},
+      // SGLang's settings need the sglang flavour, which only the command line gives; SGLang's DP
+      // attention arguments are not read, the attention TP size they make is.
+      {R"({"max_running_requests": 20})", {"'max_running_requests' = 20", "needs engine flavour sglang"}},
+      {R"({"attn_tp_size": 4})", {"'attn_tp_size' = 4", "needs engine flavour sglang"}},
+      {R"({"gathered_buffer": 1})", {"'gathered_buffer' = 1", "expected true or false"}},
+      {R"({"enable_dp_attention": true, "dp_size": 4})", {"'enable_dp_attention' = true", "attn_tp_size"}},
+      {R"({"dp_size": 4})", {"'dp_size' = 4", "not modelled", "attn_tp_size"}},
       {R"([128])", {"'<engine args>'"}},
       {R"({"max_num_seqs": 128,)", {"'<json>'", "malformed JSON"}},
   };

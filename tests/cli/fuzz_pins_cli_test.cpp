@@ -61,6 +61,43 @@ TEST(FuzzPinsCli, CounterexamplesKeepThePinnedSettings) {
       << again.out;
 }
 
+// SGLang's settings, on a campaign whose failures (C1: model-wide heads) do not depend on them: the
+// shrinker's step to SGLang's defaults would take them all back if the pins let it. The pool is
+// also the pinned max_num_seqs (--max-num-seqs not given), and the flags_of order puts SGLang's
+// after the generators' pins.
+TEST(FuzzPinsCli, CounterexamplesKeepTheSglangSettings) {
+  const fs::path dir = scratch("fuzz_pins_sglang");
+  const std::string sglang =
+      "--engine-flavour sglang --max-running-requests 20 --attn-tp-size 8 --gathered-buffer false";
+  const std::string shown =
+      "--max-num-seqs 20 --engine-flavour sglang --max-running-requests 20 --attn-tp-size 8 "
+      "--gathered-buffer false";
+  const auto r = run_cli(campaign + sglang + " --out " + dir.string());
+  ASSERT_EQ(r.code, 1) << r.err;
+  EXPECT_NE(r.out.find("every case pinned to " + shown + "\n"), std::string::npos) << r.out;
+  int files = 0;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    const json c = json::parse(slurp(e.path()));
+    ++files;
+    EXPECT_EQ(c["engine"]["flavour"], "sglang") << e.path();
+    EXPECT_EQ(c["engine"]["max_num_seqs"], 20) << e.path();
+    EXPECT_EQ(c["engine"]["req_pool_size"], 20) << e.path();
+    EXPECT_EQ(c["engine"]["attn_tp_size"], 8) << e.path();
+    EXPECT_EQ(c["engine"]["gathered_buffer"], false) << e.path();
+  }
+  EXPECT_GE(files, 2);
+  // The same pins from a file: SGLang's max_running_requests and the mirror's two settings, the
+  // flavour from the command line; without --out the repro line repeats the campaign's pins.
+  const fs::path file = scratch("fuzz_pins_sglang_args") / "args.json";
+  std::ofstream(file) << R"({"max_running_requests": 20, "attn_tp_size": 8, "gathered_buffer": false})";
+  const auto f = run_cli(campaign + "--engine-flavour sglang --engine-args " + file.string());
+  EXPECT_EQ(f.code, 1) << f.err;
+  EXPECT_NE(f.out.find("every case pinned to " + shown + "\n"), std::string::npos) << f.out;
+  EXPECT_NE(f.out.find("--policy model-wide --grouping heads --backend all " + shown + "\n"),
+            std::string::npos)
+      << f.out;
+}
+
 TEST(FuzzPinsCli, BadValuesAreTheLineCheckPrints) {
   const std::string laguna = source_path("configs/laguna-xs2.json");
   const std::vector<std::string> bad = {
@@ -85,6 +122,13 @@ TEST(FuzzPinsCli, BadValuesAreTheLineCheckPrints) {
       "--head-tile 1025",
       "--mamba-block-size -1",
       "--extra-group-block-size 1048577",
+      "--max-running-requests 20",
+      "--engine-flavour vllm --attn-tp-size 2",
+      "--gathered-buffer true",
+      "--engine-flavour sglang --max-running-requests 0",
+      "--engine-flavour sglang --max-num-seqs 64 --max-running-requests 20",
+      "--engine-flavour sglang --attn-tp-size 65",
+      "--engine-flavour sglang --gathered-buffer on",
   };
   for (const auto& flags : bad) {
     const auto fuzz = run_cli("fuzz --cases 1 " + flags);
@@ -99,6 +143,10 @@ TEST(FuzzPinsCli, BadValuesAreTheLineCheckPrints) {
   EXPECT_EQ(run_cli("fuzz --cases 1 --engine-flavour vllm_ascend").err,
             "headroom: command line: field '--engine-flavour' = \"vllm_ascend\": expected vllm, sglang or "
             "vllm-ascend\n");
+  // SGLang's settings only with a pinned SGLang: fuzz draws the flavour otherwise.
+  EXPECT_EQ(
+      run_cli("fuzz --cases 1 --attn-tp-size 2").err,
+      "headroom: command line: field '--attn-tp-size' = 2: an SGLang setting: needs engine flavour sglang\n");
   // fuzz's TP sizes stop at the largest its generators build (heads of 32 x 8 x TP within 10^6),
   // check's at 4096.
   for (const char* tp : {"0", "1,2048"}) {
@@ -121,6 +169,8 @@ TEST(FuzzPinsCli, EngineArgsErrorsNameTheFileAndTheKey) {
       {R"({"mamba_block_size": -1})", {"field 'mamba_block_size' = -1: must be in 0..1048576"}},
       // The flavour is a flag only: no file of vLLM's engine arguments names one.
       {R"({"engine_flavour": "sglang"})", {"field 'engine_flavour'", "not an engine argument"}},
+      {R"({"max_running_requests": 20})",
+       {"field 'max_running_requests' = 20", "needs engine flavour sglang"}},
   };
   int n = 0;
   for (const auto& [text, pieces] : files) {

@@ -41,6 +41,14 @@ uint64_t cases_with(const std::string& flags, const std::function<bool(const che
   return n;
 }
 
+// The same for the cases the campaign's jobs run (cli::sample_fuzz_case: SGLang's pins too).
+uint64_t fuzz_cases_with(const std::string& flags, const std::function<bool(const check_case&)>& has) {
+  const cli::fuzz_options o = options_of(flags);
+  uint64_t n = 0;
+  for (uint64_t i = 0; i < campaign_cases; ++i) n += has(cli::sample_fuzz_case(o, i));
+  return n;
+}
+
 struct pin_case {
   std::string flags;
   std::function<bool(const check_case&)> has;
@@ -117,6 +125,69 @@ TEST(FuzzPins, PinnedSglangDrawsItsAttentionTp) {
   EXPECT_GT(cases_with("--engine-flavour sglang", attn_tp), campaign_cases / 2);
   EXPECT_EQ(cases_with("--engine-flavour vllm", attn_tp), 0u);
   EXPECT_EQ(cases_with("--engine-flavour vllm-ascend", attn_tp), 0u);
+}
+
+// SGLang's settings pin every case of a pinned SGLang campaign, which otherwise draws the attention
+// TP (1, 2, 4, 8) and the gathered buffer and never a pool of its own (0: max_num_seqs). A pinned
+// pool is also the requests a step holds when --max-num-seqs is not given, within it when it is.
+TEST(FuzzPins, SglangSettingsPinEveryCase) {
+  const pin_case pins[] = {
+      {"--max-running-requests 20",
+       [](const check_case& c) { return c.engine.req_pool_size == 20 && c.engine.max_num_seqs == 20; }},
+      {"--max-num-seqs 5 --max-running-requests 21",
+       [](const check_case& c) { return c.engine.req_pool_size == 21 && c.engine.max_num_seqs == 5; }},
+      {"--attn-tp-size 8", [](const check_case& c) { return c.engine.attn_tp_size == 8; }},
+      {"--attn-tp-size 3", [](const check_case& c) { return c.engine.attn_tp_size == 3; }},
+      {"--gathered-buffer true", [](const check_case& c) { return c.engine.gathered_buffer; }},
+      {"--gathered-buffer false", [](const check_case& c) { return !c.engine.gathered_buffer; }},
+  };
+  for (const char* target : {"sim", "model"})
+    for (const auto& p : pins) {
+      const std::string sglang = std::string("--target ") + target + " --engine-flavour sglang ";
+      EXPECT_EQ(fuzz_cases_with(sglang + p.flags, p.has), campaign_cases) << p.flags;
+      EXPECT_LT(fuzz_cases_with(sglang, p.has), campaign_cases)
+          << p.flags << ": the unpinned campaign never draws anything else, the check proves nothing";
+      EXPECT_EQ(
+          fuzz_cases_with(sglang + p.flags,
+                          [](const check_case& c) { return c.engine.flavour == engine_flavour::sglang; }),
+          campaign_cases);
+    }
+  // The pinned campaign's cases are its keeps_pins; the unpinned ones mostly are not.
+  const cli::fuzz_options o =
+      options_of("--engine-flavour sglang --attn-tp-size 8 --max-running-requests 20");
+  for (uint64_t i = 0; i < 50; ++i) EXPECT_TRUE(cli::keeps_pins(o, cli::sample_fuzz_case(o, i))) << i;
+  EXPECT_LT(
+      fuzz_cases_with("--engine-flavour sglang", [&](const check_case& c) { return cli::keeps_pins(o, c); }),
+      campaign_cases / 2);
+}
+
+// The generators' step to SGLang's defaults (attention TP 1, no gather, the pool of max_num_seqs)
+// keeps the pinned flavour, so generators::holds takes it; keeps_pins refuses it under a pinned
+// attention TP, pool or gather, and every candidate it keeps still has them.
+TEST(FuzzPins, ShrinkerKeepsSglangPins) {
+  for (const char* flags : {"--engine-flavour sglang --attn-tp-size 8",
+                            "--engine-flavour sglang --max-running-requests 20 --gathered-buffer true"}) {
+    const cli::fuzz_options o = options_of(flags);
+    int refused = 0;
+    for (uint64_t i = 0; i < 20; ++i) {
+      const check_case c = cli::sample_fuzz_case(o, i);
+      for (const check_case& cand : generators::shrink_candidates(c)) {
+        const bool to_defaults = cand.engine.flavour == engine_flavour::sglang &&
+                                 cand.engine.attn_tp_size == 1 && !cand.engine.gathered_buffer &&
+                                 cand.engine.req_pool_size == 0;
+        if (to_defaults && generators::holds(o.profile.pins, cand)) {
+          EXPECT_FALSE(cli::keeps_pins(o, cand)) << flags << ": case " << i;
+          ++refused;
+        }
+        if (cli::keeps_pins(o, cand)) {
+          EXPECT_EQ(cand.engine.attn_tp_size, c.engine.attn_tp_size) << flags;
+          EXPECT_EQ(cand.engine.req_pool_size, c.engine.req_pool_size) << flags;
+          EXPECT_EQ(cand.engine.gathered_buffer, c.engine.gathered_buffer) << flags;
+        }
+      }
+    }
+    EXPECT_EQ(refused, 20) << flags;  // one such step per case, each refused
+  }
 }
 
 // Under a pinned SGLang the shrinker still has a step to SGLang's default attention TP (the

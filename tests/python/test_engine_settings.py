@@ -111,12 +111,88 @@ def test_engine_flavour_keyword_is_the_flag(tmp_path, flavour, metadata, indptr)
     assert fi == cli_json(tmp_path, "plan", LAGUNA, "--backend", "flashinfer", "--max-num-seqs", "20", *flag)
 
 
+# SGLang's settings (tests/cli/engine_settings_test.cpp works these out from request_meta.cpp and
+# SGLang's FlashInferAttnBackend): paged_kv_indptr holds max(round_up(pool, m), round_up(pool,
+# attn_tp)) + 1 entries, m the attention TP size under the gathered buffer (else 1); FA3's
+# scheduler_metadata 1 + 4 x round_up(max(max_num_seqs, largest capture), 4), SGLang's capture list
+# vLLM's (up to min(2 x max_num_seqs, 512)) cut at round_up(pool, m) requests.
+@pytest.mark.parametrize("settings, flags, indptr, metadata", [
+    # pool 20 (also max_num_seqs): rows 20; list cut at 20 -> 1 + 4 x 20
+    (dict(max_running_requests=20), ["--max-running-requests", "20"], 21, 81),
+    # attention TP 8, gathered: rows round_up(20, 8) = 24; cut at 24 -> 1 + 4 x 24
+    (dict(max_running_requests=20, attn_tp_size=8, gathered_buffer=True),
+     ["--max-running-requests", "20", "--attn-tp-size", "8", "--gathered-buffer", "true"], 25, 97),
+    # not gathered: the eager ceiling 24 still, the graph ceiling and the cut 20
+    (dict(max_running_requests=20, attn_tp_size=8, gathered_buffer=False),
+     ["--max-running-requests", "20", "--attn-tp-size", "8", "--gathered-buffer", "false"], 25, 81),
+    # a DP-attention rank of 5 requests, pool 21: rows round_up(21, 4) = 24; list 1, 2, 4, 8 -> 33
+    (dict(max_num_seqs=5, max_running_requests=21, attn_tp_size=4, gathered_buffer=True),
+     ["--max-num-seqs", "5", "--max-running-requests", "21", "--attn-tp-size", "4", "--gathered-buffer", "true"],
+     25, 33),
+])
+def test_sglang_keywords_are_the_flags(tmp_path, settings, flags, indptr, metadata):
+    fi = headroom.plan(LAGUNA, backend="flashinfer", engine_flavour="sglang", **settings)
+    fa3 = headroom.plan(LAGUNA, backend="fa3", engine_flavour="sglang", **settings)
+    assert buffer(group(fi, 1, "flashinfer", 0), "paged_kv_indptr")["shape"] == [indptr]
+    assert buffer(group(fi, 1, "flashinfer", 0), "paged_kv_last_page_len")["shape"] == [indptr - 1]
+    assert buffer(group(fa3, 1, "fa3", 0), "scheduler_metadata")["shape"] == [metadata]
+    e = fi["engine"]
+    assert (e["req_pool_size"], e["attn_tp_size"], e["gathered_buffer"]) == (
+        settings["max_running_requests"], settings.get("attn_tp_size", 1), settings.get("gathered_buffer", False))
+    assert e["max_num_seqs"] == settings.get("max_num_seqs", settings["max_running_requests"])
+    assert fi == cli_json(tmp_path, "plan", LAGUNA, "--backend", "flashinfer", "--engine-flavour", "sglang", *flags)
+    # From engine_args too (SGLang's max_running_requests, the mirror's other two), keywords over it.
+    assert fi == headroom.plan(LAGUNA, backend="flashinfer", engine_flavour="sglang", engine_args=settings)
+    q = headroom.plan(LAGUNA, backend="flashinfer", engine_flavour="sglang", engine_args=settings, attn_tp_size=1)
+    assert q["engine"]["attn_tp_size"] == 1
+
+
+# The request-pool sizing of SGLang #25124 (the mutant): a step of 17 requests pads to 24 past a
+# pool of 20 under attention TP 8 and the gathered buffer; at attention TP 1 nothing pads.
+def test_sglang_keywords_change_the_verdict(tmp_path):
+    base = dict(backend="flashinfer", engine_flavour="sglang", mutants=["request-meta-from-pool"])
+    r = headroom.check(LAGUNA, **base, max_running_requests=20, attn_tp_size=8, gathered_buffer=True)
+    assert not r["ok"]
+    assert {(v["buffer"], v["capacity_bytes"], v["required_bytes"]) for v in r["violations"]} == {
+        ("paged_kv_indptr", 84, 100), ("paged_kv_last_page_len", 80, 96)}
+    assert headroom.check(LAGUNA, **base, max_running_requests=20)["ok"]
+
+
+SGLANG_BAD = [  # keyword, value, the flag's value on the command line; under engine_flavour sglang
+    ("max_running_requests", 0, "0"), ("max_running_requests", 4097, "4097"), ("attn_tp_size", 0, "0"),
+    ("attn_tp_size", 65, "65"), ("gathered_buffer", "yes", "yes"),
+]
+
+
+@pytest.mark.parametrize("key, value, text", SGLANG_BAD)
+def test_a_bad_sglang_keyword_raises_the_command_lines_message(key, value, text):
+    flag = "--" + key.replace("_", "-")
+    rc, out, err = run_cli("plan", LAGUNA, "--engine-flavour", "sglang", flag, text)
+    assert rc == 2 and out == "" and err.count("\n") == 1
+    with pytest.raises(ValueError) as e:
+        headroom.plan(LAGUNA, engine_flavour="sglang", **{key: value})
+    assert f"headroom: {e.value}\n" == err.replace(f"command line: field '{flag}'", f"arguments: field '{key}'")
+
+
+def test_sglang_keywords_need_the_sglang_flavour_and_a_pool_past_the_step():
+    for kwargs in (dict(max_running_requests=20), dict(attn_tp_size=2, engine_flavour="vllm"),
+                   dict(gathered_buffer=False, engine_flavour="vllm-ascend")):
+        with pytest.raises(ValueError, match="an SGLang setting: needs engine flavour sglang"):
+            headroom.plan(LAGUNA, **kwargs)
+    with pytest.raises(ValueError, match=r"field 'max_running_requests' = 20: must be at least max_num_seqs \(64\)"):
+        headroom.plan(LAGUNA, engine_flavour="sglang", max_num_seqs=64, max_running_requests=20)
+    with pytest.raises(ValueError, match="engine_args: field 'enable_dp_attention' = true: not modelled"):
+        headroom.plan(LAGUNA, engine_flavour="sglang", engine_args={"enable_dp_attention": True, "dp_size": 4})
+
+
 BAD = [  # keyword, value, the flag's value on the command line
     ("block_size", 0, "0"), ("block_size", 65537, "65537"), ("max_model_len", 0, "0"),
     ("max_num_batched_tokens", 255, "255"), ("kv_cache_dtype", "fp8_e4m3", "fp8_e4m3"),
     ("dtype", "double", "double"), ("num_speculative_tokens", 17, "17"), ("cudagraph_mode", "FULLY", "FULLY"),
     ("cudagraph_capture_sizes", [1, 4, 2], "1,4,2"), ("max_cudagraph_capture_size", 0, "0"),
     ("max_num_seqs", 0, "0"), ("engine_flavour", "vllm_ascend", "vllm_ascend"), ("engine_flavour", "SGLang", "SGLang"),
+    # SGLang's settings without the sglang flavour
+    ("max_running_requests", 20, "20"), ("attn_tp_size", 2, "2"), ("gathered_buffer", True, "true"),
 ]
 
 
