@@ -64,10 +64,26 @@ rc::Gen<options_draw> option_draws(const case_profile& p) {
       rc::gen::set(&o::page, pinned_or(pins.block_size, {{6, 16}, {1, 8}, {1, 32}})),
       rc::gen::set(&o::cuda_graph, weighted<bool>({{4, false}, {1, true}})),
       // vLLM's --max-num-seqs caps Triton's threshold: small values keep decode batches short.
-      rc::gen::set(
-          &o::max_num_seqs,
-          pinned_or(pins.max_num_seqs, {{2, 2}, {3, 4}, {2, 6}, {3, 8}, {3, 16}, {1, 32}, {1, 64}, {2, 256}},
-                    pins.max_num_batched_tokens)),
+      // As users set it: 1 (latency runs), powers of two up to vLLM's default 256, and counts that
+      // are not multiples of 4 or of an attention-TP size (SGLang's --max-running-requests 100).
+      rc::gen::set(&o::max_num_seqs, pinned_or(pins.max_num_seqs,
+                                               {{2, 1},
+                                                {2, 2},
+                                                {1, 3},
+                                                {3, 4},
+                                                {2, 5},
+                                                {2, 6},
+                                                {3, 8},
+                                                {1, 12},
+                                                {3, 16},
+                                                {1, 20},
+                                                {2, 32},
+                                                {1, 48},
+                                                {2, 64},
+                                                {1, 100},
+                                                {1, 128},
+                                                {3, 256}},
+                                               pins.max_num_batched_tokens)),
       rc::gen::set(&o::snap, weighted<bool>({{5, true}, {1, false}})),
       rc::gen::set(&o::classes, class_draws()), rc::gen::set(&o::seed, rc::gen::arbitrary<uint64_t>()));
 }
@@ -92,7 +108,10 @@ check_case assemble(const options_draw& d, const sized_geometry& g, const case_p
 rc::Gen<check_case> with_batch(rc::Gen<check_case> g, int64_t max_work) {
   return rc::gen::mapcat(g, [max_work](check_case c) {
     batch_limits lim;
-    lim.max_decode_seqs = c.be == backend::triton ? triton_thr_of(c) : 8;
+    // Triton: up to one past its 3D threshold; the others: up to 9 requests, and no more than the
+    // scheduler runs (the class checks skip a step of more than max_num_seqs requests).
+    lim.max_decode_seqs =
+        c.be == backend::triton ? triton_thr_of(c) : std::min<int64_t>(8, c.engine.max_num_seqs - 1);
     lim.token_cost = token_cost_of(c);
     lim.max_work = max_work;
     return rc::gen::map(batches(lim), [c](batch b) {

@@ -18,8 +18,13 @@ struct settings_draw {
   engine_flavour flavour = engine_flavour::vllm;
   int64_t attn_tp = 1;
   bool gathered = false;
-  // 0: vLLM's default capture list; 1: one graph past the block table's rows (129 tokens, rows
-  // of at most 128 tokens); 2: graphs up to the pool only; 3: a graph of one request only
+  // 0: vLLM's default capture list; 1: one graph past the block table's rows (rows of at most
+  // 128 tokens) and at least max_num_seqs tokens, so that its warm-up fills every row: 132, or
+  // max_num_seqs rounded up to 12 (132 = 12 x 11: either stays a graph when sizes round up to
+  // whole verify passes of 2, 3 or 4 tokens); 2: graphs up to the pool only; 3: a graph of one
+  // request only; 4: the default list up to max_cudagraph_capture_size = max_num_seqs (no graph
+  // of more tokens than requests: the largest batch max(max_num_seqs, largest graph) is
+  // max_num_seqs, often not a multiple of 4)
   int list = 0;
 };
 
@@ -33,10 +38,11 @@ engine_settings realise_settings(const settings_draw& d, int64_t max_num_seqs, c
   if (d.flavour == engine_flavour::sglang) e.attn_tp_size = d.attn_tp, e.gathered_buffer = d.gathered;
   if (d.list == 1) {  // short rows, so that the dummy's work stays small
     e.max_model_len = std::min<int64_t>(d.max_model_len, 128);
-    e.capture_sizes = {1, 2, 129};
+    e.capture_sizes = {1, 2, std::max<int64_t>(132, (max_num_seqs + 11) / 12 * 12)};
   }
   if (d.list == 2) e.capture_sizes = {1, 2, max_num_seqs};
   if (d.list == 3) e.capture_sizes = {1};
+  if (d.list == 4) e.max_capture_size = max_num_seqs;
   pin(pins, e);
   return e;
 }
@@ -47,7 +53,7 @@ rc::Gen<engine_settings> engine_settings_for(int64_t max_num_seqs, const pinned_
   using d = settings_draw;
   const auto draws = rc::gen::build<d>(
       rc::gen::set(&d::mode, weighted<cudagraph_mode>({{4, cudagraph_mode::full_and_piecewise},
-                                                       {4, cudagraph_mode::full},
+                                                       {5, cudagraph_mode::full},
                                                        {1, cudagraph_mode::full_decode_only},
                                                        {1, cudagraph_mode::piecewise},
                                                        {1, cudagraph_mode::none}})),
@@ -56,11 +62,11 @@ rc::Gen<engine_settings> engine_settings_for(int64_t max_num_seqs, const pinned_
       // A pinned flavour is the draw's, so that SGLang's attention TP and gather come with it.
       rc::gen::set(&d::flavour, pins.flavour ? rc::gen::just(*pins.flavour)
                                              : weighted<engine_flavour>({{6, engine_flavour::vllm},
-                                                                         {3, engine_flavour::sglang},
+                                                                         {4, engine_flavour::sglang},
                                                                          {2, engine_flavour::vllm_ascend}})),
       rc::gen::set(&d::attn_tp, rc::gen::element<int64_t>(1, 2, 4, 8)),
-      rc::gen::set(&d::gathered, rc::gen::arbitrary<bool>()),
-      rc::gen::set(&d::list, weighted<int>({{5, 0}, {4, 1}, {4, 2}, {1, 3}})));
+      rc::gen::set(&d::gathered, weighted<bool>({{2, false}, {1, true}})),
+      rc::gen::set(&d::list, weighted<int>({{5, 0}, {6, 1}, {4, 2}, {1, 3}, {5, 4}})));
   return rc::gen::map(draws, [max_num_seqs, pins](const settings_draw& x) {
     return realise_settings(x, max_num_seqs, pins);
   });
@@ -75,7 +81,7 @@ rc::Gen<step_spec> steps_for(const check_case& c, int64_t max_work) {
   for (const step_spec& s : dummy_steps_of(e))
     if (batch_work(realise_step(e, s, {}, {}).b, token_cost_of(c)) <= max_work) dummies.push_back(s);
   for (const step_spec& s : dummies)
-    choices.push_back({s == dummies.back() ? 3 : 1, s});  // the largest graph most
+    choices.push_back({s == dummies.back() ? 5 : 1, s});  // the largest graph most
   for (int64_t pass = 1; pass <= e.num_speculative_tokens; ++pass)
     choices.push_back({3, {step_kind::draft, 0, false, pass}});
   return weighted<step_spec>(choices);

@@ -2,7 +2,8 @@
 // C3-C8), aimed at the regions where the engine-step classes fail: CUDA-graph modes with FULL
 // mixed graphs, max_model_len below the capture sizes, speculative tokens (draft passes),
 // SGLang's attention-TP padding and vllm-ascend's dummy request, capture-size lists at a request
-// pool's size, and compressed layers whose dummy work is empty at multiples of 32 requests.
+// pool's size or cut at max_num_seqs, and compressed layers whose dummy work is empty at multiples
+// of 32 requests.
 #pragma once
 
 #include <cstdint>
@@ -16,7 +17,8 @@ namespace headroom::generators {
 
 // The engine settings beside max_num_seqs (which the case's options draw): CUDA-graph mode,
 // max_model_len, speculative tokens, flavour and SGLang's attention TP, gather and pool, and now and
-// then an explicit capture list ending at max_model_len + 1 or at the pool's size. A pinned setting
+// then an explicit capture list ending past the block table's rows or at the pool's size, or
+// max_cudagraph_capture_size = max_num_seqs. A pinned setting
 // is taken instead of its draw (a pinned max_model_len or capture list also over the list's).
 rc::Gen<engine_settings> engine_settings_for(int64_t max_num_seqs, const pinned_settings& pins = {});
 

@@ -36,6 +36,8 @@ void step_candidates(const check_case& c, std::vector<check_case>& out) {
   if (e.flavour != d.flavour && sglang_set) push(sglang_defaults);  // the flavour kept (a fuzz pin)
   if (e.cg_mode != d.cg_mode) push([&](check_case& o) { o.engine.cg_mode = d.cg_mode; });
   if (!e.capture_sizes.empty()) push([](check_case& o) { o.engine.capture_sizes.clear(); });
+  if (e.max_capture_size != d.max_capture_size)
+    push([&](check_case& o) { o.engine.max_capture_size = d.max_capture_size; });
   if (e.max_model_len != d.max_model_len)
     push([&](check_case& o) { o.engine.max_model_len = d.max_model_len; });
   for (std::size_t i = 0; i < c.model.layers.size(); ++i)
