@@ -24,7 +24,10 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <memory>
+#include <mutex>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <variant>
@@ -212,10 +215,19 @@ int run(const options& o) {
     return o.time_limit_s > 0 &&
            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > o.time_limit_s;
   };
+  std::mutex setup_mu;
+  std::string setup_error;  // the first worker that could not start its engines
   for (int64_t t = 0; t < o.jobs; ++t)
     pool.emplace_back([&, t] {
       sim_executor sim;
-      auto ex = make_engine_executor();
+      std::unique_ptr<engine_executor> ex;
+      try {
+        ex = make_engine_executor();
+      } catch (const std::exception& e) {
+        const std::lock_guard<std::mutex> lock(setup_mu);
+        if (setup_error.empty()) setup_error = e.what();
+        return;
+      }
       auto& eng = ex->kernels();
       for (int64_t i = t; i < o.cases && !out_of_time(); i += o.jobs) {
         if (!o.only.empty() && std::find(o.only.begin(), o.only.end(), i) == o.only.end()) continue;
@@ -233,6 +245,7 @@ int run(const options& o) {
       }
     });
   for (auto& th : pool) th.join();
+  if (!setup_error.empty()) throw std::runtime_error(setup_error);
   std::ofstream csv(o.out + "/engine_agreement.csv");
   csv << "index,engine,case,dtype,sim_over,engine_over,faulted,sim_out_bad,engine_out_bad,extent_measured,"
          "extent_equal,max_abs_err,worklist_reads,rows_never,sim_read_past,buffers,note\n";
@@ -257,29 +270,48 @@ int run(const options& o) {
 
 int main(int argc, char** argv) {
   headroom::gpu_test::options o;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string f = argv[i], v = argv[i + 1];
-    if (f == "--cases")
-      o.cases = std::stoll(v);
-    else if (f == "--jobs")
-      o.jobs = std::stoll(v);
-    else if (f == "--seed")
-      o.seed = std::stoull(v);
-    else if (f == "--lane")
-      o.prefill = v == "prefill";
-    else if (f == "--out")
-      o.out = v;
-    else if (f == "--time-limit")
-      o.time_limit_s = std::stod(v);
-    else if (f == "--only") {
-      std::stringstream in(v);
-      for (std::string x; std::getline(in, x, ',');) o.only.push_back(std::stoll(x));
-    } else {
-      std::fprintf(stderr, "engine_agree: unknown flag %s\n", f.c_str());
-      return 2;
-    }
+  if (argc % 2 == 0) {  // flags come in pairs: a lone one (--help) is not a run
+    std::fprintf(stderr,
+                 "usage: engine_agree [--lane decode|prefill] [--cases N] [--jobs N] [--seed N] [--out DIR] "
+                 "[--time-limit S] [--only I,J,...]\n");
+    return 2;
   }
   try {
+    for (int i = 1; i + 1 < argc; i += 2) {
+      const std::string f = argv[i], v = argv[i + 1];
+      // The whole text a number, else one line naming the flag and the value.
+      const auto num = [&](auto parse, const std::string& text = std::string()) {
+        const std::string& t = text.empty() ? v : text;
+        std::size_t used = 0;
+        try {
+          const auto x = parse(t, &used);
+          if (used == t.size()) return x;
+        } catch (const std::exception&) {
+        }
+        throw std::invalid_argument("bad number for " + f + ": '" + v + "'");
+      };
+      const auto i64 = [](const std::string& x, std::size_t* n) { return std::stoll(x, n); };
+      if (f == "--cases")
+        o.cases = num(i64);
+      else if (f == "--jobs")
+        o.jobs = num(i64);
+      else if (f == "--seed")
+        o.seed = num([](const std::string& x, std::size_t* n) { return std::stoull(x, n); });
+      else if (f == "--lane" && (v == "decode" || v == "prefill"))
+        o.prefill = v == "prefill";
+      else if (f == "--out")
+        o.out = v;
+      else if (f == "--time-limit")
+        o.time_limit_s = num([](const std::string& x, std::size_t* n) { return std::stod(x, n); });
+      else if (f == "--only") {
+        std::stringstream in(v);
+        for (std::string x; std::getline(in, x, ',');) o.only.push_back(num(i64, x));
+      } else {
+        std::fprintf(stderr, "engine_agree: bad flag or value: %s %s\n", f.c_str(), v.c_str());
+        return 2;
+      }
+    }
+    if (o.cases < 1 || o.jobs < 1) throw std::invalid_argument("--cases and --jobs are at least 1");
     return headroom::gpu_test::run(o);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "engine_agree: %s\n", e.what());
