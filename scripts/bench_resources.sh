@@ -14,16 +14,24 @@ build="$(cd "${1:-$root/build-gpu}" && pwd)"
 target="${2:-bench_gpu_prefill}"
 pattern="${3:-fi_batch_prefill|fi_prefill_merge}"
 dir="$build/bench/CMakeFiles/$target.dir"
-[[ -f "$dir/flags.make" ]] || { echo "bench_resources: $dir/flags.make not found (configure with CUDA)" >&2; exit 1; }
-nvcc="$(sed -n 's/^# compile CUDA with //p' "$dir/flags.make")"
-defines="$(sed -n 's/^CUDA_DEFINES = //p' "$dir/flags.make")"
-flags="$(sed -n 's/^CUDA_FLAGS = //p' "$dir/flags.make")"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
-# shellcheck disable=SC2086  # the flags are words
-(cd "$build/bench" && "${nvcc:-nvcc}" $defines --options-file "CMakeFiles/$target.dir/includes_CUDA.rsp" $flags \
-  -Xptxas=-v -c "$root/bench/$target.cu" -o "$tmp/k.o") > "$tmp/ptxas.log" 2>&1 || {
-  cat "$tmp/ptxas.log" >&2; exit 1; }
+if [[ -f "$dir/flags.make" ]]; then  # Makefile generator: the flags are in flags.make
+  nvcc="$(sed -n 's/^# compile CUDA with //p' "$dir/flags.make")"
+  defines="$(sed -n 's/^CUDA_DEFINES = //p' "$dir/flags.make")"
+  flags="$(sed -n 's/^CUDA_FLAGS = //p' "$dir/flags.make")"
+  # shellcheck disable=SC2086  # the flags are words
+  (cd "$build/bench" && "${nvcc:-nvcc}" $defines --options-file "CMakeFiles/$target.dir/includes_CUDA.rsp" $flags \
+    -Xptxas=-v -c "$root/bench/$target.cu" -o "$tmp/k.o") > "$tmp/ptxas.log" 2>&1 || {
+    cat "$tmp/ptxas.log" >&2; exit 1; }
+elif [[ -f "$build/build.ninja" ]]; then  # Ninja: the build's own command for the .cu, output redirected
+  cmd="$(ninja -C "$build" -t commands "$target" | grep -F "bench/$target.cu" | grep -F -- " -c " | tail -1)"
+  [[ -n "$cmd" ]] || { echo "bench_resources: no compile command for bench/$target.cu in $build" >&2; exit 1; }
+  cmd="$(sed -E 's| -o [^ ]+| -o '"$tmp"'/k.o|; s| -MD -MT [^ ]+ -MF [^ ]+||' <<<"$cmd")"
+  (cd "$build" && eval "$cmd -Xptxas=-v") > "$tmp/ptxas.log" 2>&1 || { cat "$tmp/ptxas.log" >&2; exit 1; }
+else
+  echo "bench_resources: $build is not a configured CUDA build (no flags.make, no build.ninja)" >&2; exit 1
+fi
 # ptxas prints, per entry: "Compiling entry function 'NAME' for 'sm_90'", then "N bytes stack frame,
 # N bytes spill stores, N bytes spill loads", then "Used N registers, ... N bytes smem, ...".
 awk '

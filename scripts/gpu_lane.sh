@@ -5,15 +5,21 @@
 #                                        cases (sim vs guards vs device-checked, a compute-sanitizer
 #                                        sample), cost per case, the Laguna XS.2 Triton thresholds;
 #                                        then the prefill lane (--lane prefill: FlashInfer prefill,
-#                                        mixed steps on both backends, tensor-core decode with C10).
+#                                        mixed steps on both backends, tensor-core decode with C10),
+#                                        then the engine rows: the engines' own kernels vs the
+#                                        simulator on random decode and prefill cases (engine_agree;
+#                                        skipped unless BUILD_DIR has the FlashInfer driver or
+#                                        HEADROOM_VLLM_DIR names a vLLM checkout).
 #   scripts/gpu_lane.sh --pack BUILD_DIR CARRY_DIR
 #                                        on the build machine: copy only what the lane runs (test
 #                                        binaries, the GPU worker, CTest files, the CLI) into CARRY_DIR, small enough
 #                                        to carry to a GPU machine that cannot build (no packages).
 # Everything lands in $OUT (default ./gpu-lane-out), in at most 8 files (lane.log, ctest_gpu.log,
 # agree.log, summary.md, agreement.csv, cost.csv, laguna_gpu.json, sanitizer.log), the prefill
-# lane's in $OUT/prefill. LANES (decode prefill) picks the lanes. Knobs: CASES (1000), JOBS (8), COST (300),
-# SANITIZER_SAMPLE (25 in-bounds + 25 overflowing), SEED (2026). Never changes the card's settings.
+# lane's in $OUT/prefill, the engine rows' in $OUT/engine (agree_decode.md/.csv,
+# agree_prefill.md/.csv). LANES (decode prefill engine) picks the lanes. Knobs: CASES (1000), JOBS (8), COST (300),
+# SANITIZER_SAMPLE (25 in-bounds + 25 overflowing), SEED (2026), AGREE_TIME and ENGINE_TIME (seconds for
+# each agreement lane and each engine lane: the cases started by then; unset: no limit). Never changes the card's settings.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
@@ -22,7 +28,8 @@ if [[ "${1:-}" == "--pack" ]]; then
   rm -rf "$carry" && mkdir -p "$carry"
   src="$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$build/CMakeCache.txt")"
   (cd "$build" && find . -name CTestTestfile.cmake -o -name gpu_lane_test -o -name gpu_campaign_test -o -name gpu_agree -o -name prop_sim_gpu_test \
-      -o -name headroom_gpu_worker -o -path ./cli/headroom) | while read -r f; do
+      -o -name headroom_gpu_worker -o -path ./cli/headroom -o -name engine_agree -o -name 'headroom_*_driver' \
+      -o -name headroom_engine_worker -o -name vllm_triton_driver.py) | while read -r f; do
     mkdir -p "$carry/$(dirname "$f")" && cp -p "$build/$f" "$carry/$f"
   done
   printf '%s\n%s\n' "$src" "$build" > "$carry/paths.txt"
@@ -62,7 +69,7 @@ run_lane() {  # LANE OUT_DIR [extra gpu_agree arguments]
   local start=$(date +%s)
   "$build/tests/gpu/gpu_agree" --lane "$lane" --sanitizer-cmd "$san" --cases "${CASES:-1000}" --jobs "${JOBS:-8}" \
       --cost "${COST:-300}" --sanitizer "${SANITIZER_SAMPLE:-25}" --seed "${SEED:-2026}" --timeout-ms 60000 \
-      --out "$dir" "$@" > "$dir/agree.log" 2>&1
+      --out "$dir" ${AGREE_TIME:+--time-limit "$AGREE_TIME"} "$@" > "$dir/agree.log" 2>&1
   local rc=$?
   # At most a few files come back from a lent machine: the sanitizer's per-process logs become one.
   cat "$dir"/san/sanitizer-*.log > "$dir/sanitizer.log" 2>/dev/null && rm -rf "$dir/san"
@@ -71,9 +78,28 @@ run_lane() {  # LANE OUT_DIR [extra gpu_agree arguments]
   return $rc
 }
 san="$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null || echo compute-sanitizer)"
+engine_rows() {  # the engines' kernels vs the simulator, decode and prefill lanes
+  local dir="$out/engine" agree="$build/tests/engine_target/engine_agree"
+  if [[ ! -x "$agree" ]] || [[ -z "${HEADROOM_VLLM_DIR:-}" && ! -x "$build/targets/engine/headroom_flashinfer_driver" ]]; then
+    say "engine rows: skipped (no engine_agree, or neither a FlashInfer driver nor HEADROOM_VLLM_DIR)"
+    return 0
+  fi
+  mkdir -p "$dir"
+  local rc=0 lane
+  for lane in decode prefill; do
+    say "engine rows, $lane: engine kernels vs simulator"
+    "$agree" --lane "$lane" --cases "${CASES:-1000}" --jobs "${JOBS:-8}" --seed "${SEED:-2026}" --out "$dir" \
+        ${ENGINE_TIME:+--time-limit "$ENGINE_TIME"} \
+        > "$dir/agree_$lane.md" 2>&1 || rc=1
+    mv "$dir/engine_agreement.csv" "$dir/agree_$lane.csv" 2>/dev/null
+    tail -40 "$dir/agree_$lane.md" | tee -a "$out/lane.log"
+  done
+  return $rc
+}
 rc_agree=0
-for lane in ${LANES:-decode prefill}; do
+for lane in ${LANES:-decode prefill engine}; do
   if [[ "$lane" == decode ]]; then run_lane decode "$out" --laguna configs/laguna-xs2.json || rc_agree=1
+  elif [[ "$lane" == engine ]]; then engine_rows || rc_agree=1
   else run_lane "$lane" "$out/$lane" || rc_agree=1; fi
 done
 
