@@ -246,6 +246,10 @@ int run(const options& o) {
     });
   for (auto& th : pool) th.join();
   if (!setup_error.empty()) throw std::runtime_error(setup_error);
+  // Which engines ran: an engine whose driver did not start has no rows, and says why here.
+  std::string why;
+  engine_device_count(&why);
+  std::printf("engines up: %s%s%s\n", engine_kernels().c_str(), why.empty() ? "" : "; not up: ", why.c_str());
   std::ofstream csv(o.out + "/engine_agreement.csv");
   csv << "index,engine,case,dtype,sim_over,engine_over,faulted,sim_out_bad,engine_out_bad,extent_measured,"
          "extent_equal,max_abs_err,worklist_reads,rows_never,sim_read_past,buffers,note\n";
