@@ -189,7 +189,10 @@ std::vector<command_spec> make_specs() {
         {"--cases", k::value, "N", "run N cases, 1..2^40 (default 1000)", ""},
         {"--time", k::value, "60s", "run this long instead: a decimal number and s, m or h (at least 1 ns)",
          ""},
-        {"--target", k::value, "sim|gpu|model", "what runs the cases (default sim)", ""},
+        {"--target", k::value, "sim|gpu|model|engine",
+         "what runs the cases: the simulator, headroom's bodies on the device, the formulas or the "
+         "engines' own kernels (default sim)",
+         ""},
         {"--policy", k::value, "per-layer|model-wide|max", "the cases' head policy (default per-layer)", ""},
         {"--grouping", k::value, "heads|legacy|proposer", "the cases' grouping (default heads)", ""},
         {"--backend", k::value, "triton|flashinfer|fa3|all", "the cases' backends (default all)",

@@ -88,7 +88,8 @@ engine_executor::engine_executor() : kernels_(engine_options()), engines_(engine
 bool engine_executor::on_engine(const run_request& r) const {
   if (!r.plan) return false;
   if (std::holds_alternative<triton_plan>(*r.plan))
-    return engine_listed(engines_, engine::vllm_triton_engine);
+    return engine_listed(engines_, engine::vllm_triton_engine) &&
+           (!r.layer || engine::vllm_triton_unsupported(r.layer->head_size).empty());
   const auto* fp = std::get_if<fi_prefill_plan>(r.plan);
   if ((fp || std::holds_alternative<fi_decode_plan>(*r.plan)) && r.layer) {
     const rank_layer& l = *r.layer;

@@ -98,6 +98,13 @@ json launch_of(const gpu::gpu_request& rq, const engine_arena& a, const json& ar
 
 }  // namespace
 
+std::string vllm_triton_unsupported(int64_t head_size) {
+  if (head_size < vllm_triton_min_head_size)
+    return "head size " + std::to_string(head_size) + " is below vLLM's Triton backend's " +
+           std::to_string(vllm_triton_min_head_size);
+  return {};
+}
+
 json vllm_triton_launch(const gpu::gpu_request& rq, const engine_arena& a) {
   if (rq.fam != gpu::family::triton)
     throw std::invalid_argument(

@@ -6,12 +6,22 @@
 // plan's), so vLLM's launcher chooses its 2D or 3D path by its own rule.
 #pragma once
 
+#include <cstdint>
+#include <string>
+
 #include <nlohmann/json.hpp>
 
 #include "targets/engine/engine_arena.hpp"
 #include "targets/gpu/worker/wire.hpp"
 
 namespace headroom::engine {
+
+// vLLM's TritonAttentionBackend.supports_head_size (vllm/v1/attention/backends/triton_attn.py):
+// head sizes below this are never given to the kernel, whose tl.dot needs 16-wide tiles.
+inline constexpr int64_t vllm_triton_min_head_size = 32;
+
+// Empty when vLLM's Triton backend takes a layer of head size `head_size`; else why not.
+std::string vllm_triton_unsupported(int64_t head_size);
 
 // Throws std::invalid_argument for a request of another family or with malformed params.
 nlohmann::json vllm_triton_launch(const gpu::gpu_request& rq, const engine_arena& a);

@@ -139,6 +139,17 @@ TEST(vllm_triton_launch, views_and_scalars_by_hand) {
   EXPECT_THROW(engine::vllm_triton_launch(rq, a), std::invalid_argument);
 }
 
+// vLLM's TritonAttentionBackend.supports_head_size is head_size >= 32: smaller layers never reach
+// its kernel (whose tl.dot needs 16-wide tiles), so the engine target runs them on the simulator.
+TEST(vllm_triton_launch, head_sizes_below_32_are_not_the_engines) {
+  EXPECT_EQ(engine::vllm_triton_unsupported(32), "");
+  EXPECT_EQ(engine::vllm_triton_unsupported(40), "");
+  EXPECT_EQ(engine::vllm_triton_unsupported(576), "");
+  EXPECT_NE(engine::vllm_triton_unsupported(31), "");
+  EXPECT_NE(engine::vllm_triton_unsupported(16), "");
+  EXPECT_NE(engine::vllm_triton_unsupported(1), "");
+}
+
 // The executor with the stand-in driver (standin_driver.py): the engine worker, the driver
 // protocol, the host band check and the GPU executor's observation, end to end.
 class engine_executor_standin : public ::testing::Test {
