@@ -33,9 +33,9 @@ bool engine_listed(const std::string& engines, const char* name);
 // Runs of vLLM's Triton attention and of FlashInfer's batch decode and prefill (which serves
 // tensor-core decode too) go to the engines' own kernels (the GPU executor with the engine worker)
 // when their driver runs and the engine takes the layer (vllm_triton_unsupported: head sizes from
-// 32; flashinfer_unsupported, fi_prefill_tile_built); everything else (fp32 FlashInfer runs, other backends, the class checks'
-// metadata probes, which model engine code that is not an attention kernel) runs headroom's bodies
-// on the simulator, as with --target sim, and is counted.
+// 32; flashinfer_unsupported, fi_prefill_tile_built); everything else (fp32 FlashInfer runs, other backends,
+// the class checks' metadata probes, which model engine code that is not an attention kernel) runs headroom's
+// bodies on the simulator, as with --target sim, and is counted.
 class engine_executor final : public executor {
  public:
   engine_executor();

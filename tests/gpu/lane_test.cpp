@@ -95,12 +95,17 @@ TEST(gpu_lane, sim_guard_and_checked_verdicts_agree) {
   EXPECT_GE(overflowing, 15);
 }
 
+// The planted kernel on the worker, device-checked and then guarded.
+gpu::gpu_response checked_and_guarded(const gpu_test::planted_case& p) {
+  gpu::gpu_request rq = gpu_test::planted_request(p);
+  rq.modes = {gpu::run_mode::checked, gpu::run_mode::guarded};
+  return shared_gpu().execute(rq);
+}
+
 TEST(gpu_lane, planted_overflow_is_caught_by_guards_and_the_checked_build) {
   gpu_test::planted_case p;
   p.out_extent = 1000, p.n_store = 1024, p.in_extent = 500, p.n_load = 520;
-  gpu::gpu_request rq = gpu_test::planted_request(p);
-  rq.modes = {gpu::run_mode::checked, gpu::run_mode::guarded};
-  const gpu::gpu_response resp = shared_gpu().execute(rq);
+  const gpu::gpu_response resp = checked_and_guarded(p);
   ASSERT_EQ(resp.runs.size(), 2u) << resp.error;
   const auto& checked = resp.runs[0];
   const auto& guarded = resp.runs[1];
@@ -126,9 +131,7 @@ TEST(gpu_lane, planted_overflow_is_caught_by_guards_and_the_checked_build) {
 TEST(gpu_lane, planted_overread_is_caught_by_the_checked_build_alone) {
   gpu_test::planted_case p;
   p.out_extent = 1000, p.n_store = 1000, p.in_extent = 500, p.n_load = 520;
-  gpu::gpu_request rq = gpu_test::planted_request(p);
-  rq.modes = {gpu::run_mode::checked, gpu::run_mode::guarded};
-  const gpu::gpu_response resp = shared_gpu().execute(rq);
+  const gpu::gpu_response resp = checked_and_guarded(p);
   ASSERT_EQ(resp.runs.size(), 2u) << resp.error;
   const auto& checked = resp.runs[0];
   EXPECT_EQ(checked.oob_count, 20);
