@@ -51,13 +51,14 @@ result prefill(const input& in) {
   flashinfer::PrefillPlanImpl<false, int32_t>(
       fsz, isz, nullptr, 0, nullptr, nullptr, 0, info, qo.data(), kv.data(), uint32_t(in.total_num_rows), bs,
       in.num_qo_heads, in.num_kv_heads, in.head_dim, in.head_dim, in.page_size, in.cuda_graph, 2,
-      in.window_left, in.fixed_split_size, in.disable_split_kv, 0, in.uniform_q_len, nullptr, 2);
+      in.window_left, in.fixed_split_size, in.disable_split_kv, in.num_colocated_ctas, in.uniform_q_len,
+      nullptr, 2);
   fill_sentinel(isz);
   auto st = flashinfer::PrefillPlanImpl<true, int32_t>(
       fsz, isz, fake_device(1 << 20), size_t(1) << 60, fake_device(size_t(1) << 40), page_locked().data(),
       int_bytes, info, qo.data(), kv.data(), uint32_t(in.total_num_rows), bs, in.num_qo_heads,
       in.num_kv_heads, in.head_dim, in.head_dim, in.page_size, in.cuda_graph, 2, in.window_left,
-      in.fixed_split_size, in.disable_split_kv, 0, in.uniform_q_len, nullptr, 2);
+      in.fixed_split_size, in.disable_split_kv, in.num_colocated_ctas, in.uniform_q_len, nullptr, 2);
   if (st != cudaSuccess) throw std::runtime_error("PrefillPlanImpl failed");
   result r;
   r.split_kv = info.split_kv;

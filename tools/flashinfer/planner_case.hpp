@@ -14,6 +14,8 @@ struct input {
   int64_t blocks_per_sm = 2;  // decode: the occupancy the work estimation is given
   bool cuda_graph = false, disable_split_kv = false;
   int64_t window_left = -1, fixed_split_size = -1, uniform_q_len = 0, total_num_rows = 0;
+  // Decode: window_left goes to the mirror only (DecodePlanImpl has no window parameter).
+  int64_t num_colocated_ctas = 0;        // prefill: POD attention's decode CTAs (PrefillPlanImpl)
   std::vector<int64_t> kv_lens, q_lens;  // tokens per request
 };
 

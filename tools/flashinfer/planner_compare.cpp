@@ -24,9 +24,14 @@ using namespace headroom;
 namespace {
 
 std::mt19937_64 rng;
+// The options added after the agreement tables of docs/flashinfer-planner.md (POD's colocated CTAs,
+// a window on decode inputs) come from their own stream, so that a seed draws the same inputs as
+// before apart from them.
+std::mt19937_64 rng_extra;
 bool exact_grid = false;
 int64_t uniform(int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); }
 bool coin(double p) { return std::uniform_real_distribution<double>(0, 1)(rng) < p; }
+bool extra(double p) { return std::uniform_real_distribution<double>(0, 1)(rng_extra) < p; }
 // Log-uniform in [1, hi]: short values common, long ones present.
 int64_t skewed(int64_t hi) {
   return std::min<int64_t>(hi, std::exp(std::uniform_real_distribution<double>(0, std::log(hi + 1.0))(rng)));
@@ -66,6 +71,12 @@ pc::input draw(bool prefill) {
     if (coin(0.25)) in.window_left = skewed(8192) - 1;
     in.disable_split_kv = coin(0.2);
     if (!in.disable_split_kv && coin(0.1)) in.fixed_split_size = skewed(256);
+    // POD attention: PrefillPlanImpl's budget max(0, 2 * SMs - colocated) / KV, past the device too.
+    if (extra(0.2))
+      in.num_colocated_ctas = std::uniform_int_distribution<int64_t>(1, 2 * in.num_sms + 8)(rng_extra);
+  } else if (extra(0.25)) {
+    // The mirror's decode plan must ignore it, as DecodePlanImpl (no window parameter) does.
+    in.window_left = std::uniform_int_distribution<int64_t>(0, 8191)(rng_extra);
   }
   for (int64_t q : in.q_lens) in.total_num_rows += q;
   if (prefill && in.cuda_graph && in.uniform_q_len == 0 && coin(0.3))
@@ -86,6 +97,7 @@ pc::result mirror(const pc::input& in) {
   o.cuda_graph = in.cuda_graph;
   o.page_size = in.page_size;
   o.window_left = in.window_left;
+  o.num_colocated_ctas = in.num_colocated_ctas;
   o.disable_split_kv = in.disable_split_kv;
   o.fixed_split_size = in.fixed_split_size;
   o.uniform_q_len = in.uniform_q_len;
@@ -134,9 +146,10 @@ std::string describe(const pc::input& in) {
                   std::to_string(in.page_size) + " sms " + std::to_string(in.num_sms) + " blocks " +
                   std::to_string(in.blocks_per_sm) + " graph " + std::to_string(in.cuda_graph) + " nosplit " +
                   std::to_string(in.disable_split_kv) + " window " + std::to_string(in.window_left) +
-                  " fixed " + std::to_string(in.fixed_split_size) + " uniform " +
-                  std::to_string(in.uniform_q_len) + " rows " + std::to_string(in.total_num_rows) + " B " +
-                  std::to_string(in.kv_lens.size()) + " kv/q:";
+                  " colocated " + std::to_string(in.num_colocated_ctas) + " fixed " +
+                  std::to_string(in.fixed_split_size) + " uniform " + std::to_string(in.uniform_q_len) +
+                  " rows " + std::to_string(in.total_num_rows) + " B " + std::to_string(in.kv_lens.size()) +
+                  " kv/q:";
   for (std::size_t i = 0; i < in.kv_lens.size() && i < 16; ++i)
     s.append(" ").append(std::to_string(in.kv_lens[i])).append("/").append(std::to_string(in.q_lens[i]));
   return s + (in.kv_lens.size() > 16 ? " ..." : "");
@@ -223,7 +236,9 @@ int main(int argc, char** argv) {
   if (argc > 1 && std::string(argv[1]) == "--self-test") return self_test();
   const int64_t n_decode = argc > 1 ? std::stoll(argv[1]) : 5000;
   const int64_t n_prefill = argc > 2 ? std::stoll(argv[2]) : 5000;
-  rng.seed(argc > 3 ? std::stoull(argv[3]) : 20261201);
+  const uint64_t seed = argc > 3 ? std::stoull(argv[3]) : 20261201;
+  rng.seed(seed);
+  rng_extra.seed(seed ^ 0x9e3779b97f4a7c15ULL);
   exact_grid = argc > 4 && std::string(argv[4]) == "exact-grid";
   tally dec, pre;
   for (int64_t i = 0; i < n_decode; ++i) compare(draw(false), dec);
