@@ -17,7 +17,7 @@ namespace headroom {
 // S = Q K^T over step `step`'s keys, then the online softmax of the lane's two rows; leaves P in pa.
 template <class T, int Dp, class Ctx, class SV, class QV, class Regs>
 HEADROOM_HOST_DEVICE void tile_scores(Ctx& ctx, const paged_attention_inputs<T>& p, const SV& st,
-                                      const QV& sq, Regs& rg, const tile_sweep& sw, int64_t step) {
+                                      const QV& sq, Regs& rg, const tile_sweep& sw, int64_t step, int slot) {
   using L = tile_lane<Dp>;
   ctx.threads([&](const thread_idx& t) {
     HEADROOM_UNROLL
@@ -26,7 +26,7 @@ HEADROOM_HOST_DEVICE void tile_scores(Ctx& ctx, const paged_attention_inputs<T>&
   });
   HEADROOM_UNROLL
   for (int j = 0; j < L::J; ++j) {
-    tile_read_k<Dp>(ctx, st, sq, rg, step % tile_stages, j, sw.idle_from);
+    tile_read_k<Dp>(ctx, st, sq, rg, slot, j, sw.idle_from);
     const int qj = tile_q_in_regs<Dp> ? j : 0;
     HEADROOM_UNROLL
     for (int nb = 0; nb < L::NB; ++nb) HEADROOM_UNROLL
@@ -91,12 +91,12 @@ HEADROOM_HOST_DEVICE void tile_scores(Ctx& ctx, const paged_attention_inputs<T>&
 
 // O += P V over step `step`'s keys, 16 at a time.
 template <class T, int Dp, class Ctx, class SV, class Regs>
-HEADROOM_HOST_DEVICE void tile_values(Ctx& ctx, const SV& st, Regs& rg, const tile_sweep& sw, int64_t step) {
+HEADROOM_HOST_DEVICE void tile_values(Ctx& ctx, const SV& st, Regs& rg, const tile_sweep& sw, int slot) {
   using L = tile_lane<Dp>;
   HEADROOM_UNROLL
   for (int j = 0; j < L::J; ++j) HEADROOM_UNROLL
   for (int kb = 0; kb < L::KB; ++kb) {
-    tile_read_v<Dp>(ctx, st, rg, step % tile_stages, j, kb, sw.idle_from);
+    tile_read_v<Dp>(ctx, st, rg, slot, j, kb, sw.idle_from);
     ctx.template transpose8x8<8>(rg.st, [](L& r) { return &r.kv[0][0]; });
     HEADROOM_UNROLL
     for (int f = 0; f < 4; ++f)
@@ -117,20 +117,22 @@ HEADROOM_HOST_DEVICE void tile_steps(Ctx& ctx, const paged_attention_inputs<T>& 
   constexpr int S = tile_stages;
   const auto st = ctx.template shared<attn_chunk>(s.kv, "tile_kv");
   const auto ko = ctx.template shared<1>(s.koff, "tile_koff");
-  for (int64_t k = 0; k < S && k < sw.steps; ++k) tile_rows_of<T, Dp>(ctx, p, ko, sp, sw, k);
+  for (int k = 0; k < S && k < sw.steps; ++k) tile_rows_of<T, Dp>(ctx, p, ko, sp, sw, k, k);
   ctx.sync();  // koff (and q in shared memory) for every thread
-  for (int64_t k = 0; k < S - 1; ++k) {
+  for (int k = 0; k < S - 1; ++k) {
     if (k < sw.steps) tile_issue<T, Dp>(ctx, p, st, ko, k);
     ctx.async_commit();
   }
-  for (int64_t step = 0; step < sw.steps; ++step) {
+  // slot = step % S, counted rather than divided; the step S - 1 ahead uses the slot before it.
+  for (int64_t step = 0, slot = 0; step < sw.steps; ++step, slot = slot + 1 == S ? 0 : slot + 1) {
+    const int sl = static_cast<int>(slot), ahead = sl == 0 ? S - 1 : sl - 1;
     ctx.template async_wait<S - 2>();
     ctx.sync();
-    if (step + S - 1 < sw.steps) tile_issue<T, Dp>(ctx, p, st, ko, step + S - 1);
+    if (step + S - 1 < sw.steps) tile_issue<T, Dp>(ctx, p, st, ko, ahead);
     ctx.async_commit();
-    if (step + S < sw.steps) tile_rows_of<T, Dp>(ctx, p, ko, sp, sw, step + S);
-    tile_scores<T, Dp>(ctx, p, st, sq, rg, sw, step);
-    tile_values<T, Dp>(ctx, st, rg, sw, step);
+    if (step + S < sw.steps) tile_rows_of<T, Dp>(ctx, p, ko, sp, sw, step + S, sl);
+    tile_scores<T, Dp>(ctx, p, st, sq, rg, sw, step, sl);
+    tile_values<T, Dp>(ctx, st, rg, sw, sl);
   }
 }
 

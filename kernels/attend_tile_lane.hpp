@@ -66,6 +66,7 @@ struct tile_shared {
   int64_t koff[tile_stages * KT];  // element offsets of the steps' key rows (block table, once)
   alignas(16) T kv[tile_stages * stage_elems];
   alignas(16) T q[q_elems];  // the sweep's q rows, [row][Dp] swizzled as the stage (last: see bytes)
+  static_assert(tile_stages * stage_elems + q_elems < (int64_t{1} << 31), "32-bit shared offsets");
   static constexpr std::size_t bytes(int64_t warps) {
     return tile_q_in_regs<Dp>
                ? sizeof(tile_shared)
@@ -73,13 +74,15 @@ struct tile_shared {
   }
 };
 
+// Offsets into the stage and q arrays are 32-bit: both are a fixed size under 2^31 elements (the
+// static_assert below), and 32-bit index arithmetic is what keeps a step's address work small.
 template <int Dp>
-HEADROOM_HOST_DEVICE inline int64_t tile_row_at(int64_t row, int chunk) {
+HEADROOM_HOST_DEVICE inline int32_t tile_row_at(int32_t row, int chunk) {
   return row * Dp + (chunk ^ ((row & 1) << 2)) * attn_chunk;
 }
 template <int Dp, int KT>
-HEADROOM_HOST_DEVICE inline int64_t tile_kv_at(int64_t stage, int kv, int key, int chunk) {
-  return (stage * 2 + kv) * KT * Dp + tile_row_at<Dp>(key, chunk);
+HEADROOM_HOST_DEVICE inline int32_t tile_kv_at(int slot, int kv, int key, int chunk) {
+  return (slot * 2 + kv) * KT * Dp + tile_row_at<Dp>(key, chunk);
 }
 
 // One lane's registers (compile-time indices only, so nvcc keeps them in registers).
@@ -108,7 +111,7 @@ HEADROOM_HOST_DEVICE auto make_tile_registers(Ctx& ctx) {
 
 // The lane's K chunks of block j of stage `slot` (and, from shared memory, its q chunks of j).
 template <int Dp, class Ctx, class SV, class QV, class Regs>
-HEADROOM_HOST_DEVICE void tile_read_k(Ctx& ctx, const SV& st, const QV& sq, Regs& rg, int64_t slot, int j,
+HEADROOM_HOST_DEVICE void tile_read_k(Ctx& ctx, const SV& st, const QV& sq, Regs& rg, int slot, int j,
                                       int64_t idle_from) {
   using L = tile_lane<Dp>;
   ctx.threads([&](const thread_idx& t) {
@@ -130,7 +133,7 @@ HEADROOM_HOST_DEVICE void tile_read_k(Ctx& ctx, const SV& st, const QV& sq, Regs
 
 // The lane's V chunks of keys 16kb + g, 16kb + 8 + g, block j, into kv[0], kv[1].
 template <int Dp, class Ctx, class SV, class Regs>
-HEADROOM_HOST_DEVICE void tile_read_v(Ctx& ctx, const SV& st, Regs& rg, int64_t slot, int j, int kb,
+HEADROOM_HOST_DEVICE void tile_read_v(Ctx& ctx, const SV& st, Regs& rg, int slot, int j, int kb,
                                       int64_t idle_from) {
   using L = tile_lane<Dp>;
   ctx.threads([&](const thread_idx& t) {

@@ -81,34 +81,35 @@ HEADROOM_HOST_DEVICE void tile_begin(Ctx& ctx, const paged_attention_inputs<T>& 
   }
 }
 
-// The row offsets of step `step`'s keys into its koff slot (past khi: the last key again, its
-// probability 0): one block-table read per key.
+// The row offsets of step `step`'s keys into its koff slot (step % tile_stages; past khi: the last
+// key again, its probability 0): one block-table read per key.
 template <class T, int Dp, class Ctx, class KO>
 HEADROOM_HOST_DEVICE void tile_rows_of(Ctx& ctx, const paged_attention_inputs<T>& p, const KO& ko,
-                                       const tile_span& sp, const tile_sweep& sw, int64_t step) {
+                                       const tile_span& sp, const tile_sweep& sw, int64_t step, int slot) {
   constexpr int KT = tile_keys<Dp>;
   const auto bt = ctx.global(p.block_table);
   const int64_t n = ctx.block_dim().count();
   ctx.threads([&](const thread_idx& t) {
-    for (int64_t k = t.linear; k < KT; k += n) {
+    for (int k = t.linear; k < KT; k += n) {
       int64_t key = sw.klo + step * KT + k;
       if (key >= sw.khi) key = sw.khi - 1;
-      ko.store(step % tile_stages * KT + k, kv_key_row(p, bt, sp.seq, key, sp.kvh));
+      ko.store(slot * KT + k, kv_key_row(p, bt, sp.seq, key, sp.kvh));
     }
   });
 }
 
-// Step `step`'s K and V chunks into its stage, spread over the block's threads.
+// The K and V chunks of the step whose key rows are in koff slot `slot` into its stage, spread over
+// the block's threads.
 template <class T, int Dp, class Ctx, class SV, class KO>
 HEADROOM_HOST_DEVICE void tile_issue(Ctx& ctx, const paged_attention_inputs<T>& p, const SV& st, const KO& ko,
-                                     int64_t step) {
+                                     int slot) {
   constexpr int KT = tile_keys<Dp>, CPR = Dp / attn_chunk;
   const auto kc = ctx.global(p.k_cache);
   const auto vc = ctx.global(p.v_cache);
-  const int64_t n = ctx.block_dim().count(), slot = step % tile_stages;
+  const int n = static_cast<int>(ctx.block_dim().count());
   ctx.threads([&](const thread_idx& t) {
-    for (int64_t i = t.linear; i < KT * CPR; i += n) {
-      const int key = static_cast<int>(i / CPR), c = static_cast<int>(i % CPR);
+    for (int i = t.linear; i < KT * CPR; i += n) {
+      const int key = i / CPR, c = i % CPR;
       const int64_t off = ko.load(slot * KT + key) + c * attn_chunk;
       ctx.template copy_async<attn_chunk>(st, tile_kv_at<Dp, KT>(slot, 0, key, c), kc, off);
       ctx.template copy_async<attn_chunk>(st, tile_kv_at<Dp, KT>(slot, 1, key, c), vc, off);
