@@ -44,10 +44,17 @@ fa3_plan plan_fa3(const engine_settings& s, const engine_step& st, const fa3_gro
   fa3_call c{
       g.q_heads, g.kv_heads, g.head_size, g.page_size, g.window, std::max<int64_t>(st.max_query_len, 1), 0};
   for (int64_t len : st.b.seq_lens) c.max_seq_len = std::max(c.max_seq_len, len);  // max_seqlen_k
-  const int64_t heuristic = fa3_heuristic_splits(c);
   const bool swizzle = fa3_head_swizzle(c.max_query_len, c.max_seq_len, g.head_size, g.window);
-  p.sched = fa3_layout_of(b, resolved_splits(p.sched_splits, heuristic), swizzle);
-  p.run_size = fa3_layout_of(b, resolved_splits(p.run_splits, heuristic), swizzle).size();
+  p.sched_resolved = resolved_splits(p.sched_splits, fa3_heuristic_splits(c));
+  p.sched = fa3_layout_of(b, p.sched_resolved, swizzle);
+  // The run's split heuristic and mask see the layer's tensors (mha_fwd: h from q, h_k and d from k).
+  fa3_call r = c;
+  if (g.run_q_heads > 0) r.q_heads = g.run_q_heads;
+  if (g.run_kv_heads > 0) r.kv_heads = g.run_kv_heads;
+  if (g.run_head_size > 0) r.head_size = g.run_head_size;
+  const bool run_swizzle = fa3_head_swizzle(r.max_query_len, r.max_seq_len, r.head_size, r.window);
+  p.run_resolved = resolved_splits(p.run_splits, fa3_heuristic_splits(r));
+  p.run_size = fa3_layout_of(b, p.run_resolved, run_swizzle).size();
   for (int64_t q : st.query_start) p.query_start.push_back(static_cast<int32_t>(q));
   for (int64_t len : st.b.seq_lens) p.seq_lens.push_back(static_cast<int32_t>(len));
   p.seq_lens.resize(static_cast<std::size_t>(b), 0);  // padded rows

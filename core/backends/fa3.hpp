@@ -77,18 +77,23 @@ bool fa3_head_swizzle(int64_t max_query_len, int64_t max_seq_len, int64_t head_s
 int64_t fa3_metadata_capacity(const engine_settings& s, const fa3_mutants& m);
 
 struct fa3_plan {
-  fa3_layout sched;                            // what get_scheduler_metadata writes
-  int64_t run_size = 0;                        // what mha_fwd recomputes from its own num_splits
-  int64_t sched_splits = 0, run_splits = 0;    // as passed (0: the heuristic)
-  std::vector<int32_t> query_start, seq_lens;  // the step's metadata rows, read per batch entry
+  fa3_layout sched;                              // what get_scheduler_metadata writes
+  int64_t run_size = 0;                          // what mha_fwd recomputes from its own num_splits
+                                                 // (and its layer's heads and head size)
+  int64_t sched_splits = 0, run_splits = 0;      // as passed (0: the heuristic)
+  int64_t sched_resolved = 0, run_resolved = 0;  // as used (the heuristic's where 0 was passed)
+  std::vector<int32_t> query_start, seq_lens;    // the step's metadata rows, read per batch entry
   // scheduler_metadata (persistent, or exactly the layout's size), query_start_loc and seq_lens
   // (the model runner's persistent max_num_seqs + 1 / max_num_seqs int32 buffers).
   std::vector<buffer_plan> buffers;
 };
 
-// The builder's per-group values (fa3_call without the step's lengths).
+// The builder's per-group values (fa3_call without the step's lengths), and the geometry one layer
+// runs with: mha_fwd takes its heads and head size from that layer's q and k tensors, while vLLM's
+// builder schedules with the model's (0: the same as the schedule's).
 struct fa3_group {
   int64_t q_heads = 1, kv_heads = 1, head_size = 128, page_size = 16, window = 0;
+  int64_t run_q_heads = 0, run_kv_heads = 0, run_head_size = 0;
 };
 
 fa3_plan plan_fa3(const engine_settings& s, const engine_step& st, const fa3_group& g, const fa3_mutants& m);

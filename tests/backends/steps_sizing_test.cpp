@@ -98,6 +98,31 @@ TEST(Fa3, EagerBatchSplitsLikeOneRequest) {
   EXPECT_EQ(p.run_size, 601);
 }
 
+// vLLM's builder schedules with the model's query heads, each layer runs with its own (mha_fwd takes
+// h from q). Model 4 q heads, a layer of 2, 2 kv heads, D 64; eager step of query lengths 1 and 33
+// over 513 and 33 keys (causal). Schedule: 66 packed rows > 64, so two MMA warpgroups, tile 192 x 128
+// (causal), 5 n-blocks of the 513 keys, 2 m-blocks in all (< 0.8 x 132): 5 splits, the dynamic-split
+// and head-swizzle vectors, 1 + 3 x 4 = 13 entries. The layer's run: 33 packed rows, one warpgroup,
+// tile 64 x 192, 3 n-blocks (<= 4): 1 split, 1 + 2 x 4 = 9 entries, so CHECK_SHAPE fails.
+TEST(Fa3, RunRecomputesTheSplitsFromTheLayersHeads) {
+  engine_settings eager;
+  eager.cg_mode = cudagraph_mode::none;
+  batch b;
+  b.query_lens = {1, 33};
+  b.seq_lens = {513, 33};
+  const engine_step st = forward_step(eager, b);
+  fa3_group g{4, 2, 64};
+  const fa3_plan same = plan_fa3(eager, st, g, {});
+  EXPECT_EQ(same.sched_resolved, 5);
+  EXPECT_EQ(same.sched.size(), 13);
+  EXPECT_EQ(same.run_size, 13);
+  g.run_q_heads = 2, g.run_kv_heads = 2, g.run_head_size = 64;
+  const fa3_plan layer = plan_fa3(eager, st, g, {});
+  EXPECT_EQ(layer.sched.size(), 13);
+  EXPECT_EQ(layer.run_resolved, 1);
+  EXPECT_EQ(layer.run_size, 9);
+}
+
 // mha_fwd_get_scheduler_metadata drops window_size_left >= max_seqlen_k - 1: a window of 1024
 // (left 1023) over at most 1024 keys is no window, over 1025 it is local.
 TEST(Fa3, HeadSwizzleAndWindow) {

@@ -5,6 +5,8 @@
 // scheduler_metadata, query_start_loc, seq_lens) and the run recomputes its size (plan_run_shape
 // when schedule and run use different split counts). For every backend, a dummy run whose metadata
 // has more rows than max_num_seqs (vLLM #19171) overruns the model runner's persistent rows.
+#include <algorithm>
+
 #include "core/check/classes/classes.hpp"
 #include "core/check/plans.hpp"
 #include "core/check/step_runs.hpp"
@@ -70,16 +72,33 @@ void check_c3_fa3_metadata(const class_scope& s, std::vector<class_finding>& out
     apply_dumped_capacities(c, ag, f.buffers);
     return std::vector<planned_part>{{std::move(f), p.st.b}};
   };
+  // Each layer's run recomputes the size from its own tensors: the first layer of each geometry.
   auto formulas = [&](const step_probe& p) {
-    const fa3_plan f = plan_fa3(c.engine, p.st, g, m);
-    if (f.sched.size() == f.run_size) return std::vector<finding>{};
-    return std::vector<finding>{
-        {invariant::plan_run_shape, "scheduler_metadata", 4 * f.sched.size(), 4 * f.run_size,
-         "scheduler metadata for " + std::to_string(f.sched.batch) +
-             " requests was scheduled with num_splits " + std::to_string(f.sched_splits) + " (" +
-             std::to_string(f.sched.size()) + " entries) but the kernel runs with num_splits " +
-             std::to_string(f.run_splits) + " and expects " + std::to_string(f.run_size) +
-             ": FA3's CHECK_SHAPE fails"}};
+    std::vector<finding> out;
+    std::vector<const rank_layer*> seen;
+    for (const rank_layer* l : layers) {
+      const auto same = [&](const rank_layer* o) {
+        return o->num_heads == l->num_heads && o->num_kv_heads == l->num_kv_heads &&
+               o->head_size == l->head_size;
+      };
+      if (std::any_of(seen.begin(), seen.end(), same)) continue;
+      seen.push_back(l);
+      fa3_group run = g;
+      run.run_q_heads = l->num_heads, run.run_kv_heads = l->num_kv_heads, run.run_head_size = l->head_size;
+      const fa3_plan f = plan_fa3(c.engine, p.st, run, m);
+      if (f.sched.size() == f.run_size) continue;
+      out.push_back({invariant::plan_run_shape, "scheduler_metadata", 4 * f.sched.size(), 4 * f.run_size,
+                     "scheduler metadata for " + std::to_string(f.sched.batch) +
+                         " requests was scheduled with " + std::to_string(g.q_heads) +
+                         " query heads and num_splits " + std::to_string(f.sched_splits) + " (" +
+                         std::to_string(f.sched_resolved) + " used, " + std::to_string(f.sched.size()) +
+                         " entries) but layer " + l->name + " runs with " + std::to_string(l->num_heads) +
+                         " query heads and num_splits " + std::to_string(f.run_splits) + " (" +
+                         std::to_string(f.run_resolved) + " used) and expects " + std::to_string(f.run_size) +
+                         ": FA3's CHECK_SHAPE fails"});
+      break;  // one finding a step
+    }
+    return out;
   };
   if (layers.empty()) return;
   run_probes(s, probes, plans, formulas, bug_class::c3, out);
