@@ -141,6 +141,7 @@ TEST(Provenance, EveryMutantHasAnEntry) {
 //                                                  per-step plans' buffers by the engine's names
 //   flashinfer.decode:NAME, flashinfer.prefill:NAME  FlashInfer's DecodePlan / PrefillPlan fields
 //                                                  (planner_compare) and their workspace parts
+//   flashinfer.prefill_sm90:NAME                   PrefillSM90Plan's (planner_compare --sm90)
 
 const char* qualifier(backend be) {
   switch (be) {
@@ -209,6 +210,12 @@ std::map<std::string, std::string> plan_field_names() {
     if (!(*it)[1].matched)
       out.emplace("flashinfer.decode:" + name, "tools/flashinfer/planner_compare.cpp field");
   }
+  // And those its --sm90 mode checks against PrefillSM90Plan: `c.field("NAME", ...)`.
+  const std::string sm90 = read_text(source_dir + "/tools/flashinfer/sm90_compare.cpp");
+  const std::regex field(R"re(c\.field\("(\w+)")re");
+  for (auto it = std::sregex_iterator(sm90.begin(), sm90.end(), field); it != std::sregex_iterator(); ++it)
+    if ((*it)[1] != "planner_error")
+      out.emplace("flashinfer.prefill_sm90:" + (*it)[1].str(), "tools/flashinfer/sm90_compare.cpp field");
   return out;
 }
 
@@ -216,9 +223,9 @@ TEST(Provenance, EveryPlanFieldHasAnEntry) {
   const auto produced = plan_field_names();
   const auto by_field = named("fields");
   // The gathering itself found what it should (a change of the planners' API shows here first).
-  for (const char* must :
-       {"triton:seq_threshold_3D", "triton:softmax_segm_output", "flashinfer:num_qo_heads",
-        "flashinfer.decode:tmp_s", "flashinfer.prefill:padded_batch_size", "fa3:scheduler_metadata"})
+  for (const char* must : {"triton:seq_threshold_3D", "triton:softmax_segm_output", "flashinfer:num_qo_heads",
+                           "flashinfer.decode:tmp_s", "flashinfer.prefill:padded_batch_size",
+                           "fa3:scheduler_metadata", "flashinfer.prefill_sm90:work_indptr"})
     EXPECT_TRUE(produced.count(must)) << "the planners no longer produce " << must;
   for (const auto& [name, from] : produced)
     EXPECT_TRUE(by_field.count(name))

@@ -8,7 +8,7 @@
 # Exit status: planner_compare's.
 set -euo pipefail
 if [[ $# -lt 2 ]]; then
-  echo "usage: $0 FLASHINFER_DIR OUTDIR [decode_inputs prefill_inputs seed [exact-grid]] | [--self-test]" >&2
+  echo "usage: $0 FLASHINFER_DIR OUTDIR [decode_inputs prefill_inputs seed [exact-grid]] | [--sm90 [inputs [seed]]] | [--self-test]" >&2
   exit 2
 fi
 fi_dir="$(cd "$1" && pwd)"

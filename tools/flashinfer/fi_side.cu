@@ -1,6 +1,7 @@
 // FlashInfer's own host planners (include/flashinfer/attention/scheduler.cuh of the checkout given
 // at build time) on a planner_compare::input. Built without the CUDA runtime: runtime_stubs.cpp
 // answers the few runtime calls the planners make (device 0, sm_90, the input's SM count; no copies).
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 
@@ -21,11 +22,15 @@ std::vector<unsigned char>& page_locked() {
   static std::vector<unsigned char> buf(int_bytes);
   return buf;
 }
+// Bytes of the page-locked buffer that may hold something other than the sentinel (all of it at
+// first: the buffer starts zeroed).
+size_t touched = int_bytes;
 // Every int32 slot of the page-locked buffer the plan will use starts as the sentinel, so that a
 // slot the planner never writes reads back as one.
 void fill_sentinel(size_t bytes) {
   if (bytes + 64 > int_bytes) throw std::runtime_error("int workspace larger than the driver's buffer");
   for (size_t i = 0; i < bytes + 64; i += 4) std::memcpy(&page_locked()[i], &sentinel, 4);
+  touched = std::max(touched, bytes + 64);
 }
 void* fake_device(uintptr_t at) { return reinterpret_cast<void*>(at); }
 
@@ -35,11 +40,12 @@ std::vector<int32_t> read_ints(int64_t offset, int64_t n) {
   return v;
 }
 
-std::vector<int32_t> page_indptr(const input& in) {
+std::vector<int32_t> page_indptr(const std::vector<int64_t>& kv_lens, int64_t page_size) {
   std::vector<int32_t> p{0};
-  for (int64_t k : in.kv_lens) p.push_back(p.back() + int32_t((k + in.page_size - 1) / in.page_size));
+  for (int64_t k : kv_lens) p.push_back(p.back() + int32_t((k + page_size - 1) / page_size));
   return p;
 }
+std::vector<int32_t> page_indptr(const input& in) { return page_indptr(in.kv_lens, in.page_size); }
 
 result prefill(const input& in) {
   std::vector<int32_t> qo{0};
@@ -139,7 +145,56 @@ result decode(const input& in) {
   return r;
 }
 
+sm90_result prefill_sm90(const sm90_input& in) {
+  const uint32_t bs = in.kv_lens.size();
+  std::vector<int32_t> qo{0}, kv_len;
+  for (int64_t q : in.q_lens) qo.push_back(qo.back() + int32_t(q));
+  for (int64_t k : in.kv_lens) kv_len.push_back(int32_t(k));
+  auto kv = page_indptr(in.kv_lens, in.page_size);
+  // The most it can write: every work of every head, or the graph bound, in each of 8 parts.
+  int64_t works = 0;
+  for (int64_t q : in.q_lens) works += (q + 127) / 128;
+  works = std::max(works * in.num_qo_heads, (in.total_num_rows / 128 + 1 + bs) * in.num_qo_heads);
+  if (8 * 4 * (works + in.num_sms + 1) + 256 > int64_t(int_bytes) ||
+      in.int_workspace_bytes > int64_t(int_bytes))
+    throw std::runtime_error("input larger than the driver's page-locked buffer");
+  // No counting pass here: the plan writes the page-locked buffer directly, past its parts when they
+  // are short. Whatever the last plans may have touched is the sentinel again first.
+  for (size_t i = 0; i + 4 <= touched; i += 4) std::memcpy(&page_locked()[i], &sentinel, 4);
+  touched = 8 * 4 * (works + in.num_sms + 1) + 256;
+  flashinfer::PrefillPlanSM90Info info;
+  auto st = flashinfer::PrefillSM90Plan<int32_t>(
+      nullptr, 0, fake_device(1 << 20), page_locked().data(), size_t(in.int_workspace_bytes), info, qo.data(),
+      kv.data(), kv_len.data(), uint32_t(in.total_num_rows), bs, in.num_qo_heads, in.num_kv_heads,
+      in.head_dim_qk, in.head_dim_vo, in.page_size, in.causal, in.cuda_graph, 2, nullptr);
+  if (st != cudaSuccess) throw std::runtime_error("PrefillSM90Plan failed");
+  sm90_result r;
+  r.same_schedule_for_all_heads = info.same_schedule_for_all_heads;
+  r.part_offsets = {info.qo_tile_indices_offset, info.qo_indptr_offset,    info.kv_indptr_offset,
+                    info.qo_len_offset,          info.kv_len_offset,       info.head_indices_offset,
+                    info.work_indptr_offset,     info.batch_indices_offset};
+  r.work_indptr = read_ints(info.work_indptr_offset, in.num_sms + 1);
+  const int64_t slots = (info.qo_indptr_offset - info.qo_tile_indices_offset) / 4;
+  r.qo_tile_indices = read_ints(info.qo_tile_indices_offset, slots);
+  r.qo_indptr = read_ints(info.qo_indptr_offset, slots);
+  r.kv_indptr = read_ints(info.kv_indptr_offset, slots);
+  r.qo_len = read_ints(info.qo_len_offset, slots);
+  r.kv_len = read_ints(info.kv_len_offset, slots);
+  r.head_indices = read_ints(info.head_indices_offset, slots);
+  r.batch_indices = read_ints(info.batch_indices_offset, slots);
+  return r;
+}
+
 }  // namespace
+
+sm90_result flashinfer_plan_sm90(const sm90_input& in) {
+  g_planner_num_sms = int(in.num_sms);
+  try {
+    return prefill_sm90(in);
+  } catch (const flashinfer::Error& e) {
+    throw std::runtime_error(e.what());
+  }
+}
 
 const char* flashinfer_side() {
 #ifdef HEADROOM_FI_STUB_SCHEDULER

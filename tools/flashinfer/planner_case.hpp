@@ -31,6 +31,30 @@ struct result {
 
 inline constexpr int32_t sentinel = INT32_MIN;
 
+// One PrefillSM90Plan input (the FA3 prefill planner): its own fields, since it takes a causal flag
+// and kv lengths beside the indptrs, and none of PrefillPlan's split options.
+struct sm90_input {
+  int64_t num_qo_heads = 0, num_kv_heads = 0, head_dim_qk = 128, head_dim_vo = 128, page_size = 16;
+  int64_t num_sms = 132, total_num_rows = 0;
+  int64_t int_workspace_bytes = 0;  // the capacity the planner is given (checked by AlignedAllocator)
+  bool causal = false, cuda_graph = false;
+  std::vector<int64_t> kv_lens, q_lens;
+};
+
+// What PrefillSM90Plan leaves: the part offsets in allocation order, work_indptr (num_sms + 1), and
+// each per-work part read over its allocated slots rounded up to the 16-byte alignment (slots never
+// written hold the sentinel).
+struct sm90_result {
+  bool same_schedule_for_all_heads = false;
+  std::vector<int64_t> part_offsets;
+  std::vector<int32_t> work_indptr, qo_tile_indices, qo_indptr, kv_indptr, qo_len, kv_len, head_indices;
+  std::vector<int32_t> batch_indices;
+};
+
+// FlashInfer's PrefillSM90Plan on this input (fi_side.cu). Throws std::runtime_error with
+// FlashInfer's message when it raises.
+sm90_result flashinfer_plan_sm90(const sm90_input& in);
+
 // FlashInfer's planner on this input (fi_side.cu). Throws std::runtime_error on a planner error.
 result flashinfer_plan(const input& in);
 // Which scheduler.cuh fi_side.cu was compiled against: FlashInfer's, or the test stub (tests/tools/).

@@ -18,7 +18,7 @@ function(headroom_fi_planner_compare target fi_include)
   target_include_directories(${target}_fi_side PRIVATE ${here}/shim ${fi_include})
   set_target_properties(${target}_fi_side PROPERTIES CUDA_STANDARD 17 CUDA_STANDARD_REQUIRED ON
                                                      CUDA_RUNTIME_LIBRARY None)
-  add_executable(${target} ${here}/planner_compare.cpp ${here}/runtime_stubs.cpp
+  add_executable(${target} ${here}/planner_compare.cpp ${here}/sm90_compare.cpp ${here}/runtime_stubs.cpp
                            $<TARGET_OBJECTS:${target}_fi_side>)
   target_include_directories(${target} PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
   target_link_libraries(${target} PRIVATE headroom::core)

@@ -2,11 +2,13 @@
 // mirror (core/backends/fi_*.cpp), every field a kernel reads compared, padded slots included.
 //   planner_compare [decode_inputs] [prefill_inputs] [seed] [exact-grid]
 //   planner_compare --self-test
+//   planner_compare --sm90 [inputs] [seed]   (PrefillSM90Plan, the FA3 planner: sm90_compare.cpp)
 // exact-grid runs the mirror with the proposed exact no-split graph grid (PR 4430), which FlashInfer
 // does not have: it must disagree (padded_batch_size), which shows the driver able to fail.
 // Prints per-field agreement counts and the first disagreeing input; exit 1 on any disagreement.
-// --self-test runs four fixed inputs through both sides without comparing them (exit 0 when both
-// answer each): it shows a build links and runs, whatever scheduler.cuh it has (tests/tools/ uses a stub).
+// --self-test runs four fixed inputs (and two of PrefillSM90Plan) through both sides without
+// comparing them (exit 0 when both answer each): it shows a build links and runs, whatever
+// scheduler.cuh it has (tests/tools/ uses a stub).
 // docs/flashinfer-planner.md: the input ranges and what to do when FlashInfer's signatures change.
 #include <cmath>
 #include <cstdio>
@@ -17,6 +19,7 @@
 
 #include "core/backends/flashinfer.hpp"
 #include "tools/flashinfer/planner_case.hpp"
+#include "tools/flashinfer/sm90_compare.hpp"
 
 namespace pc = planner_compare;
 using namespace headroom;
@@ -233,7 +236,9 @@ int self_test() {
 
 int main(int argc, char** argv) {
   std::printf("planner_compare: headroom's mirror against %s\n", pc::flashinfer_side());
-  if (argc > 1 && std::string(argv[1]) == "--self-test") return self_test();
+  if (argc > 1 && std::string(argv[1]) == "--self-test") return self_test() | pc::self_test_sm90();
+  if (argc > 1 && std::string(argv[1]) == "--sm90")
+    return pc::run_sm90(argc > 2 ? std::stoll(argv[2]) : 5000, argc > 3 ? std::stoull(argv[3]) : 20261201);
   const int64_t n_decode = argc > 1 ? std::stoll(argv[1]) : 5000;
   const int64_t n_prefill = argc > 2 ? std::stoll(argv[2]) : 5000;
   const uint64_t seed = argc > 3 ? std::stoull(argv[3]) : 20261201;

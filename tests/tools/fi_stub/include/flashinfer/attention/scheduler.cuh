@@ -104,4 +104,32 @@ inline cudaError_t PrefillPlanImpl(size_t& float_workspace_size_out, size_t& int
   return status;
 }
 
+struct PrefillPlanSM90Info {
+  int64_t qo_tile_indices_offset = 0, qo_indptr_offset = 0, kv_indptr_offset = 0, qo_len_offset = 0;
+  int64_t kv_len_offset = 0, head_indices_offset = 0, work_indptr_offset = 0, batch_indices_offset = 0;
+  bool same_schedule_for_all_heads = false;
+};
+
+// Asks the device's SM count as the real planner does, plans nothing.
+template <typename IdType>
+inline cudaError_t PrefillSM90Plan(void* float_buffer, size_t float_workspace_size_in_bytes, void* int_buffer,
+                                   void* page_locked_int_buffer, size_t int_workspace_size_in_bytes,
+                                   PrefillPlanSM90Info& plan_info, IdType* qo_indptr_h, IdType* kv_indptr_h,
+                                   IdType* kv_len_arr_h, uint32_t total_num_rows, uint32_t batch_size,
+                                   uint32_t num_qo_heads, uint32_t num_kv_heads, uint32_t head_dim_qk,
+                                   uint32_t head_dim_vo, uint32_t page_size, bool causal,
+                                   bool enable_cuda_graph, uint32_t sizeof_dtype_o, cudaStream_t stream) {
+  (void)float_buffer, (void)float_workspace_size_in_bytes, (void)int_buffer, (void)page_locked_int_buffer;
+  (void)int_workspace_size_in_bytes, (void)qo_indptr_h, (void)kv_indptr_h, (void)kv_len_arr_h;
+  (void)total_num_rows, (void)batch_size, (void)head_dim_qk, (void)head_dim_vo, (void)page_size;
+  (void)causal, (void)enable_cuda_graph, (void)sizeof_dtype_o, (void)stream;
+  if (num_kv_heads == 0 || num_qo_heads % num_kv_heads != 0) throw Error("num_qo_heads % num_kv_heads != 0");
+  int device = 0, num_sms = 0;
+  cudaError_t status = cudaGetDevice(&device);
+  if (status == cudaSuccess)
+    status = cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, device);
+  plan_info = PrefillPlanSM90Info{};
+  return status;
+}
+
 }  // namespace flashinfer
