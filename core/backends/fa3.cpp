@@ -58,6 +58,8 @@ fa3_plan plan_fa3(const engine_settings& s, const engine_step& st, const fa3_gro
   for (int64_t q : st.query_start) p.query_start.push_back(static_cast<int32_t>(q));
   for (int64_t len : st.b.seq_lens) p.seq_lens.push_back(static_cast<int32_t>(len));
   p.seq_lens.resize(static_cast<std::size_t>(b), 0);  // padded rows
+  if (p.sched.dynamic_split)
+    p.sched_dynamic_max = fa3_dynamic_splits_max(c, p.query_start, p.seq_lens, p.sched_resolved);
   const int64_t cap = fa3_metadata_capacity(s, m);
   p.buffers = {{"scheduler_metadata", 4 * (cap > 0 ? cap : p.sched.size()), 4},
                {"query_start_loc", 4 * (s.max_num_seqs + 1), 4},

@@ -69,6 +69,16 @@ fa3_tile fa3_tile_size(int64_t head_size_rounded, bool causal, bool local, bool 
 // at most min(128, SMs, n-blocks).
 int64_t fa3_heuristic_splits(const fa3_call& c);
 
+// The tile of tile_size_fwd_sm90 a call runs with (one MMA warpgroup and paged-KV TMA as FA3 picks).
+fa3_tile fa3_call_tile(const fa3_call& c);
+
+// The largest per-request split count the schedule writes (hopper/flash_prepare_scheduler.cu,
+// prepare_varlen_num_blocks_kernel, one CTA: batch <= 992 and a static split count above 1):
+// blocks_per_sm = ceil(1.1 x h_k x sum of m-blocks x n-blocks / SMs) (GQA packed), and a request's
+// count max(min(ceil(n-blocks / blocks_per_sm), static), 1). 1 when the kernel sets every count to 1.
+int64_t fa3_dynamic_splits_max(const fa3_call& c, const std::vector<int32_t>& query_start,
+                               const std::vector<int32_t>& seq_lens, int64_t static_splits);
+
 // head_swizzle = causal || local of the normalised mask (fa3_mask_of).
 bool fa3_head_swizzle(int64_t max_query_len, int64_t max_seq_len, int64_t head_size, int64_t window);
 
@@ -82,6 +92,7 @@ struct fa3_plan {
                                                  // (and its layer's heads and head size)
   int64_t sched_splits = 0, run_splits = 0;      // as passed (0: the heuristic)
   int64_t sched_resolved = 0, run_resolved = 0;  // as used (the heuristic's where 0 was passed)
+  int64_t sched_dynamic_max = 1;                 // the most splits the schedule gives one request
   std::vector<int32_t> query_start, seq_lens;    // the step's metadata rows, read per batch entry
   // scheduler_metadata (persistent, or exactly the layout's size), query_start_loc and seq_lens
   // (the model runner's persistent max_num_seqs + 1 / max_num_seqs int32 buffers).

@@ -74,15 +74,26 @@ fa3_tile fa3_tile_size(int64_t d, bool causal, bool local, bool paged_kv_non_tma
   return {128, local ? 64 : 80};
 }
 
-int64_t fa3_heuristic_splits(const fa3_call& c) {
+int64_t fa3_group_size(const fa3_call& c) {
+  return std::max<int64_t>(1, c.q_heads / std::max<int64_t>(c.kv_heads, 1));
+}
+
+fa3_tile fa3_call_tile(const fa3_call& c) {
   const fa3_mask mk = fa3_mask_of(c);
   const int64_t d = rounded_head_size(c.head_size);
-  const int64_t group = std::max<int64_t>(1, c.q_heads / std::max<int64_t>(c.kv_heads, 1));
-  const int64_t q_packed = checked_mul(std::max<int64_t>(c.max_query_len, 1), group, "fa3 packed query");
+  const int64_t q_packed =
+      checked_mul(std::max<int64_t>(c.max_query_len, 1), fa3_group_size(c), "fa3 packed query");
   const bool one_wg = (c.head_size == 128 || c.head_size == 64) && !mk.local && q_packed <= 64;
   const fa3_tile tma = fa3_tile_size(d, mk.causal, mk.local, false, one_wg);
   const bool paged_tma = !mk.local && c.page_size % tma.n == 0 && q_packed > tma.m;
-  const fa3_tile t = fa3_tile_size(d, mk.causal, mk.local, !paged_tma, one_wg);
+  return fa3_tile_size(d, mk.causal, mk.local, !paged_tma, one_wg);
+}
+
+int64_t fa3_heuristic_splits(const fa3_call& c) {
+  const fa3_mask mk = fa3_mask_of(c);
+  const int64_t q_packed =
+      checked_mul(std::max<int64_t>(c.max_query_len, 1), fa3_group_size(c), "fa3 packed query");
+  const fa3_tile t = fa3_call_tile(c);
   const int64_t loaded =
       !mk.local ? c.max_seq_len
                 : std::max<int64_t>(0, std::min(c.max_seq_len, mk.window_right + mk.window_left + 1 + t.m));
@@ -98,6 +109,30 @@ bool fa3_head_swizzle(int64_t max_query_len, int64_t max_seq_len, int64_t head_s
   c.max_query_len = max_query_len, c.max_seq_len = max_seq_len, c.head_size = head_size, c.window = window;
   const fa3_mask m = fa3_mask_of(c);
   return m.causal || m.local;
+}
+
+int64_t fa3_dynamic_splits_max(const fa3_call& c, const std::vector<int32_t>& query_start,
+                               const std::vector<int32_t>& seq_lens, int64_t static_splits) {
+  const int64_t b = static_cast<int64_t>(seq_lens.size());
+  if (b > fa3_varlen_max_batches || static_splits <= 1) return 1;  // more than one CTA, or one split
+  const fa3_tile t = fa3_call_tile(c);
+  const int64_t group = fa3_group_size(c);  // packed GQA: a split step always packs
+  std::vector<int64_t> n_blocks(static_cast<std::size_t>(b));
+  int64_t total = 0;
+  for (int64_t i = 0; i < b; ++i) {
+    const auto u = static_cast<std::size_t>(i);
+    const int64_t q = u + 1 < query_start.size() ? query_start[u + 1] - query_start[u] : 0;
+    const int64_t m = ceil_div(checked_mul(q, group, "fa3 packed rows"), t.m);
+    n_blocks[u] = ceil_div(static_cast<int64_t>(seq_lens[u]), t.n);
+    total = checked_add(total, checked_mul(m, n_blocks[u], "fa3 blocks"));
+  }
+  // prepare_varlen_num_blocks_kernel's float arithmetic, with its 10% margin.
+  const auto per_sm = static_cast<int64_t>(std::ceil(
+      static_cast<float>(total) * 1.1f * static_cast<float>(c.kv_heads) / static_cast<float>(fa3_num_sms)));
+  if (per_sm <= 0) return 1;  // no block at all: every request gets one split
+  int64_t most = 1;
+  for (int64_t n : n_blocks) most = std::max(most, std::min(ceil_div(n, per_sm), static_splits));
+  return most;
 }
 
 }  // namespace headroom

@@ -123,6 +123,32 @@ TEST(Fa3, RunRecomputesTheSplitsFromTheLayersHeads) {
   EXPECT_EQ(layer.run_size, 9);
 }
 
+// Both split counts above 1, so the lengths agree, but out_accum is the run's. Model 48 q heads, a
+// layer of 64, 8 kv heads, D 128, one request of 17 tokens over 2000 keys (causal, paged without
+// TMA: tile 128 x 128, 16 n-blocks). Schedule: 102 packed rows, 1 m-block, 8 in all: the heuristic's
+// best efficiency is 128 / 132 at 16 splits, the first within 85% of it is 14. Run: 136 rows, 2
+// m-blocks, 16 in all: best 128 / 132 at 8, first within 85% 7. The prepare kernel: 16 blocks,
+// blocks_per_sm = ceil(16 x 1.1 x 8 / 132) = 2, the request's count min(16 / 2, 14) = 8 > 7.
+TEST(Fa3, ScheduledSplitsPastTheRunsOutAccum) {
+  engine_settings eager;
+  eager.cg_mode = cudagraph_mode::none;
+  batch b;
+  b.query_lens = {17};
+  b.seq_lens = {2000};
+  const engine_step st = forward_step(eager, b);
+  fa3_group g{48, 8, 128};
+  g.run_q_heads = 64, g.run_kv_heads = 8, g.run_head_size = 128;
+  const fa3_plan p = plan_fa3(eager, st, g, {});
+  EXPECT_EQ(p.sched_resolved, 14);
+  EXPECT_EQ(p.run_resolved, 7);
+  EXPECT_EQ(p.sched.size(), 13);
+  EXPECT_EQ(p.run_size, 13);
+  EXPECT_EQ(p.sched_dynamic_max, 8);
+  // One CTA's limit: above 992 requests, or one static split, every request gets one split.
+  EXPECT_EQ(fa3_dynamic_splits_max({48, 8, 128, 16, 0, 17, 2000}, {0, 17}, {2000}, 1), 1);
+  EXPECT_EQ(fa3_dynamic_splits_max({48, 8, 128, 16, 0, 17, 2000}, {0, 17}, {2000}, 5), 5);
+}
+
 // mha_fwd_get_scheduler_metadata drops window_size_left >= max_seqlen_k - 1: a window of 1024
 // (left 1023) over at most 1024 keys is no window, over 1025 it is local.
 TEST(Fa3, HeadSwizzleAndWindow) {

@@ -93,9 +93,11 @@ code=$?
 [[ $(grep -c '^headroom: ' "$tmp/solo.txt") == 1 ]] || { cat "$tmp/solo.txt" >&2; fail "no headroom_mpi: not one line"; }
 grep -q "built without an MPI library" "$tmp/solo.txt" || fail "no headroom_mpi: the line does not say why"
 echo "without headroom_mpi: exit 2, one line"
+# (triton: the fixed mirror of vLLM 8e958902 has a live FA3 finding, regressions/c3-fa3-run-layer-heads.json,
+#  which time-bounded campaigns over every backend may draw; these runs check the summary, not the mirror)
 
 for launcher in "" "$mpiexec -np 2 --oversubscribe"; do
-  $launcher "$headroom" fuzz --seed $seed --cases 100000000 --target model >"$tmp/int.txt" 2>"$tmp/int.err" &
+  $launcher "$headroom" fuzz --seed $seed --cases 100000000 --target model --backend triton >"$tmp/int.txt" 2>"$tmp/int.err" &
   pid=$!
   for _ in $(seq 300); do  # the seed line comes once the signal handlers are in place
     grep -q "^fuzz: seed" "$tmp/int.err" && break
@@ -110,7 +112,7 @@ for launcher in "" "$mpiexec -np 2 --oversubscribe"; do
   echo "Ctrl-C${launcher:+ under mpirun}: summary printed ($(grep -Eo '^  [0-9]+ cases' "$tmp/int.txt" | tr -s ' ')), exit $code"
 done
 
-mpi fuzz --seed $seed --time 1s --target model >"$tmp/time.txt" 2>"$tmp/time.err"
+mpi fuzz --seed $seed --time 1s --target model --backend triton >"$tmp/time.txt" 2>"$tmp/time.err"
 code=$?
 [[ $code == 0 ]] && grep -q "^verdict: clean" "$tmp/time.txt" && [[ $(grep -c "^headroom fuzz:" "$tmp/time.txt") == 1 ]] ||
   { cat "$tmp/time.txt" "$tmp/time.err" >&2; fail "--time under mpirun: expected one clean summary, exit 0 ($code)"; }

@@ -6,10 +6,12 @@
 // when schedule and run use different split counts). For every backend, a dummy run whose metadata
 // has more rows than max_num_seqs (vLLM #19171) overruns the model runner's persistent rows.
 #include <algorithm>
+#include <optional>
 
 #include "core/check/classes/classes.hpp"
 #include "core/check/plans.hpp"
 #include "core/check/step_runs.hpp"
+#include "core/util/checked.hpp"
 
 namespace headroom {
 
@@ -43,6 +45,20 @@ std::vector<finding> rows_formula(const check_case& c, const step_probe& p) {
            "a dummy run of " + std::to_string(p.st.spec.tokens) + " tokens builds metadata for " +
                std::to_string(rows) + " requests; query_start_loc holds max_num_seqs + 1 = " +
                std::to_string(cap + 1) + " entries"}};
+}
+
+// The run allocates out_accum for its own split count (mha_fwd: [num_splits, heads, total_q, dv]
+// floats) while the tile scheduler takes each request's count from the scheduled metadata: a
+// schedule that gives a request more splits than the run has writes past it.
+std::optional<finding> out_accum_finding(const fa3_plan& f, const rank_layer& l, const engine_step& st) {
+  if (f.run_resolved <= 1 || f.sched_dynamic_max <= f.run_resolved) return std::nullopt;
+  const int64_t slab = checked_product("fa3 out_accum", l.num_heads, st.query_start.back(), l.head_size_v, 4);
+  return finding{invariant::plan_run_shape, "out_accum", checked_mul(f.run_resolved, slab),
+                 checked_mul(f.sched_dynamic_max, slab),
+                 "the schedule gives a request " + std::to_string(f.sched_dynamic_max) + " splits (" +
+                     std::to_string(f.sched_resolved) + " at most) but layer " + l.name + " runs with " +
+                     std::to_string(f.run_resolved) +
+                     ", and its out_accum holds that many: FA3's split tiles " + "write past it"};
 }
 
 }  // namespace
@@ -86,7 +102,13 @@ void check_c3_fa3_metadata(const class_scope& s, std::vector<class_finding>& out
       fa3_group run = g;
       run.run_q_heads = l->num_heads, run.run_kv_heads = l->num_kv_heads, run.run_head_size = l->head_size;
       const fa3_plan f = plan_fa3(c.engine, p.st, run, m);
-      if (f.sched.size() == f.run_size) continue;
+      if (f.sched.size() == f.run_size) {
+        if (auto o = out_accum_finding(f, *l, p.st)) {
+          out.push_back(std::move(*o));
+          break;
+        }
+        continue;
+      }
       out.push_back({invariant::plan_run_shape, "scheduler_metadata", 4 * f.sched.size(), 4 * f.run_size,
                      "scheduler metadata for " + std::to_string(f.sched.batch) +
                          " requests was scheduled with " + std::to_string(g.q_heads) +
