@@ -74,26 +74,33 @@ fa3_tile fa3_tile_size(int64_t d, bool causal, bool local, bool paged_kv_non_tma
   return {128, local ? 64 : 80};
 }
 
+namespace {
+
 int64_t fa3_group_size(const fa3_call& c) {
   return std::max<int64_t>(1, c.q_heads / std::max<int64_t>(c.kv_heads, 1));
 }
 
-fa3_tile fa3_call_tile(const fa3_call& c) {
-  const fa3_mask mk = fa3_mask_of(c);
+int64_t packed_query(const fa3_call& c) {
+  return checked_mul(std::max<int64_t>(c.max_query_len, 1), fa3_group_size(c), "fa3 packed query");
+}
+
+// The tile for a call whose mask and packed query length are already known.
+fa3_tile call_tile(const fa3_call& c, const fa3_mask& mk, int64_t q_packed) {
   const int64_t d = rounded_head_size(c.head_size);
-  const int64_t q_packed =
-      checked_mul(std::max<int64_t>(c.max_query_len, 1), fa3_group_size(c), "fa3 packed query");
   const bool one_wg = (c.head_size == 128 || c.head_size == 64) && !mk.local && q_packed <= 64;
   const fa3_tile tma = fa3_tile_size(d, mk.causal, mk.local, false, one_wg);
   const bool paged_tma = !mk.local && c.page_size % tma.n == 0 && q_packed > tma.m;
   return fa3_tile_size(d, mk.causal, mk.local, !paged_tma, one_wg);
 }
 
+}  // namespace
+
+fa3_tile fa3_call_tile(const fa3_call& c) { return call_tile(c, fa3_mask_of(c), packed_query(c)); }
+
 int64_t fa3_heuristic_splits(const fa3_call& c) {
   const fa3_mask mk = fa3_mask_of(c);
-  const int64_t q_packed =
-      checked_mul(std::max<int64_t>(c.max_query_len, 1), fa3_group_size(c), "fa3 packed query");
-  const fa3_tile t = fa3_call_tile(c);
+  const int64_t q_packed = packed_query(c);
+  const fa3_tile t = call_tile(c, mk, q_packed);
   const int64_t loaded =
       !mk.local ? c.max_seq_len
                 : std::max<int64_t>(0, std::min(c.max_seq_len, mk.window_right + mk.window_left + 1 + t.m));

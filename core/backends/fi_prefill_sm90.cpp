@@ -141,31 +141,4 @@ fi_prefill_sm90_plan plan_fi_prefill_sm90(int64_t builder_heads, int64_t kv_head
   return p;
 }
 
-std::vector<fi_workspace_part> fi_int_workspace_parts(const fi_prefill_sm90_plan& p) {
-  const int64_t works = checked_mul(p.allocated_works, 4, "flashinfer int workspace");
-  const int64_t ctas = checked_mul(p.num_ctas + 1, 4, "flashinfer int workspace");
-  std::vector<fi_workspace_part> parts = {
-      {"batch_prefill_sm90_qo_tile_indices", 0, works}, {"batch_prefill_sm90_qo_offset", 0, works},
-      {"batch_prefill_sm90_kv_offset", 0, works},       {"batch_prefill_sm90_qo_len", 0, works},
-      {"batch_prefill_sm90_kv_len", 0, works},          {"batch_prefill_sm90_head_indices", 0, works},
-      {"batch_prefill_sm90_work_indptr", 0, ctas},      {"batch_prefill_sm90_batch_indices", 0, works}};
-  int64_t at = 0;
-  for (auto& part : parts) {
-    part.offset = ceil_div(at, 16) * 16;  // every part 16-byte aligned
-    at = checked_add(part.offset, part.bytes, "flashinfer int workspace");
-  }
-  return parts;
-}
-
-int64_t fi_int_workspace_bytes(const fi_prefill_sm90_plan& p) {
-  const auto parts = fi_int_workspace_parts(p);
-  return parts.back().offset + parts.back().bytes;
-}
-
-std::string fi_int_workspace_overflow(const fi_prefill_sm90_plan& p, int64_t capacity) {
-  for (const auto& part : fi_int_workspace_parts(p))
-    if (part.offset + part.bytes > capacity) return part.name;
-  return "";
-}
-
 }  // namespace headroom

@@ -1,7 +1,10 @@
 // The bytes FlashInfer's plans take of their workspaces (flashinfer.hpp).
 #include <cstdint>
 #include <initializer_list>
+#include <string>
+#include <vector>
 
+#include "core/backends/fi_prefill_sm90.hpp"
 #include "core/backends/flashinfer.hpp"
 #include "core/util/checked.hpp"
 
@@ -15,11 +18,14 @@ struct part {
 };
 
 // AlignedAllocator's bump pointer from a 16-byte-aligned start (FlashInfer checks the buffers'
-// alignment): each part at the next multiple of its alignment; the end of the last.
+// alignment): each part at the next multiple of its alignment after the one before.
+int64_t aligned(int64_t at, int64_t align) { return ceil_div(at, align) * align; }
+
+// The end of the last part.
 int64_t end_of(std::initializer_list<part> parts) {
   int64_t at = 0;
   for (const part& x : parts)
-    if (x.allocated) at = checked_add(ceil_div(at, x.align) * x.align, x.bytes, "flashinfer workspace");
+    if (x.allocated) at = checked_add(aligned(at, x.align), x.bytes, "flashinfer workspace");
   return at;
 }
 
@@ -42,6 +48,33 @@ int64_t fi_int_workspace_bytes(const fi_prefill_plan& p) {
                  {4, 16, p.cuda_graph},
                  {ints(p.total_num_rows + 1), 16, p.split_kv},
                  {n, 16, p.split_kv}});
+}
+
+std::vector<fi_workspace_part> fi_int_workspace_parts(const fi_prefill_sm90_plan& p) {
+  const int64_t works = checked_mul(p.allocated_works, 4, "flashinfer int workspace");
+  const int64_t ctas = checked_mul(p.num_ctas + 1, 4, "flashinfer int workspace");
+  std::vector<fi_workspace_part> parts = {
+      {"batch_prefill_sm90_qo_tile_indices", 0, works}, {"batch_prefill_sm90_qo_offset", 0, works},
+      {"batch_prefill_sm90_kv_offset", 0, works},       {"batch_prefill_sm90_qo_len", 0, works},
+      {"batch_prefill_sm90_kv_len", 0, works},          {"batch_prefill_sm90_head_indices", 0, works},
+      {"batch_prefill_sm90_work_indptr", 0, ctas},      {"batch_prefill_sm90_batch_indices", 0, works}};
+  int64_t at = 0;
+  for (auto& part : parts) {
+    part.offset = aligned(at, 16);  // every part 16-byte aligned
+    at = checked_add(part.offset, part.bytes, "flashinfer int workspace");
+  }
+  return parts;
+}
+
+int64_t fi_int_workspace_bytes(const fi_prefill_sm90_plan& p) {
+  const auto parts = fi_int_workspace_parts(p);
+  return parts.back().offset + parts.back().bytes;
+}
+
+std::string fi_int_workspace_overflow(const fi_prefill_sm90_plan& p, int64_t capacity) {
+  for (const auto& part : fi_int_workspace_parts(p))
+    if (part.offset + part.bytes > capacity) return part.name;
+  return "";
 }
 
 int64_t fi_float_workspace_bytes(const std::vector<buffer_plan>& parts) {

@@ -15,6 +15,14 @@ flashinfer_options sms(int64_t n) {
   return o;
 }
 
+// CUDA graphs on 132 SMs, the parts sized for `rows` query rows.
+flashinfer_options graph_rows(int64_t rows) {
+  flashinfer_options o = sms(132);
+  o.cuda_graph = true;
+  o.total_num_rows = rows;
+  return o;
+}
+
 // kv {100, 300}, q {200, 50}, 2 SMs, D 128 (T_q 128), page 16, not causal. By kv: request 1 (1
 // tile), then request 0 (tiles 1, 0). CTA 0 (front of the all-zero heap) takes request 1 (cost
 // 256 + 300 = 556); CTA 1 tile 1 of request 0 (356); CTA 1 again (356 < 556) tile 0.
@@ -59,9 +67,7 @@ TEST(FiPrefillSm90, SixtyFourWideValuesTake192RowTiles) {
 // ceil(rows / 128) + B - 1 with B 1: 524288 rows give 4096 works a head (each head scheduled; graph
 // parts 4096 * 2 heads), 524289 give 4097 > 4096 (head 0 only; parts 4097).
 TEST(FiPrefillSm90, OneScheduleForAllHeadsPast4096WorksAHead) {
-  flashinfer_options o = sms(132);
-  o.cuda_graph = true;
-  o.total_num_rows = 524288;
+  flashinfer_options o = graph_rows(524288);
   const auto each = plan_fi_prefill_sm90(2, 1, 128, batch{{1}, {1}}, o, false);
   EXPECT_EQ(each.max_works_per_head, 4096);
   EXPECT_FALSE(each.same_schedule_for_all_heads);
@@ -77,9 +83,7 @@ TEST(FiPrefillSm90, OneScheduleForAllHeadsPast4096WorksAHead) {
 // 8192 works a part: 32768 bytes each, six parts end at 196608; work_indptr 133 * 4 = 532 to
 // 197140; batch_indices at the next multiple of 16, 197152, to 229920.
 TEST(FiPrefillSm90, IntWorkspacePartsAndTheFirstThatOverflows) {
-  flashinfer_options o = sms(132);
-  o.cuda_graph = true;
-  o.total_num_rows = 524288;
+  flashinfer_options o = graph_rows(524288);
   const auto p = plan_fi_prefill_sm90(2, 1, 128, batch{{1}, {1}}, o, false);
   const auto parts = fi_int_workspace_parts(p);
   ASSERT_EQ(parts.size(), 8u);
@@ -94,9 +98,7 @@ TEST(FiPrefillSm90, IntWorkspacePartsAndTheFirstThatOverflows) {
 
 // A graph planned for 1 row while the batch has 300: parts of ceil(1 / 128) + 0 = 1 work, 3 written.
 TEST(FiPrefillSm90, GraphRowsShortOfTheBatchWritePastTheParts) {
-  flashinfer_options o = sms(132);
-  o.cuda_graph = true;
-  o.total_num_rows = 1;
+  flashinfer_options o = graph_rows(1);
   const auto p = plan_fi_prefill_sm90(1, 1, 128, batch{{300}, {300}}, o, false);
   EXPECT_EQ(p.allocated_works, 1);
   EXPECT_EQ(p.total_works, 3);

@@ -47,10 +47,22 @@ std::vector<finding> rows_formula(const check_case& c, const step_probe& p) {
                std::to_string(cap + 1) + " entries"}};
 }
 
-// The run allocates out_accum for its own split count (mha_fwd: [num_splits, heads, total_q, dv]
-// floats) while the tile scheduler takes each request's count from the scheduled metadata: a
-// schedule that gives a request more splits than the run has writes past it.
-std::optional<finding> out_accum_finding(const fa3_plan& f, const rank_layer& l, const engine_step& st) {
+// What one layer's run of the scheduled metadata finds. mha_fwd recomputes the metadata length
+// from its own split count and mask; when the lengths agree it still allocates out_accum
+// ([num_splits, heads, total_q, dv] floats) for its own count, while the tile scheduler takes each
+// request's count from the scheduled metadata, so a request given more splits writes past it.
+std::optional<finding> run_finding(const fa3_plan& f, const fa3_group& g, const rank_layer& l,
+                                   const engine_step& st) {
+  if (f.sched.size() != f.run_size)
+    return finding{invariant::plan_run_shape, "scheduler_metadata", 4 * f.sched.size(), 4 * f.run_size,
+                   "scheduler metadata for " + std::to_string(f.sched.batch) +
+                       " requests was scheduled with " + std::to_string(g.q_heads) +
+                       " query heads and num_splits " + std::to_string(f.sched_splits) + " (" +
+                       std::to_string(f.sched_resolved) + " used, " + std::to_string(f.sched.size()) +
+                       " entries) but layer " + l.name + " runs with " + std::to_string(l.num_heads) +
+                       " query heads and num_splits " + std::to_string(f.run_splits) + " (" +
+                       std::to_string(f.run_resolved) + " used) and expects " + std::to_string(f.run_size) +
+                       ": FA3's CHECK_SHAPE fails"};
   if (f.run_resolved <= 1 || f.sched_dynamic_max <= f.run_resolved) return std::nullopt;
   const int64_t slab = checked_product("fa3 out_accum", l.num_heads, st.query_start.back(), l.head_size_v, 4);
   return finding{invariant::plan_run_shape, "out_accum", checked_mul(f.run_resolved, slab),
@@ -58,7 +70,7 @@ std::optional<finding> out_accum_finding(const fa3_plan& f, const rank_layer& l,
                  "the schedule gives a request " + std::to_string(f.sched_dynamic_max) + " splits (" +
                      std::to_string(f.sched_resolved) + " at most) but layer " + l.name + " runs with " +
                      std::to_string(f.run_resolved) +
-                     ", and its out_accum holds that many: FA3's split tiles " + "write past it"};
+                     ", and its out_accum holds that many: FA3's split tiles write past it"};
 }
 
 }  // namespace
@@ -88,9 +100,9 @@ void check_c3_fa3_metadata(const class_scope& s, std::vector<class_finding>& out
     apply_dumped_capacities(c, ag, f.buffers);
     return std::vector<planned_part>{{std::move(f), p.st.b}};
   };
-  // Each layer's run recomputes the size from its own tensors: the first layer of each geometry.
+  // Each layer's run recomputes from its own tensors: the first layer of each geometry, the first
+  // finding of a step.
   auto formulas = [&](const step_probe& p) {
-    std::vector<finding> out;
     std::vector<const rank_layer*> seen;
     for (const rank_layer* l : layers) {
       const auto same = [&](const rank_layer* o) {
@@ -101,26 +113,10 @@ void check_c3_fa3_metadata(const class_scope& s, std::vector<class_finding>& out
       seen.push_back(l);
       fa3_group run = g;
       run.run_q_heads = l->num_heads, run.run_kv_heads = l->num_kv_heads, run.run_head_size = l->head_size;
-      const fa3_plan f = plan_fa3(c.engine, p.st, run, m);
-      if (f.sched.size() == f.run_size) {
-        if (auto o = out_accum_finding(f, *l, p.st)) {
-          out.push_back(std::move(*o));
-          break;
-        }
-        continue;
-      }
-      out.push_back({invariant::plan_run_shape, "scheduler_metadata", 4 * f.sched.size(), 4 * f.run_size,
-                     "scheduler metadata for " + std::to_string(f.sched.batch) +
-                         " requests was scheduled with " + std::to_string(g.q_heads) +
-                         " query heads and num_splits " + std::to_string(f.sched_splits) + " (" +
-                         std::to_string(f.sched_resolved) + " used, " + std::to_string(f.sched.size()) +
-                         " entries) but layer " + l->name + " runs with " + std::to_string(l->num_heads) +
-                         " query heads and num_splits " + std::to_string(f.run_splits) + " (" +
-                         std::to_string(f.run_resolved) + " used) and expects " + std::to_string(f.run_size) +
-                         ": FA3's CHECK_SHAPE fails"});
-      break;  // one finding a step
+      if (auto f = run_finding(plan_fa3(c.engine, p.st, run, m), g, *l, p.st))
+        return std::vector<finding>{*f};
     }
-    return out;
+    return std::vector<finding>{};
   };
   if (layers.empty()) return;
   run_probes(s, probes, plans, formulas, bug_class::c3, out);
