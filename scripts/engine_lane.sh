@@ -13,13 +13,15 @@
 #   fault.txt            a dumped block table cut narrower than the engine needs: the kernel reads
 #                        canaries as block ids and faults; the check goes on and reports it
 #   agree_decode.md/.csv, agree_prefill.md/.csv   engine kernel vs simulator on random cases
-#   truth.tsv            every bundled config x TP x mirror x backend: first failing decode batch,
-#                        formulas vs engine
+#   truth.tsv, truth/    every bundled config x TP x mirror x backend x group: the failing decode
+#                        batches on the formulas and on the engine's kernel (truth_table.py)
 #   bench_decode.md/.json, bench_prefill.md/.json   the engines' kernels timed (bench/engine_kernels)
 # Knobs: STEPS (laguna gemma fault flashinfer agree truth bench: which parts run; those of an engine
 # that is not there are skipped), CASES (1000), PREFILL_CASES (1000), REPEAT (30), BENCH_TP (1,8),
-# JOBS (4), SEED (2026), TRUTH_CONFIGS (every bundled config), TRUTH_BUDGET (seconds; the truth
-# table stops taking new configs after it).
+# JOBS (4), SEED (2026); the truth table (tests/engine_target/truth_table.py): TRUTH_CONFIGS (paths,
+# space-separated; every bundled config), TRUTH_TARGETS (engine; sim adds the simulator), TRUTH_JOBS
+# (nproc), TRUTH_BUDGET (seconds: no new command starts after it), TRUTH_FROM (an earlier truth/ whose
+# other targets' results join the table).
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="$(cd "${1:-$root/build}" && pwd)"
@@ -108,37 +110,18 @@ cat "$out/agree_prefill.md"
 fi
 
 if want truth; then
-  say "ground truth: every bundled config, formulas vs engine"
-  printf 'config\tmirror\tbackend\ttp\tgroup\tbuilder_heads\tlayer_heads\tmodel\tengine\n' >"$out/truth.tsv"
-  t0=$SECONDS
-  for cfg in ${TRUTH_CONFIGS:-configs/*.json}; do
-    (( SECONDS - t0 > ${TRUTH_BUDGET:-100000} )) && { echo "truth: budget spent before $cfg" | tee -a "$out/lane.log"; break; }
-    runs=()
-    [[ -n "$have_vllm" ]] && runs+=(triton:fixed triton:model-wide-heads triton:triton-model-head-size triton:triton-model-kv-heads)
-    [[ -n "$have_fi" ]] && runs+=(flashinfer:fixed flashinfer:model-wide-heads)
-    for bm in "${runs[@]}"; do
-      be=${bm%%:*} m=${bm#*:}
-      args=("$cfg" --tp 1,2,4,8 --backend "$be")
-      [[ $m != fixed ]] && args+=(--mutant "$m")
-      "$hr" check "${args[@]}" --json "$out/t_model.json" >/dev/null 2>&1
-      timeout 120 "$hr" check "${args[@]}" --target engine --json "$out/t_engine.json" >/dev/null 2>&1
-      python3 - "$cfg" "$m" "$out/t_model.json" "$out/t_engine.json" >>"$out/truth.tsv" <<'EOF'
-import json, sys
-cfg, m, a, b = sys.argv[1:]
-def rows(f):
-    try:
-        return {(t["backend"], t["tp"], t["group"]): t for t in json.load(open(f))["thresholds"]}
-    except Exception:
-        return {}
-ma, eb = rows(a), rows(b)
-for k, t in sorted(ma.items()):
-    e = eb.get(k, {}).get("min_failing_decode_batch", "n/a") if eb else "n/a"
-    print(cfg.split("/")[-1], m, *k, t["builder_heads"], t["layer_heads"], t["min_failing_decode_batch"], e, sep="\t")
-EOF
-      rm -f "$out/t_model.json" "$out/t_engine.json"
-    done
-  done
-  echo "truth: $(($(wc -l <"$out/truth.tsv") - 1)) rows" | tee -a "$out/lane.log"
+  say "ground truth: every bundled config, formulas vs simulator vs engine"
+  backends=()
+  [[ -n "$have_vllm" ]] && backends+=(triton)
+  [[ -n "$have_fi" ]] && backends+=(flashinfer)
+  cfgs=""
+  for c in ${TRUTH_CONFIGS:-}; do cfgs+="${cfgs:+,}$c"; done
+  python3 tests/engine_target/truth_table.py --headroom "$hr" --out "$out/truth" \
+    --backends "$(IFS=,; echo "${backends[*]}")" --targets "${TRUTH_TARGETS:-engine}" \
+    --jobs "${TRUTH_JOBS:-$(nproc)}" --deadline "${TRUTH_BUDGET:-86400}" ${cfgs:+--configs "$cfgs"} \
+    ${TRUTH_FROM:+--from "$TRUTH_FROM"} 2>&1 | tee "$out/truth.log" | tail -3
+  echo "truth: exit ${PIPESTATUS[0]}" | tee -a "$out/lane.log"
+  cp "$out/truth/truth.tsv" "$out/truth.tsv" 2>/dev/null
 fi
 
 if want bench && [[ ! -x "$build/bench/engine_kernels" ]]; then

@@ -1,7 +1,10 @@
 // engine_executor.hpp: the GPU executor pointed at the engine worker.
 #include "targets/engine/engine_executor.hpp"
 
+#include <cstdlib>
+#include <iterator>
 #include <mutex>
+#include <string>
 #include <variant>
 
 #include "core/util/error.hpp"
@@ -83,7 +86,35 @@ bool engine_listed(const std::string& engines, const char* name) {
   return ("," + engines + ",").find(std::string(",") + name + ",") != std::string::npos;
 }
 
-engine_executor::engine_executor() : kernels_(engine_options()), engines_(engine_kernels()) {}
+engine_executor::engine_executor() : kernels_(engine_options()), engines_(engine_kernels()) {
+  const char* path = std::getenv(engine_runs_env);
+  if (path && *path) {
+    runs_log_.reset(std::fopen(path, "a"));
+    if (!runs_log_) throw input_error("environment", engine_runs_env, path, "cannot be opened for appending");
+  }
+}
+
+std::string engine_run_line(const run_request& r, bool on_engine) {
+  static constexpr const char* plan_kinds[] = {"triton",       "fi_decode", "fi_prefill",  "fa3",
+                                               "request_meta", "mqa_meta",  "offset_probe"};
+  static_assert(std::size(plan_kinds) == std::variant_size_v<any_plan>);
+  std::string kernel = r.plan ? plan_kinds[r.plan->index()] : "none";
+  if (on_engine)
+    kernel = std::holds_alternative<triton_plan>(*r.plan)      ? "vllm_triton"
+             : std::holds_alternative<fi_decode_plan>(*r.plan) ? "flashinfer_decode"
+                                                               : "flashinfer_prefill";
+  return std::string(on_engine ? "engine" : "sim") + "\t" + kernel + "\t" + (r.layer ? r.layer->name : "") +
+         "\t" + std::to_string(r.b ? r.b->num_seqs() : 0) + "\t" +
+         std::to_string(r.b ? r.b->num_tokens() : 0) + "\n";
+}
+
+void engine_executor::log_run(const run_request& r, bool on_engine) {
+  if (!runs_log_) return;
+  const std::string line = engine_run_line(r, on_engine);
+  std::lock_guard<std::mutex> lock(log_mutex_);
+  std::fwrite(line.data(), 1, line.size(), runs_log_.get());
+  std::fflush(runs_log_.get());
+}
 
 bool engine_executor::on_engine(const run_request& r) const {
   if (!r.plan) return false;
@@ -102,7 +133,9 @@ bool engine_executor::on_engine(const run_request& r) const {
 }
 
 observation engine_executor::run(const run_request& r) {
-  if (on_engine(r)) return kernels_.run(r);
+  const bool engine = on_engine(r);
+  log_run(r, engine);
+  if (engine) return kernels_.run(r);
   ++simulated_;
   return sim_.run(r);
 }

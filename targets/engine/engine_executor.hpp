@@ -8,7 +8,9 @@
 // Families with no engine kernel here (metadata probes) run on the simulator.
 #pragma once
 
+#include <cstdio>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "core/check/executor.hpp"
@@ -35,7 +37,9 @@ bool engine_listed(const std::string& engines, const char* name);
 // when their driver runs and the engine takes the layer (vllm_triton_unsupported: head sizes from
 // 32; flashinfer_unsupported, fi_prefill_tile_built); everything else (fp32 FlashInfer runs, other backends,
 // the class checks' metadata probes, which model engine code that is not an attention kernel) runs headroom's
-// bodies on the simulator, as with --target sim, and is counted.
+// bodies on the simulator, as with --target sim, and is counted. With $HEADROOM_ENGINE_RUNS naming a
+// file, every run appends one line there (engine_run_line): which kernel ran it, so a table of
+// results can say which rows the engines' kernels saw.
 class engine_executor final : public executor {
  public:
   engine_executor();
@@ -46,11 +50,22 @@ class engine_executor final : public executor {
   int64_t simulated() const { return simulated_; }
 
  private:
+  void log_run(const run_request& r, bool on_engine);
+
   gpu_executor kernels_;
   std::string engines_;
   sim_executor sim_;
   int64_t simulated_ = 0;
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> runs_log_{nullptr, &std::fclose};
+  std::mutex log_mutex_;
 };
+
+inline constexpr const char* engine_runs_env = "HEADROOM_ENGINE_RUNS";
+
+// One line of the run log, tab-separated: "engine" or "sim", the kernel (vllm_triton,
+// flashinfer_decode, flashinfer_prefill, or the plan kind the simulator ran), the layer, the
+// batch's requests and tokens.
+std::string engine_run_line(const run_request& r, bool on_engine);
 
 // Throws input_error ("--target engine": why it cannot run) when engine_device_count() is 0.
 std::unique_ptr<engine_executor> make_engine_executor();

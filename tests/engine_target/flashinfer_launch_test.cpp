@@ -8,10 +8,13 @@
 
 #include <sys/stat.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <string>
 #include <variant>
+#include <vector>
 
 #include "core/backends/flashinfer.hpp"
 #include "targets/engine/engine_arena.hpp"
@@ -182,6 +185,9 @@ TEST(flashinfer_engine_routing, decode_layers_flashinfer_takes_reach_its_driver)
   ::setenv("HEADROOM_ENGINE_DRIVER", HEADROOM_STANDIN_DRIVER, 1);
   ::setenv("HEADROOM_FLASHINFER_DRIVER", exe.c_str(), 1);
   ::setenv("HEADROOM_REAL_DRIVER_DIR", HEADROOM_REAL_DRIVER_DIR, 1);
+  const std::string runs = dir + "fi_standin_runs.tsv";
+  std::remove(runs.c_str());
+  ::setenv(engine_runs_env, runs.c_str(), 1);
   ASSERT_EQ(engine_device_count(), 1);
   EXPECT_EQ(engine_kernels(), "vllm_triton,flashinfer");
   auto ex = make_engine_executor();
@@ -210,6 +216,16 @@ TEST(flashinfer_engine_routing, decode_layers_flashinfer_takes_reach_its_driver)
   EXPECT_FALSE(po.faulted) << po.fault_detail;
   EXPECT_TRUE(po.output_mismatch);  // the stand-in wrote nothing: it reached the driver
   EXPECT_EQ(ex->simulated(), 1);
+
+  // The run log names the kernel of every run, in order: decode on FlashInfer's, fp32 on the
+  // simulator, prefill on FlashInfer's.
+  ::unsetenv(engine_runs_env);
+  std::ifstream log(runs);
+  std::vector<std::string> kernels;
+  for (std::string line; std::getline(log, line);)
+    kernels.push_back(line.substr(0, line.find('\t', line.find('\t') + 1)));
+  EXPECT_EQ(kernels, (std::vector<std::string>{"engine\tflashinfer_decode", "sim\tfi_decode",
+                                               "engine\tflashinfer_prefill"}));
 }
 
 }  // namespace
