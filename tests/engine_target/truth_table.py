@@ -37,6 +37,7 @@ Exit 0 when every unit ran, 1 when some did not (errors or the deadline), 2 on b
 
 import argparse
 import concurrent.futures
+import copy
 import glob
 import json
 import os
@@ -83,6 +84,7 @@ class Runner:
         self.deadline = args.deadline
         self.grace = args.grace
         self.lock = threading.Lock()
+        self.twins = {}  # plan_key -> [event, first unit's result]
         for d in ("units", "logs", "work"):
             os.makedirs(os.path.join(self.out, d), exist_ok=True)
 
@@ -108,6 +110,23 @@ class Runner:
         self.log(unit, f"$ headroom {' '.join(argv)}\n  exit {rc} in {time.monotonic() - t0:.1f} s\n"
                        + "\n".join(text.splitlines()[-6:]))
         return rc, text
+
+    def twin_of(self, key, unit):
+        """None for the first unit of a plan key (it runs the cases); later ones wait for its result."""
+        with self.lock:
+            entry = self.twins.get(key)
+            if entry is None:
+                self.twins[key] = [threading.Event(), None]
+                return None
+        if not entry[0].wait(timeout=max(0.0, self.left() + self.grace)) or entry[1] is None:
+            raise TimeoutError("deadline reached waiting for the unit with the same plan")
+        return entry[1]
+
+    def twin_done(self, key, res):
+        with self.lock:
+            entry = self.twins[key]
+            entry[1] = res
+        entry[0].set()
 
     def work(self, unit, name):
         return os.path.join(self.out, "work", f"{unit.key}.{name}")
@@ -251,6 +270,29 @@ def summarise(evald, groups, model=None):
     return out
 
 
+def plan_key(plan, unit):
+    """Units whose plans are equal but for the model's name run the same cases: one runs them."""
+    p = dict(plan)
+    p.pop("source", None)
+    p["model"] = {k: v for k, v in plan["model"].items() if k != "name"}
+    return (json.dumps(p, sort_keys=True), unit.backend, unit.mirror, unit.tp)
+
+
+def run_targets(r, unit, plan, groups, model, targets):
+    res = unit.result
+    ffirst = {first_failing(model, g) for g in groups} - {None}
+    for target in targets:
+        t0 = time.monotonic()
+        env = engine_env(r, unit) if target == "engine" else None
+        evald, rounds = search(lambda ns, tag: replay(r, unit, plan, target, ns, tag, env), groups, res["cap"],
+                               ffirst)
+        res["targets"][target] = summarise(evald, groups, model)
+        res["targets"][target]["_meta"] = {"rounds": rounds, "seconds": round(time.monotonic() - t0, 1)}
+        if target == "engine":
+            use = kernel_use(r.work(unit, "engine.runs.tsv"), groups)
+            res["targets"][target]["_meta"]["kernel_runs"] = {str(g): u for g, u in use.items()}
+
+
 def run_unit(r, unit, targets):
     res = unit.result
     try:
@@ -261,8 +303,7 @@ def run_unit(r, unit, targets):
         plan = json.load(open(plan_json))
         groups, layers = backend_groups(plan, unit)
         if not groups:
-            res["errors"].append("no attention group of this backend")
-            return res
+            raise RuntimeError("no attention group of this backend")
         max_n = plan["engine"]["max_num_seqs"]
         res["max_num_seqs"] = max_n
         res["groups"] = {str(g): {"layers": len(ls)} for g, ls in groups.items()}
@@ -277,19 +318,19 @@ def run_unit(r, unit, targets):
                         check_min="n/a" if unit.fi_opts else t["min_failing_decode_batch"])
         model = replay(r, unit, plan, "model", list(range(1, max_n + 1)), "all", None)
         res["targets"]["model"] = summarise(model, groups)
-        ffirst = {first_failing(model, g) for g in groups} - {None}
-        cap = host_cap(plan, layers, max_n)
-        res["cap"] = cap
-        for target in targets:
-            t0 = time.monotonic()
-            env = engine_env(r, unit) if target == "engine" else None
-            evald, rounds = search(lambda ns, tag: replay(r, unit, plan, target, ns, tag, env), groups, cap,
-                                   ffirst)
-            res["targets"][target] = summarise(evald, groups, model)
-            res["targets"][target]["_meta"] = {"rounds": rounds, "seconds": round(time.monotonic() - t0, 1)}
-            if target == "engine":
-                use = kernel_use(r.work(unit, "engine.runs.tsv"), groups)
-                res["targets"][target]["_meta"]["kernel_runs"] = {str(g): u for g, u in use.items()}
+        res["cap"] = host_cap(plan, layers, max_n)
+        twin = r.twin_of(plan_key(plan, unit), unit)
+        if twin is None:
+            try:
+                run_targets(r, unit, plan, groups, model, targets)
+            finally:
+                r.twin_done(plan_key(plan, unit), res)
+        else:  # the same cases: its results, not a second run of them
+            res["same_plan_as"] = twin["config"]
+            for t in targets:
+                if t in twin["targets"]:
+                    res["targets"][t] = copy.deepcopy(twin["targets"][t])
+            res["errors"] += [f"({twin['config']}) {e}" for e in twin["errors"]]
     except Exception as e:  # a unit's failure is reported in its row; the others go on
         res["errors"].append(f"{type(e).__name__}: {e}")
     with open(os.path.join(r.out, "units", unit.key + ".json"), "w") as f:
@@ -308,7 +349,7 @@ def render(results, targets, out):
             "formulas", "formulas_first"]
     for t in targets:
         cols += [t, f"{t}_first", f"{t}_points", f"{t}_differ"]
-    cols += ["agree", "engine_kernel_runs", "cap", "engine_invariants", "error"]
+    cols += ["agree", "engine_kernel_runs", "cap", "engine_invariants", "notes"]
     rows = []
     for res in results:
         groups = res.get("groups", {})
@@ -336,8 +377,10 @@ def render(results, targets, out):
                     agree = "NO"
             e = tg.get("engine", {})
             use = e.get("_meta", {}).get("kernel_runs", {}).get(g, "")
+            notes = res["errors"] + ([f"same plan as {res['same_plan_as']}: its runs"]
+                                     if res.get("same_plan_as") else [])
             row += [agree, f"{use[0]} kernel / {use[1]} sim" if use else "", res.get("cap", ""),
-                    " ".join(e.get(g, {}).get("invariants", [])), "; ".join(res["errors"])]
+                    " ".join(e.get(g, {}).get("invariants", [])), "; ".join(notes)]
             rows.append(row)
     with open(os.path.join(out, "truth.tsv"), "w") as f:
         f.write("\t".join(cols) + "\n")
@@ -359,7 +402,9 @@ def main():
     ap.add_argument("--deadline", type=float, default=86400.0, help="seconds: nothing new starts after")
     ap.add_argument("--grace", type=float, default=30.0, help="seconds a running command may overrun")
     ap.add_argument("--from", dest="sources", action="append", default=[],
-                    help="a earlier run's DIR: its units' target results join this table")
+                    help="an earlier run's DIR: its units' target results join this table")
+    ap.add_argument("--order-from", default="",
+                    help="an earlier run's DIR: its units' seconds order this run's, the dearest first")
     a = ap.parse_args()
     if not os.access(a.headroom, os.X_OK):
         bad(f"--headroom {a.headroom}: not an executable")
@@ -386,8 +431,15 @@ def main():
     r = Runner(a)
     units = [Unit(os.path.abspath(c), b, m, mu, fo, tp) for c in cfgs for b in backends
              for (m, mu, fo) in MIRRORS[b] if mirrors is None or m in mirrors for tp in tps]
-    # The dearest first (a rank's heads shrink with TP; a larger config has more layer geometries).
-    units.sort(key=lambda u: (u.tp, -os.path.getsize(u.cfg)))
+    # The dearest first: by an earlier run's seconds where given (units it lacks before all), else a
+    # rank's heads shrink with TP and a larger config has more layer geometries.
+    cost = {}
+    for f in glob.glob(os.path.join(a.order_from, "units", "*.json")) if a.order_from else []:
+        x = json.load(open(f))
+        cost[(x["config"], x["backend"], x["mirror"], x["tp"])] = sum(
+            t.get("_meta", {}).get("seconds", 0) for t in x["targets"].values())
+    units.sort(key=lambda u: (-cost.get((os.path.basename(u.cfg), u.backend, u.mirror, u.tp), 1e9), u.tp,
+                              -os.path.getsize(u.cfg)))
     results = []
     with concurrent.futures.ThreadPoolExecutor(max_workers=a.jobs) as pool:
         futures = [pool.submit(run_unit, r, u, targets) for u in units]
