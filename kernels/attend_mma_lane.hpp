@@ -38,6 +38,22 @@ HEADROOM_HOST_DEVICE inline uint32_t pack2(T lo, T hi) {
   return static_cast<uint32_t>(lo.bits) | static_cast<uint32_t>(hi.bits) << 16;
 }
 
+// Two floats rounded to nearest even as T, packed (lo in the low half): one cvt.rn.{bf16,f16}x2 on a
+// GPU, the same bits as from_float for every finite value (NaN payloads may differ).
+template <class T>
+HEADROOM_HOST_DEVICE inline uint32_t pack2_rn(float lo, float hi) {
+#if HEADROOM_ON_DEVICE
+  uint32_t r;
+  if constexpr (std::is_same_v<T, bf16>)
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+  else
+    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+  return r;
+#else
+  return pack2(from_float<T>(lo), from_float<T>(hi));
+#endif
+}
+
 // 8 elements as 4 registers of pairs, first element in the low half: the same bytes (little-endian
 // host and GPU), so a copy, not arithmetic on the loaded values (which would wait for the load).
 template <class T>

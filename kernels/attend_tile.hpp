@@ -1,40 +1,58 @@
 // attend_tile(): the prefill tile pass (FlashAttention-2 / FlashInfer's prefill), for bf16 / fp16
-// at padded head sizes up to 256 with whole, aligned rows (mma_rows_aligned). A block of W warps
+// at padded head sizes 64 to 256 with whole, aligned rows (mma_rows_aligned). A block of W warps
 // takes its packed query rows in sweeps of 16 W (one sweep for tiles up to 128 rows); warp w owns
 // rows 16w .. 16w + 15 of the sweep and keeps their whole online-softmax state in registers, and
 // every warp walks the same steps of tile_keys keys, which the block stages once in shared memory
 // (cp.async, tile_stages stages: a step's copies run while the steps before compute; one barrier
-// per step). Both products are mma.m16n8k16 (layouts in attend_tile_lane.hpp). Steps cover only the
-// keys some row of the sweep sees (causal end, window start); a step that lies inside the visible
-// range of both of a lane's rows is not masked. No cross-warp combine: each lane stores its own
-// rows, 16 bytes at a time.
+// per step). Both products are mma.m16n8k16, V's operands from ldmatrix.trans (layouts in
+// attend_tile_lane.hpp). Steps cover only the keys some row of the sweep sees (causal end, window
+// start); a step that lies inside the visible range of both of a lane's rows is not masked. No
+// cross-warp combine: each lane stores its own rows.
 #pragma once
 
 #include "kernels/attend_tile_stage.hpp"
 
 namespace headroom {
 
-// S = Q K^T over step `step`'s keys, then the online softmax of the lane's two rows; leaves P in pa.
-template <class T, int Dp, class Ctx, class SV, class QV, class Regs>
+// op over the lane's 2 N elements of row i (0: g, 1: g + 8) in the first N blocks of a score tile,
+// as a tree (no chain of N dependent operations).
+template <int N, int NB, class Op>
+HEADROOM_HOST_DEVICE float tile_row_reduce(const float (&s)[NB][4], int i, Op op) {
+  static_assert(N <= NB && (N & (N - 1)) == 0, "a power of two of the tile's blocks");
+  float x[N];
+  HEADROOM_UNROLL
+  for (int nb = 0; nb < N; ++nb) x[nb] = op(s[nb][2 * i], s[nb][2 * i + 1]);
+  HEADROOM_UNROLL
+  for (int w = N / 2; w >= 1; w /= 2) HEADROOM_UNROLL
+  for (int nb = 0; nb < w; ++nb) x[nb] = op(x[nb], x[nb + w]);
+  return x[0];
+}
+
+// S = Q K^T over the first NK keys of step `step` (all tile_keys, or half of them: the sweep's last
+// keys), then the online softmax of the lane's two rows in log2 units
+// (scores times scale * log2(e), a positive scale: one fused multiply-add and one ex2 a score);
+// leaves P in pa.
+template <class T, int Dp, int NK, class Ctx, class SV, class QV, class Regs>
 HEADROOM_HOST_DEVICE void tile_scores(Ctx& ctx, const paged_attention_inputs<T>& p, const SV& st,
                                       const QV& sq, Regs& rg, const tile_sweep& sw, int64_t step, int slot) {
   using L = tile_lane<Dp>;
+  constexpr int NB = NK / 8, KB = NK / 16;
   ctx.threads([&](const thread_idx& t) {
     HEADROOM_UNROLL
-    for (int nb = 0; nb < L::NB; ++nb) HEADROOM_UNROLL
+    for (int nb = 0; nb < NB; ++nb) HEADROOM_UNROLL
     for (int c = 0; c < 4; ++c) rg.st[t].s[nb][c] = 0.0f;
   });
   HEADROOM_UNROLL
   for (int j = 0; j < L::J; ++j) {
-    tile_read_k<Dp>(ctx, st, sq, rg, slot, j, sw.idle_from);
+    tile_read_k<Dp, NB>(ctx, st, sq, rg, slot, j, sw.idle_from);
     const int qj = tile_q_in_regs<Dp> ? j : 0;
     HEADROOM_UNROLL
-    for (int nb = 0; nb < L::NB; ++nb) HEADROOM_UNROLL
-    for (int m = 0; m < 2; ++m)
+    for (int m = 0; m < 2; ++m) HEADROOM_UNROLL
+    for (int nb = 0; nb < NB; ++nb)  // NB independent products between two on one accumulator
       ctx.template mma_m16n8k16<T>(rg.st, [&](L& r) {
         return mma_operands{
             {r.q[qj][0][2 * m], r.q[qj][1][2 * m], r.q[qj][0][2 * m + 1], r.q[qj][1][2 * m + 1]},
-            {r.kv[nb][2 * m], r.kv[nb][2 * m + 1]},
+            {r.k[nb][2 * m], r.k[nb][2 * m + 1]},
             r.s[nb]};
       });
   }
@@ -44,65 +62,65 @@ HEADROOM_HOST_DEVICE void tile_scores(Ctx& ctx, const paged_attention_inputs<T>&
     const int q = t.x % 4;
     const int32_t vlo = r.vlo[0] > r.vlo[1] ? r.vlo[0] : r.vlo[1],
                   vhi = r.vhi[0] < r.vhi[1] ? r.vhi[0] : r.vhi[1];
-    const bool inside = k0 >= vlo && k0 + L::KT <= vhi;  // only diagonal and edge steps are masked
-    float mx[2] = {neg_inf(), neg_inf()};
-    HEADROOM_UNROLL
-    for (int nb = 0; nb < L::NB; ++nb) HEADROOM_UNROLL
-    for (int c = 0; c < 4; ++c) {
-      const int i = c / 2;
-      const int32_t key = k0 + 8 * nb + 2 * q + c % 2;
-      float x = r.s[nb][c] * p.scale;
-      if (!inside && !(key >= r.vlo[i] && key < r.vhi[i])) x = neg_inf();
-      r.s[nb][c] = x;
-      mx[i] = max_f(mx[i], x);
+    if (!(k0 >= vlo && k0 + NK <= vhi)) {  // only diagonal and edge steps are masked
+      HEADROOM_UNROLL
+      for (int nb = 0; nb < NB; ++nb) HEADROOM_UNROLL
+      for (int c = 0; c < 4; ++c) {
+        const int32_t key = k0 + 8 * nb + 2 * q + c % 2;
+        if (!(key >= r.vlo[c / 2] && key < r.vhi[c / 2])) r.s[nb][c] = neg_inf();
+      }
     }
-    rg.red[t] = {{mx[0], mx[1]}};
+    const auto mx = [](float a, float b) { return fmax_f(a, b); };
+    rg.red[t] = {{tile_row_reduce<NB>(r.s, 0, mx), tile_row_reduce<NB>(r.s, 1, mx)}};
   });
   ctx.lane_max(rg.red, 4);  // the 4 lanes of equal g hold the same two rows
+  const float sl2 = p.scale * 1.4426950408889634f;
   ctx.threads([&](const thread_idx& t) {
     auto& r = rg.st[t];
-    float mn[2], alpha[2], pr[L::NB][4];
+    float mu[2], alpha[2];
     HEADROOM_UNROLL
     for (int i = 0; i < 2; ++i) {
-      mn[i] = max_f(r.m[i], rg.red[t][i]);
-      alpha[i] = mn[i] == neg_inf() ? 1.0f : fast_exp(r.m[i] - mn[i]);
-      r.m[i] = mn[i];
+      const float mn = fmax_f(r.m[i], rg.red[t][i] * sl2);
+      mu[i] = mn == neg_inf() ? 0.0f : mn;  // a row that saw no key yet: every term below is 0
+      alpha[i] = fast_exp2(r.m[i] - mu[i]);
+      r.m[i] = mn;
       r.l[i] *= alpha[i];
     }
-    HEADROOM_UNROLL
-    for (int nb = 0; nb < L::NB; ++nb) HEADROOM_UNROLL
-    for (int c = 0; c < 4; ++c) {
-      const float x = r.s[nb][c];
-      pr[nb][c] = x == neg_inf() ? 0.0f : fast_exp(x - mn[c / 2]);
-      r.l[c / 2] += pr[nb][c];
+    if (alpha[0] != 1.0f || alpha[1] != 1.0f) {  // the maxima moved: rescale what was summed
+      HEADROOM_UNROLL
+      for (int f = 0; f < L::F; ++f) HEADROOM_UNROLL
+      for (int c = 0; c < 4; ++c) r.o[f][c] *= alpha[c / 2];
     }
     HEADROOM_UNROLL
-    for (int j = 0; j < L::J; ++j) HEADROOM_UNROLL
-    for (int f = 0; f < 4; ++f) HEADROOM_UNROLL
-    for (int c = 0; c < 4; ++c) r.o[j][f][c] *= alpha[c / 2];
+    for (int nb = 0; nb < NB; ++nb) HEADROOM_UNROLL
+    for (int c = 0; c < 4; ++c) r.s[nb][c] = fast_exp2(fmadd(r.s[nb][c], sl2, -mu[c / 2]));
     HEADROOM_UNROLL
-    for (int kb = 0; kb < L::KB; ++kb) HEADROOM_UNROLL
+    for (int kb = 0; kb < KB; ++kb) HEADROOM_UNROLL
     for (int h = 0; h < 2; ++h) {  // keys 16kb + 8h + 2q, + 1 of rows g (a0 / a2) and g + 8 (a1 / a3)
-      r.pa[kb][2 * h] = pack2(from_float<T>(pr[2 * kb + h][0]), from_float<T>(pr[2 * kb + h][1]));
-      r.pa[kb][2 * h + 1] = pack2(from_float<T>(pr[2 * kb + h][2]), from_float<T>(pr[2 * kb + h][3]));
+      const float(&x)[4] = r.s[2 * kb + h];
+      r.pa[kb][2 * h] = pack2_rn<T>(x[0], x[1]);
+      r.pa[kb][2 * h + 1] = pack2_rn<T>(x[2], x[3]);
     }
+    r.l[0] += tile_row_reduce<NB>(r.s, 0, [](float a, float b) { return a + b; });
+    r.l[1] += tile_row_reduce<NB>(r.s, 1, [](float a, float b) { return a + b; });
   });
 }
 
-// O += P V over step `step`'s keys, 16 at a time.
-template <class T, int Dp, class Ctx, class SV, class Regs>
-HEADROOM_HOST_DEVICE void tile_values(Ctx& ctx, const SV& st, Regs& rg, const tile_sweep& sw, int slot) {
+// O += P V over the step's first NK keys: per 16 keys and 16 dims one ldmatrix.trans and two
+// products.
+template <class T, int Dp, int NK, class Ctx, class SV, class Regs>
+HEADROOM_HOST_DEVICE void tile_values(Ctx& ctx, const SV& st, Regs& rg, int slot) {
   using L = tile_lane<Dp>;
   HEADROOM_UNROLL
-  for (int j = 0; j < L::J; ++j) HEADROOM_UNROLL
-  for (int kb = 0; kb < L::KB; ++kb) {
-    tile_read_v<Dp>(ctx, st, rg, slot, j, kb, sw.idle_from);
-    ctx.template transpose8x8<8>(rg.st, [](L& r) { return &r.kv[0][0]; });
+  for (int kb = 0; kb < NK / 16; ++kb) HEADROOM_UNROLL
+  for (int n = 0; n < Dp / 16; ++n) {
+    tile_read_v<Dp>(ctx, st, rg, slot, kb, n);
     HEADROOM_UNROLL
-    for (int f = 0; f < 4; ++f)
+    for (int h = 0; h < 2; ++h)
       ctx.template mma_m16n8k16<T>(rg.st, [&](L& r) {
-        return mma_operands{
-            {r.pa[kb][0], r.pa[kb][1], r.pa[kb][2], r.pa[kb][3]}, {r.kv[0][f], r.kv[1][f]}, r.o[j][f]};
+        return mma_operands{{r.pa[kb][0], r.pa[kb][1], r.pa[kb][2], r.pa[kb][3]},
+                            {r.v[2 * h], r.v[2 * h + 1]},
+                            r.o[2 * n + h]};
       });
   }
 }
@@ -114,7 +132,7 @@ HEADROOM_HOST_DEVICE void tile_values(Ctx& ctx, const SV& st, Regs& rg, const ti
 template <class T, int Dp, class Ctx, class Sh, class QV, class Regs>
 HEADROOM_HOST_DEVICE void tile_steps(Ctx& ctx, const paged_attention_inputs<T>& p, Sh& s, const tile_span& sp,
                                      const tile_sweep& sw, const QV& sq, Regs& rg) {
-  constexpr int S = tile_stages;
+  constexpr int S = tile_stages, KT = tile_keys<Dp>;
   const auto st = ctx.template shared<attn_chunk>(s.kv, "tile_kv");
   const auto ko = ctx.template shared<1>(s.koff, "tile_koff");
   for (int k = 0; k < S && k < sw.steps; ++k) tile_rows_of<T, Dp>(ctx, p, ko, sp, sw, k, k);
@@ -131,8 +149,13 @@ HEADROOM_HOST_DEVICE void tile_steps(Ctx& ctx, const paged_attention_inputs<T>& 
     if (step + S - 1 < sw.steps) tile_issue<T, Dp>(ctx, p, st, ko, ahead);
     ctx.async_commit();
     if (step + S < sw.steps) tile_rows_of<T, Dp>(ctx, p, ko, sp, sw, step + S, sl);
-    tile_scores<T, Dp>(ctx, p, st, sq, rg, sw, step, sl);
-    tile_values<T, Dp>(ctx, st, rg, sw, sl);
+    if (step + 1 == sw.steps && sw.khi - sw.klo - step * KT <= KT / 2) {  // a short last step
+      tile_scores<T, Dp, KT / 2>(ctx, p, st, sq, rg, sw, step, sl);
+      tile_values<T, Dp, KT / 2>(ctx, st, rg, sl);
+    } else {
+      tile_scores<T, Dp, KT>(ctx, p, st, sq, rg, sw, step, sl);
+      tile_values<T, Dp, KT>(ctx, st, rg, sl);
+    }
   }
 }
 
@@ -157,14 +180,12 @@ HEADROOM_HOST_DEVICE void tile_store(Ctx& ctx, const paged_attention_inputs<T>& 
       const int64_t e = dst_row(row / G, sp.kvh * G + row % G);
       const float L = rg.red[t][i], inv = L > 0.0f ? 1.0f / L : 0.0f;
       HEADROOM_UNROLL
-      for (int j = 0; j < Dp / 32; ++j) {
-        float acc[attn_chunk];
-        HEADROOM_UNROLL
-        for (int f = 0; f < 4; ++f) acc[2 * f] = r.o[j][f][2 * i], acc[2 * f + 1] = r.o[j][f][2 * i + 1];
-        const int64_t d0 = 32 * j + 8 * q;
-        store_chunk<attn_chunk>(out, e * D + d0, D - d0, D - d0 >= attn_chunk, acc, inv);
+      for (int f = 0; f < Dp / 8; ++f) {
+        const float acc[2] = {r.o[f][2 * i], r.o[f][2 * i + 1]};
+        const int64_t d0 = 8 * f + 2 * q;
+        store_chunk<2>(out, e * D + d0, D - d0, D - d0 >= 2, acc, inv);
       }
-      if (with_lse && q == 0) ls.store(e, L > 0.0f ? r.m[i] + log_f(L) : neg_inf());
+      if (with_lse && q == 0) ls.store(e, L > 0.0f ? r.m[i] * 0.6931471805599453f + log_f(L) : neg_inf());
     }
   });
 }
@@ -187,7 +208,7 @@ HEADROOM_HOST_DEVICE void attend_tile(Ctx& ctx, const paged_attention_inputs<T>&
     sw.klo = first > sp.lo ? first : sp.lo;
     sw.khi = end < sp.hi ? end : sp.hi;
     sw.steps = sw.khi > sw.klo ? (sw.khi - sw.klo + KT - 1) / KT : 0;
-    sw.idle_from = (sw.last - base) / tile_rows + 1;
+    sw.idle_from = static_cast<int>((sw.last - base) / tile_rows + 1);
     if (base > sp.rows_lo) ctx.sync();  // the sweep before still reads koff, the stage and q
     tile_begin<T, Dp>(ctx, p, sp, sw, sq, rg);
     tile_steps<T, Dp>(ctx, p, s, sp, sw, sq, rg);

@@ -17,7 +17,8 @@ struct tile_span {
 
 // One sweep's rows and keys: rows [base, last], keys [klo, khi) in `steps` steps.
 struct tile_sweep {
-  int64_t base = 0, last = 0, klo = 0, khi = 0, steps = 0, idle_from = 0;
+  int64_t base = 0, last = 0, klo = 0, khi = 0, steps = 0;
+  int idle_from = 0;  // the first warp with no valid row
 };
 
 // The 16-byte chunk at off + d0 of q (whole, aligned rows), zeros for off -1.
@@ -43,6 +44,7 @@ HEADROOM_HOST_DEVICE void tile_begin(Ctx& ctx, const paged_attention_inputs<T>& 
   ctx.threads([&](const thread_idx& t) {
     auto& r = rg.st[t];
     const int g = t.x / 4, q = t.x % 4;
+    tile_lane_offsets<Dp>(r, t.x);
     HEADROOM_UNROLL
     for (int i = 0; i < 2; ++i) {
       const int64_t row = sw.base + tile_rows * t.y + g + 8 * i;
@@ -62,11 +64,10 @@ HEADROOM_HOST_DEVICE void tile_begin(Ctx& ctx, const paged_attention_inputs<T>& 
     }
     HEADROOM_UNROLL
     for (int nb = 0; nb < tile_lane<Dp>::NB; ++nb) HEADROOM_UNROLL
-    for (int e = 0; e < 4; ++e) r.kv[nb][e] = 0u;  // an idle warp multiplies zeros, not stale bits
+    for (int e = 0; e < 4; ++e) r.k[nb][e] = 0u;  // an idle warp multiplies zeros, not stale bits
     HEADROOM_UNROLL
-    for (int j = 0; j < Dp / 32; ++j) HEADROOM_UNROLL
-    for (int f = 0; f < 4; ++f) HEADROOM_UNROLL
-    for (int c = 0; c < 4; ++c) r.o[j][f][c] = 0.0f;
+    for (int f = 0; f < tile_lane<Dp>::F; ++f) HEADROOM_UNROLL
+    for (int c = 0; c < 4; ++c) r.o[f][c] = 0.0f;
   });
   if constexpr (!tile_q_in_regs<Dp>) {
     const int64_t n = ctx.block_dim().count(), rows = tile_rows * ctx.block_dim().y;
@@ -82,18 +83,27 @@ HEADROOM_HOST_DEVICE void tile_begin(Ctx& ctx, const paged_attention_inputs<T>& 
 }
 
 // The row offsets of step `step`'s keys into its koff slot (step % tile_stages; past khi: the last
-// key again, its probability 0): one block-table read per key.
+// key again, its probability 0): one block-table read per key. Keys are below 2^31 (seq_lens are
+// int32), so with a block size that fits too the page and slot come from a 32-bit division.
 template <class T, int Dp, class Ctx, class KO>
 HEADROOM_HOST_DEVICE void tile_rows_of(Ctx& ctx, const paged_attention_inputs<T>& p, const KO& ko,
                                        const tile_span& sp, const tile_sweep& sw, int64_t step, int slot) {
   constexpr int KT = tile_keys<Dp>;
   const auto bt = ctx.global(p.block_table);
-  const int64_t n = ctx.block_dim().count();
+  const int64_t n = ctx.block_dim().count(), first = sw.klo + step * KT;
+  const bool narrow = p.block_size <= INT32_MAX && sw.khi <= INT32_MAX;
   ctx.threads([&](const thread_idx& t) {
     for (int k = t.linear; k < KT; k += n) {
-      int64_t key = sw.klo + step * KT + k;
-      if (key >= sw.khi) key = sw.khi - 1;
-      ko.store(slot * KT + k, kv_key_row(p, bt, sp.seq, key, sp.kvh));
+      const int64_t key = first + k < sw.khi ? first + k : sw.khi - 1;
+      int64_t off;
+      if (narrow) {
+        const auto uk = static_cast<uint32_t>(key), ub = static_cast<uint32_t>(p.block_size);
+        const int64_t block = bt.load(sp.seq * p.max_blocks_per_seq + uk / ub);
+        off = kv_offset(p, block, uk % ub, sp.kvh);
+      } else {
+        off = kv_key_row(p, bt, sp.seq, key, sp.kvh);
+      }
+      ko.store(slot * KT + k, off);
     }
   });
 }
@@ -108,7 +118,7 @@ HEADROOM_HOST_DEVICE void tile_issue(Ctx& ctx, const paged_attention_inputs<T>& 
   const auto vc = ctx.global(p.v_cache);
   const int n = static_cast<int>(ctx.block_dim().count());
   ctx.threads([&](const thread_idx& t) {
-    for (int i = t.linear; i < KT * CPR; i += n) {
+    for (int i = t.linear; i < KT * CPR; i += n) {  // a quarter warp: 8 chunks of one key
       const int key = i / CPR, c = i % CPR;
       const int64_t off = ko.load(slot * KT + key) + c * attn_chunk;
       ctx.template copy_async<attn_chunk>(st, tile_kv_at<Dp, KT>(slot, 0, key, c), kc, off);

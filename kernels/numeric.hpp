@@ -95,6 +95,26 @@ HEADROOM_HOST_DEVICE inline float fast_exp(float x) {
 #endif
 }
 
+// 2^x: one ex2.approx on a GPU (results below 2^-126 flush to 0, as a softmax may).
+HEADROOM_HOST_DEVICE inline float fast_exp2(float x) {
+#if HEADROOM_ON_DEVICE
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+#else
+  return std::exp2(x);
+#endif
+}
+
+// a * b + c, fused on a GPU (one FFMA); the host rounds twice, within every tolerance.
+HEADROOM_HOST_DEVICE inline float fmadd(float a, float b, float c) {
+#if HEADROOM_ON_DEVICE
+  return __fmaf_rn(a, b, c);
+#else
+  return a * b + c;
+#endif
+}
+
 HEADROOM_HOST_DEVICE inline float log_f(float x) {
 #if HEADROOM_ON_DEVICE
   return __logf(x);
@@ -104,6 +124,14 @@ HEADROOM_HOST_DEVICE inline float log_f(float x) {
 }
 
 HEADROOM_HOST_DEVICE inline float max_f(float a, float b) { return a > b ? a : b; }
+// IEEE maxNum (a NaN loses), one FMNMX on a GPU: the lane_max of the contexts rounds the same way.
+HEADROOM_HOST_DEVICE inline float fmax_f(float a, float b) {
+#if HEADROOM_ON_DEVICE
+  return fmaxf(a, b);
+#else
+  return std::fmax(a, b);
+#endif
+}
 
 // -inf as the running maximum of an empty softmax.
 HEADROOM_HOST_DEVICE inline float neg_inf() { return -INFINITY; }

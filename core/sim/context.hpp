@@ -40,6 +40,13 @@
 //                             names the lane's operands (mma_operands) or its N registers of 8x8
 //                             matrices; layouts and the host emulation in core/sim/warp_ops.hpp.
 //                             Whole warps only; block-uniform.
+//   ctx.ldmatrix_trans<N>(sv, r, sel)
+//                             ldmatrix.sync.aligned.m8n8.xN.trans.shared.b16 from shared view sv:
+//                             sel(const thread_idx&, R&) -> matrix_row{offset, regs}: lane 8i + k
+//                             names row k of matrix i (8 elements at offset, 16-byte aligned) and
+//                             gets its N fragments of the transposed matrices in regs (warp_ops.hpp).
+//                             Each lane's row is checked as its own aligned load. Whole warps only;
+//                             block-uniform.
 //   ctx.copy_async<N>(dst, di, src, si)
 //                             inside threads(): this thread's asynchronous copy of N elements (4, 8
 //                             or 16 bytes, aligned on both sides) from global view src at si to

@@ -86,6 +86,14 @@ class native_context {
   void transpose8x8(registers_view<R> r, Sel sel) {
     emulate_transpose8x8<N>(r, n_, sel);
   }
+  template <int N, class SV, class R, class Sel>
+  void ldmatrix_trans(const SV& v, registers_view<R> r, Sel sel) {
+    emulate_ldmatrix_trans<N>(block_, r, [&](const thread_idx& t, R& x, uint16_t* row) {
+      const matrix_row m = sel(t, x);
+      if (row) std::memcpy(row, v.d + m.offset, 8 * sizeof(uint16_t));
+      return m.regs;
+    });
+  }
   // Asynchronous copies land at once (a correct body waits before it reads them).
   template <int N, class SV, class GV>
   void copy_async(const SV& dst, int64_t di, const GV& src, int64_t si) {

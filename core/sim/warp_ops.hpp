@@ -8,6 +8,9 @@
 //   B (16x8, k x n), 2 registers:  b0 = B[2q..2q+1][g]   b1 = B[2q+8..2q+9][g]
 //   C, D (16x8, fp32):  c0, c1 = C[g][2q], C[g][2q+1]   c2, c3 = C[g+8][2q], C[g+8][2q+1]
 //   8x8 matrix of movmatrix: lane l holds M[g][2q..2q+1]; afterwards it holds M^T[g][2q..2q+1].
+//   ldmatrix.trans (x N): lane 8i + r names row r of matrix i (8 16-bit elements, 16 bytes) and gets
+//   in register i M_i^T[g][2q..2q+1] = M_i[2q][g], M_i[2q+1][g]: the B operand of mma when row r of
+//   M_i is key r of a K-by-dims tile (V of P V).
 // The emulated product sums the 16 exact products in k order in fp32, then adds C: the tensor core
 // adds in an order of its own, so sim and GPU results may differ in the last bits (the kernels'
 // outputs are compared within tolerance, never bitwise).
@@ -98,6 +101,35 @@ void emulate_transpose8x8(Regs r, int nthreads, Sel sel) {
         *reg[l] = static_cast<uint32_t>(M[c][g]) | static_cast<uint32_t>(M[c + 1][g]) << 16;
       }
     }
+}
+
+// ldmatrix.trans's distribution for one warp: rows[8i + r] is row r of matrix i (as the lanes named
+// them), dst[l] lane l's N registers (register i: matrix i).
+template <int N>
+void ldmatrix_trans_lanes(const uint16_t (&rows)[warp_lanes][8], uint32_t* const (&dst)[warp_lanes]) {
+  static_assert(N == 1 || N == 2 || N == 4, "ldmatrix loads 1, 2 or 4 matrices");
+  for (int l = 0; l < warp_lanes; ++l) {
+    const int g = l / 4, c = 2 * (l % 4);
+    for (int i = 0; i < N; ++i)
+      dst[l][i] = static_cast<uint32_t>(rows[8 * i + c][g]) | static_cast<uint32_t>(rows[8 * i + c + 1][g])
+                                                                  << 16;
+  }
+}
+
+// ldmatrix.trans over a block of `block` threads, warp by warp: lane(t, R&, rows) reads the lane's
+// 16-byte row into rows (only for the lanes 8N names) and returns where its registers go.
+template <int N, class Regs, class Lane>
+void emulate_ldmatrix_trans(launch_dim block, Regs r, Lane lane) {
+  uint16_t rows[warp_lanes][8] = {};
+  uint32_t* dst[warp_lanes];
+  thread_idx t;
+  for (t.z = 0; t.z < block.z; ++t.z)
+    for (t.y = 0; t.y < block.y; ++t.y)
+      for (t.x = 0; t.x < block.x; ++t.x, ++t.linear) {
+        const int l = static_cast<int>(t.linear % warp_lanes);
+        dst[l] = lane(static_cast<const thread_idx&>(t), r.p[t.linear], l < 8 * N ? rows[l] : nullptr);
+        if (l == warp_lanes - 1) ldmatrix_trans_lanes<N>(rows, dst);
+      }
 }
 
 }  // namespace headroom::sim

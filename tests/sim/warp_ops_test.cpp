@@ -83,6 +83,117 @@ TEST(WarpOps, Transpose8x8TransposesEveryMatrixOfTheLane) {
     }
 }
 
+// ldmatrix.trans of four tiles of a 16 x 16 V (rows are keys, columns dims; tiles keys 0-7 / 8-15
+// by dims 0-7 / 8-15) must give, per 8 dims, the B operand of P V: checked through the emulated
+// product, P = a 16 x 16 matrix of small integers, so D = P V is exact.
+TEST(WarpOps, LdmatrixTransGivesTheBOperandOfAKeysByDimsTile) {
+  float V[16][16], P[16][16];
+  uint16_t rows[32][8];
+  for (int k = 0; k < 16; ++k)
+    for (int d = 0; d < 16; ++d)
+      V[k][d] = static_cast<float>((3 * k + 5 * d) % 11 - 5), P[k][d] = ((k + 2 * d) % 5) - 2.0f;
+  for (int l = 0; l < 32; ++l) {  // lane 8i + r names key 8 (i % 2) + r, dims 8 (i / 2) ..
+    const int i = l / 8, key = 8 * (i % 2) + l % 8;
+    for (int e = 0; e < 8; ++e) rows[l][e] = bits_of<bf16>(V[key][8 * (i / 2) + e]);
+  }
+  std::vector<lane_regs> lanes(32);
+  uint32_t* dst[32];
+  uint32_t frag[32][4];
+  for (int l = 0; l < 32; ++l) dst[l] = frag[l];
+  ldmatrix_trans_lanes<4>(rows, dst);
+  for (int h = 0; h < 2; ++h) {  // dims 8h .. 8h + 7
+    for (int l = 0; l < 32; ++l) {
+      const int g = l / 4, q = l % 4;
+      auto& r = lanes[l];
+      r.a[0] = pack(bits_of<bf16>(P[g][2 * q]), bits_of<bf16>(P[g][2 * q + 1]));
+      r.a[1] = pack(bits_of<bf16>(P[g + 8][2 * q]), bits_of<bf16>(P[g + 8][2 * q + 1]));
+      r.a[2] = pack(bits_of<bf16>(P[g][2 * q + 8]), bits_of<bf16>(P[g][2 * q + 9]));
+      r.a[3] = pack(bits_of<bf16>(P[g + 8][2 * q + 8]), bits_of<bf16>(P[g + 8][2 * q + 9]));
+      r.b[0] = frag[l][2 * h], r.b[1] = frag[l][2 * h + 1];
+      for (float& c : r.c) c = 0.0f;
+    }
+    emulate_mma<bf16>(registers_view<lane_regs>{lanes.data()}, 32, [](lane_regs& r) {
+      return mma_operands{{r.a[0], r.a[1], r.a[2], r.a[3]}, {r.b[0], r.b[1]}, r.c};
+    });
+    for (int l = 0; l < 32; ++l)
+      for (int c = 0; c < 4; ++c) {
+        const int i = l / 4 + 8 * (c / 2), d = 8 * h + 2 * (l % 4) + c % 2;
+        float want = 0.0f;
+        for (int k = 0; k < 16; ++k) want += P[i][k] * V[k][d];
+        EXPECT_EQ(lanes[l].c[c], want) << "lane " << l << " row " << i << " dim " << d;
+      }
+  }
+}
+
+// The simulator reads each lane's row as that thread's checked shared load: a lane naming a row
+// past the array is an out-of-bounds access of the shared view, another thread's row read before
+// the barrier that ends its writer's epoch is a race, and the in-bounds lanes get their fragments.
+struct ldmatrix_kernel {
+  struct params {
+    buffer_ref<uint32_t> out;
+    int64_t bad_lane = -1;  // names the row past the array
+    bool barrier = true;
+    int rotate = 0;  // lane l names row l + rotate (mod 32), another thread's when not 0
+  };
+  struct shared_storage {
+    alignas(16) bf16 tile[32 * 8];
+  };
+  static launch_dim grid(const params&) { return {1, 1, 1}; }
+  static launch_dim block(const params&) { return {32, 1, 1}; }
+  template <class Ctx>
+  void operator()(Ctx& ctx, const params& p, shared_storage& s) const {
+    const auto a = ctx.template shared<8>(s.tile, "tile");
+    const auto out = ctx.global(p.out);
+    ctx.threads([&](const thread_idx& t) {
+      for (int e = 0; e < 8; ++e) a.store(8 * t.x + e, bf16{static_cast<uint16_t>(8 * t.x + e)});
+    });
+    if (p.barrier) ctx.sync();
+    auto r = ctx.template registers<lane_regs>();
+    ctx.template ldmatrix_trans<2>(a, r, [&](const thread_idx& t, lane_regs& x) {
+      return matrix_row{t.x == p.bad_lane ? 32 * 8 : 8 * ((t.x + p.rotate) % 32), &x.t[0]};
+    });
+    ctx.threads([&](const thread_idx& t) {
+      out.store(2 * t.x, r[t].t[0]);
+      out.store(2 * t.x + 1, r[t].t[1]);
+    });
+  }
+};
+
+TEST(WarpOps, LdmatrixTransOnTheSimulatorChecksEachLanesRow) {
+  memory m;
+  auto out = m.alloc<uint32_t>("out", 64, fill::scratch);
+  launch(m, ldmatrix_kernel{}, {out});
+  EXPECT_EQ(m.log.oob_count, 0);
+  EXPECT_EQ(m.log.races + m.log.uninitialized_reads, 0);
+  const auto got = m.download(out);
+  for (int l = 0; l < 32; ++l)
+    for (int i = 0; i < 2; ++i) {  // lanes 8i .. 8i + 7 name rows 8i .. : element (row, col) = 8 row + col
+      const int g = l / 4, c = 2 * (l % 4);
+      EXPECT_EQ(got[2 * l + i], pack(static_cast<uint16_t>(8 * (8 * i + c) + g),
+                                     static_cast<uint16_t>(8 * (8 * i + c + 1) + g)))
+          << "lane " << l << " matrix " << i;
+    }
+
+  memory m2;
+  auto out2 = m2.alloc<uint32_t>("out", 64, fill::scratch);
+  launch(m2, ldmatrix_kernel{}, {out2, 13});
+  ASSERT_EQ(m2.log.oob_count, 8);  // the row's 8 elements, all lane 13's
+  for (const auto& a : m2.log.oob) {
+    EXPECT_EQ(a.buffer, "shared:tile");
+    EXPECT_EQ(a.thread[0], 13);
+  }
+
+  memory m3;
+  auto out3 = m3.alloc<uint32_t>("out", 64, fill::scratch);
+  launch(m3, ldmatrix_kernel{}, {out3, -1, false, 1});
+  EXPECT_EQ(m3.log.races, 16);  // lanes 0-15 name rows 1-16, each written by another thread
+
+  memory m4;
+  auto out4 = m4.alloc<uint32_t>("out", 64, fill::scratch);
+  launch(m4, ldmatrix_kernel{}, {out4, -1, true, 1});
+  EXPECT_EQ(m4.log.races, 0);
+}
+
 TEST(WarpOps, StridedButterflyReducesLanesStrideApart) {
   std::vector<fvec<2>> v(32);
   for (int l = 0; l < 32; ++l) v[l] = {{static_cast<float>(l), static_cast<float>(-l)}};

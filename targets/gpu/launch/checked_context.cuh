@@ -232,6 +232,19 @@ class checked_context : public gpu_context_base {
     else
       dst.template store_vec<N>(di, src.template load_vec<N>(si));
   }
+  // A lane whose row is out of bounds logs it through the checked load and reads the view's first
+  // row instead: ldmatrix is a warp instruction, so every lane takes part (its fragment is then
+  // wrong, and the log says so).
+  template <int N, class T, class R, class Sel>
+  HEADROOM_HOST_DEVICE void ldmatrix_trans(const checked_view<T>& v, const gpu_registers<R>& r, Sel sel) {
+    const matrix_row m = sel(static_cast<const thread_idx&>(t_), r.v);
+    const T* row = v.template address<8>(m.offset);
+    if (!row) {
+      (void)v.template load_vec<8>(m.offset);
+      row = v.template address<8>(0);
+    }
+    if (row) ldmatrix_trans_rows<N>(row, m.regs);
+  }
   // The same 32-bit value; a wrap is counted in the log (as the simulator does).
   HEADROOM_HOST_DEVICE int64_t offset32(int64_t a, int64_t b, int64_t c = 0) {
 #if HEADROOM_ON_DEVICE

@@ -100,6 +100,28 @@ HEADROOM_HOST_DEVICE HEADROOM_FORCEINLINE void cp_async(void* smem, const void* 
 #endif
 }
 
+// ldmatrix.sync.aligned.m8n8.xN.trans.shared.b16 with this lane's row at `row` (shared memory,
+// 16-byte aligned): N registers of the lane's fragments (core/sim/warp_ops.hpp).
+template <int N>
+HEADROOM_HOST_DEVICE HEADROOM_FORCEINLINE void ldmatrix_trans_rows(const void* row, uint32_t* x) {
+  static_assert(N == 1 || N == 2 || N == 4, "ldmatrix loads 1, 2 or 4 matrices");
+#if HEADROOM_ON_DEVICE
+  const auto s = static_cast<unsigned>(__cvta_generic_to_shared(row));
+  if constexpr (N == 4)
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(x[0]), "=r"(x[1]), "=r"(x[2]), "=r"(x[3])
+                 : "r"(s));
+  else if constexpr (N == 2)
+    asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0,%1}, [%2];\n"
+                 : "=r"(x[0]), "=r"(x[1])
+                 : "r"(s));
+  else
+    asm volatile("ldmatrix.sync.aligned.m8n8.x1.trans.shared.b16 {%0}, [%1];\n" : "=r"(x[0]) : "r"(s));
+#else
+  (void)row, (void)x;
+#endif
+}
+
 // A view with no checks: what a production kernel does with a pointer.
 template <class T>
 struct raw_view {
@@ -285,6 +307,11 @@ class gpu_context : public gpu_context_base {
   HEADROOM_HOST_DEVICE void copy_async(const raw_view<T>& dst, int64_t di, const raw_view<U>& src,
                                        int64_t si) {
     cp_async<N* static_cast<int>(sizeof(T))>(dst.d + di, src.d + si);
+  }
+  template <int N, class T, class R, class Sel>
+  HEADROOM_HOST_DEVICE void ldmatrix_trans(const raw_view<T>& v, const gpu_registers<R>& r, Sel sel) {
+    const matrix_row m = sel(static_cast<const thread_idx&>(t_), r.v);
+    ldmatrix_trans_rows<N>(v.d + m.offset, m.regs);
   }
   HEADROOM_HOST_DEVICE void finish() {}
 };
