@@ -14,14 +14,15 @@ the group is one of FAIL (a store past a buffer, a changed guard band, a fault, 
 entry no plan wrote). The formulas (--target model) run every batch 1..max_num_seqs. The simulator
 and the engines' kernels run a sample and refine it by bisection:
 
-  - every power of two, the largest batch, and both sides of every place where the formulas'
-    verdict changes (their first failing batch and the one before it, their last and the one after);
-  - then, for each group, the middle of every gap between two batches run with different verdicts,
-    until the two are neighbours.
+  - every power of two up to the largest batch (or --sample-max), that batch, and each group's
+    first failing batch on the formulas and the one before it;
+  - then, for each group, the middle of the gap below the first failing batch run and the largest
+    clean one under it, until the two are neighbours.
 
 So each target's first failing batch is its own (the engine can fail earlier or later than the
 formulas, or not at all, and the table says so); what a sample can miss is a run of failing
-batches that begins and ends strictly between two batches with the same verdict.
+batches that begins and ends strictly between two batches run with the same verdict (or above the
+sample, where the formulas see no failure). Every batch run is compared with the formulas' verdict.
 
 Batches whose inputs exceed what the host builds (2^26 KV or q elements a layer: the simulator's
 and the engine arena's limit) are not run on sim or engine; each unit records its cap.
@@ -83,6 +84,7 @@ class Runner:
         self.start = time.monotonic()
         self.deadline = args.deadline
         self.grace = args.grace
+        self.sample_max = args.sample_max
         self.lock = threading.Lock()
         self.twins = {}  # plan_key -> [event, first unit's result]
         for d in ("units", "logs", "work"):
@@ -204,10 +206,12 @@ def first_failing(evald, g):
     return next((n for n in sorted(evald) if verdict(evald, n, g)), None)
 
 
-def search(run_points, groups, cap, formula_first):
-    """The sample, then per group a bisection of the gap below the first failing batch run.
+def search(run_points, groups, cap, formula_first, sample_max=None):
+    """The sample (powers of two up to sample_max, or the cap), the formulas' first failing batches
+    and their predecessors, then per group a bisection of the gap below the first failing batch run.
     run_points(ns, tag) -> {n: {group: [fails, invariants]}}; returns (verdicts, rounds)."""
-    pts = {1, cap} | {1 << k for k in range(12) if (1 << k) <= cap}
+    top = min(cap, sample_max or cap)
+    pts = {1, top} | {1 << k for k in range(12) if (1 << k) <= top}
     pts |= {n for f in formula_first for n in (f - 1, f) if 1 <= n <= cap}
     evald, rounds = {}, 0
     while True:
@@ -285,7 +289,7 @@ def run_targets(r, unit, plan, groups, model, targets):
         t0 = time.monotonic()
         env = engine_env(r, unit) if target == "engine" else None
         evald, rounds = search(lambda ns, tag: replay(r, unit, plan, target, ns, tag, env), groups, res["cap"],
-                               ffirst)
+                               ffirst, r.sample_max)
         res["targets"][target] = summarise(evald, groups, model)
         res["targets"][target]["_meta"] = {"rounds": rounds, "seconds": round(time.monotonic() - t0, 1)}
         if target == "engine":
@@ -400,6 +404,8 @@ def main():
     ap.add_argument("--targets", default="engine", help="sim, engine (the formulas always run)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--deadline", type=float, default=86400.0, help="seconds: nothing new starts after")
+    ap.add_argument("--sample-max", type=int, default=0,
+                    help="the sample's powers of two stop here (default: at the host's cap)")
     ap.add_argument("--grace", type=float, default=30.0, help="seconds a running command may overrun")
     ap.add_argument("--from", dest="sources", action="append", default=[],
                     help="an earlier run's DIR: its units' target results join this table")
@@ -426,6 +432,8 @@ def main():
         if t not in ("sim", "engine", "gpu"):
             bad(f"--targets: {t}: expected sim, engine or gpu")
     mirrors = set(a.mirrors.split(",")) if a.mirrors else None
+    if a.sample_max < 0:
+        bad(f"--sample-max {a.sample_max}: must be at least 1 (0: the cap)")
     if a.jobs < 1:
         bad(f"--jobs {a.jobs}: must be at least 1")
     r = Runner(a)

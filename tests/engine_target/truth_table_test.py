@@ -53,6 +53,12 @@ class SearchTest(unittest.TestCase):
         self.assertIsNone(first)
         self.assertEqual(max(evald), 64)
 
+    def test_sample_max_stops_the_powers_not_the_formulas_edge(self):
+        run, ran = target(lambda n: n >= 97)
+        evald, _ = tt.search(run, [0], 256, {97}, sample_max=64)
+        self.assertEqual(sorted(evald), [1, 2, 4, 8, 16, 32, 64, 96, 97])
+        self.assertEqual(tt.first_failing(evald, 0), 97)
+
     def test_differing_batches_are_reported(self):
         model = {n: ({0: [True, []]} if n >= 13 else {}) for n in range(1, 257)}
         _, evald = self.first(lambda n: n >= 5, {13})
