@@ -21,7 +21,8 @@
 # JOBS (4), SEED (2026); the truth table (tests/engine_target/truth_table.py): TRUTH_CONFIGS (paths,
 # space-separated; every bundled config), TRUTH_TARGETS (engine; sim adds the simulator), TRUTH_JOBS
 # (nproc), TRUTH_BUDGET (seconds: no new command starts after it), TRUTH_SAMPLE_MAX (the sample's
-# powers of two stop there; 0: at the largest batch), TRUTH_FROM (an earlier truth/ whose other
+# powers of two stop there; 0: at the largest batch), TRUTH_MIRRORS (which, in which order; all),
+# TRUTH_FROM (an earlier truth/ whose other
 # targets' results join the table).
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -120,7 +121,7 @@ if want truth; then
   python3 tests/engine_target/truth_table.py --headroom "$hr" --out "$out/truth" \
     --backends "$(IFS=,; echo "${backends[*]}")" --targets "${TRUTH_TARGETS:-engine}" \
     --jobs "${TRUTH_JOBS:-$(nproc)}" --deadline "${TRUTH_BUDGET:-86400}" ${cfgs:+--configs "$cfgs"} \
-    --sample-max "${TRUTH_SAMPLE_MAX:-0}" \
+    --sample-max "${TRUTH_SAMPLE_MAX:-0}" ${TRUTH_MIRRORS:+--mirrors "$TRUTH_MIRRORS"} \
     ${TRUTH_FROM:+--from "$TRUTH_FROM"} 2>&1 | tee "$out/truth.log" | tail -3
   echo "truth: exit ${PIPESTATUS[0]}" | tee -a "$out/lane.log"
   cp "$out/truth/truth.tsv" "$out/truth.tsv" 2>/dev/null

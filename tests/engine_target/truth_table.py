@@ -400,7 +400,7 @@ def main():
     ap.add_argument("--configs", default="")
     ap.add_argument("--tp", default="1,2,4,8")
     ap.add_argument("--backends", default="triton,flashinfer")
-    ap.add_argument("--mirrors", default="", help="only these mirrors (names as in the table)")
+    ap.add_argument("--mirrors", default="", help="only these mirrors (names as in the table), in this order")
     ap.add_argument("--targets", default="engine", help="sim, engine (the formulas always run)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--deadline", type=float, default=86400.0, help="seconds: nothing new starts after")
@@ -446,8 +446,10 @@ def main():
         x = json.load(open(f))
         cost[(x["config"], x["backend"], x["mirror"], x["tp"])] = sum(
             t.get("_meta", {}).get("seconds", 0) for t in x["targets"].values())
-    units.sort(key=lambda u: (-cost.get((os.path.basename(u.cfg), u.backend, u.mirror, u.tp), 1e9), u.tp,
-                              -os.path.getsize(u.cfg)))
+    # --mirrors given: in its order first (what a deadline cuts is the end of that list).
+    rank = {m: i for i, m in enumerate(a.mirrors.split(","))} if a.mirrors else {}
+    units.sort(key=lambda u: (rank.get(u.mirror, 0), -cost.get((os.path.basename(u.cfg), u.backend, u.mirror, u.tp),
+                                                               1e9), u.tp, -os.path.getsize(u.cfg)))
     results = []
     with concurrent.futures.ThreadPoolExecutor(max_workers=a.jobs) as pool:
         futures = [pool.submit(run_unit, r, u, targets) for u in units]
