@@ -149,13 +149,15 @@ HEADROOM_HOST_DEVICE void tile_steps(Ctx& ctx, const paged_attention_inputs<T>& 
     if (step + S - 1 < sw.steps) tile_issue<T, Dp>(ctx, p, st, ko, ahead);
     ctx.async_commit();
     if (step + S < sw.steps) tile_rows_of<T, Dp>(ctx, p, ko, sp, sw, step + S, sl);
-    if (step + 1 == sw.steps && sw.khi - sw.klo - step * KT <= KT / 2) {  // a short last step
-      tile_scores<T, Dp, KT / 2>(ctx, p, st, sq, rg, sw, step, sl);
-      tile_values<T, Dp, KT / 2>(ctx, st, rg, sl);
-    } else {
-      tile_scores<T, Dp, KT>(ctx, p, st, sq, rg, sw, step, sl);
-      tile_values<T, Dp, KT>(ctx, st, rg, sl);
+    if constexpr (KT >= 32) {
+      if (step + 1 == sw.steps && sw.khi - sw.klo - step * KT <= KT / 2) {  // a short last step
+        tile_scores<T, Dp, KT / 2>(ctx, p, st, sq, rg, sw, step, sl);
+        tile_values<T, Dp, KT / 2>(ctx, st, rg, sl);
+        continue;
+      }
     }
+    tile_scores<T, Dp, KT>(ctx, p, st, sq, rg, sw, step, sl);
+    tile_values<T, Dp, KT>(ctx, st, rg, sl);
   }
 }
 

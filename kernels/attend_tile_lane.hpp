@@ -21,7 +21,7 @@
 namespace headroom {
 
 // Tuning knobs (bench builds override them with -D; the defaults are what was measured best).
-#ifndef HEADROOM_TILE_KEYS  // keys per step at head sizes up to 128 (256: half, for registers)
+#ifndef HEADROOM_TILE_KEYS  // keys per step at head sizes up to 128 (256: a quarter, for registers)
 #define HEADROOM_TILE_KEYS 64
 #endif
 #ifndef HEADROOM_TILE_MIN_BLOCKS  // launch bounds: blocks per SM the registers are budgeted for
@@ -30,7 +30,7 @@ namespace headroom {
 #ifndef HEADROOM_TILE_Q_REGS_DP  // largest padded head size whose q fragments live in registers
 #define HEADROOM_TILE_Q_REGS_DP 128
 #endif
-#ifndef HEADROOM_TILE_WARPS  // warps per block at most at head sizes up to 128 (256: half)
+#ifndef HEADROOM_TILE_WARPS  // warps per block at most at head sizes up to 128 (256: 4)
 #define HEADROOM_TILE_WARPS 8
 #endif
 #ifndef HEADROOM_TILE_STAGES  // K/V stages: a step's copies are issued this many steps less one ahead
@@ -41,12 +41,12 @@ inline constexpr int tile_rows = 16;  // packed rows per warp (the m of m16n8k16
 inline constexpr int tile_stages = HEADROOM_TILE_STAGES;
 static_assert(tile_stages >= 2, "a step's copies overlap at least the step before");
 template <int Dp>
-inline constexpr int tile_keys = Dp <= 128 ? HEADROOM_TILE_KEYS : HEADROOM_TILE_KEYS / 2;
-static_assert(HEADROOM_TILE_KEYS % 32 == 0 && HEADROOM_TILE_KEYS <= 128, "steps of whole 16-key products");
+inline constexpr int tile_keys = Dp <= 128 ? HEADROOM_TILE_KEYS : HEADROOM_TILE_KEYS / 4;
+static_assert(HEADROOM_TILE_KEYS % 64 == 0 && HEADROOM_TILE_KEYS <= 128, "steps of whole 16-key products");
 // Warps per block at most: 128 rows, as FlashInfer's tiles; at 256 dims 64 (the accumulators alone
 // are 128 registers a lane).
 template <int Dp>
-inline constexpr int tile_max_warps = Dp <= 128 ? HEADROOM_TILE_WARPS : HEADROOM_TILE_WARPS / 2;
+inline constexpr int tile_max_warps = Dp <= 128 ? HEADROOM_TILE_WARPS : 4;
 // Above this head size the q fragments (Dp / 4 registers) come from shared memory every step.
 template <int Dp>
 inline constexpr bool tile_q_in_regs = Dp <= HEADROOM_TILE_Q_REGS_DP;
