@@ -32,7 +32,8 @@ FlashInfer's prefill planner) with split-KV disabled (VLLM_BATCH_INVARIANT): `he
 flag for that, a case has (its `flashinfer` options), so every target runs it through replay.
 
 Output: DIR/truth.tsv (one row per unit and group), DIR/truth.md (one row per config, backend and
-mirror), DIR/units/*.json (each unit's verdicts, read back by --from), DIR/logs/.
+mirror: the first failing batch over the groups per TP), DIR/units/*.json (each unit's verdicts;
+--from reads them back, or an earlier truth.tsv), DIR/logs/, DIR/work/ (the commands' files).
 Exit 0 when every unit ran, 1 when some did not (errors or the deadline), 2 on bad arguments.
 """
 
@@ -342,6 +343,88 @@ def run_unit(r, unit, targets):
     return res
 
 
+def parse_ranges(text):
+    out = []
+    for part in text.split(",") if text not in ("", "-") else []:
+        a, _, b = part.partition("-")
+        out.append([int(a), int(b or a)])
+    return out
+
+
+def load_units(src):
+    """An earlier run's units: DIR/units/*.json, or its truth.tsv read back (a device may return the
+    table without the unit files)."""
+    if os.path.isdir(src):
+        return [json.load(open(f)) for f in glob.glob(os.path.join(src, "units", "*.json"))]
+    lines = open(src).read().splitlines()
+    cols = lines[0].split("\t")
+    targets = [c for c in cols if c + "_first" in cols and c != "formulas"]
+    units = {}
+    for line in lines[1:]:
+        r = dict(zip(cols, line.split("\t")))
+        key = (r["config"], r["backend"], r["mirror"], int(r["tp"]))
+        u = units.setdefault(key, {"config": key[0], "backend": key[1], "mirror": key[2], "tp": key[3],
+                                   "targets": {}, "errors": [r["notes"]] if r["notes"] and not r["group"] else []})
+        if not r["group"]:
+            continue
+        for t in targets:
+            if r[t] == "not run":
+                continue
+            x = u["targets"].setdefault(t, {"_meta": {}})
+            x[r["group"]] = {"first": None if r[t + "_first"] in ("", "-") else int(r[t + "_first"]),
+                             "ranges": parse_ranges(r[t]), "points": int(r[t + "_points"] or 0),
+                             "differ": [] if r[t + "_differ"] in ("", "-") else
+                             [int(n) for n in r[t + "_differ"].split(",")],
+                             "invariants": r["engine_invariants"].split() if t == "engine" else []}
+            if t == "engine" and r["engine_kernel_runs"]:
+                k, _, rest = r["engine_kernel_runs"].partition(" kernel / ")
+                x["_meta"].setdefault("kernel_runs", {})[r["group"]] = [int(k), int(rest.split()[0])]
+    return list(units.values())
+
+
+def render_md(results, targets, out):
+    """truth.md: one row per config, backend and mirror; per TP the first failing decode batch over
+    the groups on the formulas and each target ("-": none; "x": the target did not run)."""
+    shown = [t for t in targets]
+    head = "| config | backend | mirror | " + " | ".join(f"TP {tp}" for tp in (1, 2, 4, 8)) + " | agree | engine's kernel |"
+    lines = [f"cells: formulas / {' / '.join(shown)}", "", head, "|" + " --- |" * 9]
+    by = {}
+    for res in results:
+        by.setdefault((res["config"], res["backend"], res["mirror"]), {})[res["tp"]] = res
+    for (cfg, be, mirror), tps in by.items():
+        cells, agree, kernel, sim_groups, ran = [], [], [0, 0], set(), set()
+        for tp in (1, 2, 4, 8):
+            res = tps.get(tp)
+            if res is None or "model" not in res["targets"]:
+                cells.append("x")
+                continue
+            def first(t):
+                xs = [v["first"] for g, v in res["targets"].get(t, {}).items() if g != "_meta"]
+                if t != "model" and not xs:
+                    return "x"
+                xs = [x for x in xs if x is not None]
+                return str(min(xs)) if xs else "-"
+            cells.append(" / ".join(first(t) for t in ["model"] + shown))
+            for t in shown:
+                if any(g != "_meta" for g in res["targets"].get(t, {})):
+                    ran.add(t)
+                for g, v in res["targets"].get(t, {}).items():
+                    if g != "_meta" and v["differ"]:
+                        agree.append(f"TP {tp} group {g} ({t}: {','.join(map(str, v['differ']))})")
+            for g, u in res["targets"].get("engine", {}).get("_meta", {}).get("kernel_runs", {}).items():
+                kernel[0] += u[0]
+                kernel[1] += u[1]
+                if u[1]:
+                    sim_groups.add(g)
+        runs = ("not run" if kernel == [0, 0] else "all runs" if not kernel[1]
+                else f"{kernel[1]} of {sum(kernel)} runs on the simulator (groups {','.join(sorted(sim_groups))})")
+        verdict = ("NO: " + "; ".join(agree) if agree else
+                   f"yes ({', '.join(t for t in shown if t in ran)})" if ran else "not run")
+        lines.append(f"| {cfg} | {be} | {mirror} | " + " | ".join(cells) + f" | {verdict} | {runs} |")
+    with open(os.path.join(out, "truth.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
 def fmt_ranges(ranges):
     return ",".join(f"{a}" if a == b else f"{a}-{b}" for a, b in ranges) or "-"
 
@@ -408,7 +491,7 @@ def main():
                     help="the sample's powers of two stop here (default: at the host's cap)")
     ap.add_argument("--grace", type=float, default=30.0, help="seconds a running command may overrun")
     ap.add_argument("--from", dest="sources", action="append", default=[],
-                    help="an earlier run's DIR: its units' target results join this table")
+                    help="an earlier run's DIR (or its truth.tsv): its units' target results join this table")
     ap.add_argument("--order-from", default="",
                     help="an earlier run's DIR: its units' seconds order this run's, the dearest first")
     a = ap.parse_args()
@@ -461,8 +544,7 @@ def main():
                   f"tp {res['tp']}: {done} {'; '.join(res['errors'])}", flush=True)
     for src in a.sources:  # earlier runs' target results (e.g. the simulator's, run elsewhere)
         by_key = {(x["config"], x["backend"], x["mirror"], x["tp"]): x for x in results}
-        for f in glob.glob(os.path.join(src, "units", "*.json")):
-            old = json.load(open(f))
+        for old in load_units(src):
             mine = by_key.get((old["config"], old["backend"], old["mirror"], old["tp"]))
             if mine is None:
                 continue
@@ -476,6 +558,7 @@ def main():
         (os.path.basename(c), b, m) for c in cfgs for b in backends for (m, _, _) in MIRRORS[b])}
     results.sort(key=lambda x: (order.get((x["config"], x["backend"], x["mirror"]), 0), x["tp"]))
     rows, _ = render(results, targets, a.out)
+    render_md(results, targets, a.out)
     bad_units = sum(1 for x in results if x["errors"])
     disagree = sum(1 for row in rows if "NO" in row)
     print(f"truth_table: {len(results)} units, {len(rows)} rows, {disagree} rows where a target and the "
