@@ -33,7 +33,7 @@ flag for that, a case has (its `flashinfer` options), so every target runs it th
 
 Output: DIR/truth.tsv (one row per unit and group), DIR/truth.md (one row per config, backend and
 mirror: the first failing batch over the groups per TP), DIR/units/*.json (each unit's verdicts;
---from reads them back, or an earlier truth.tsv), DIR/logs/, DIR/work/ (the commands' files).
+--from reads them back, or an earlier truth.tsv), DIR/logs/, DIR/cases/ (the commands' files).
 Exit 0 when every unit ran, 1 when some did not (errors or the deadline), 2 on bad arguments.
 """
 
@@ -88,7 +88,7 @@ class Runner:
         self.sample_max = args.sample_max
         self.lock = threading.Lock()
         self.twins = {}  # plan_key -> [event, first unit's result]
-        for d in ("units", "logs", "work"):
+        for d in ("units", "logs", "cases"):
             os.makedirs(os.path.join(self.out, d), exist_ok=True)
 
     def left(self):
@@ -131,8 +131,8 @@ class Runner:
             entry[1] = res
         entry[0].set()
 
-    def work(self, unit, name):
-        return os.path.join(self.out, "work", f"{unit.key}.{name}")
+    def path(self, unit, name):
+        return os.path.join(self.out, "cases", f"{unit.key}.{name}")
 
 
 def unit_flags(unit):
@@ -180,7 +180,7 @@ def replay(r, unit, plan, target, ns, tag, env):
     """Runs decode batches ns on a target; {n: {group: [fail, [invariants]]}} or raises."""
     report = {"ok": False, "models": [plan["model"]], "thresholds": [], "notes": [],
               "violations": [{"case": decode_case(plan, unit, n)} for n in ns]}
-    src, dst = r.work(unit, f"{target}.{tag}.cases.json"), r.work(unit, f"{target}.{tag}.json")
+    src, dst = r.path(unit, f"{target}.{tag}.cases.json"), r.path(unit, f"{target}.{tag}.json")
     with open(src, "w") as f:
         json.dump(report, f)
     rc, text = r.run(unit, ["replay", src, "--target", target, "--json", dst], env=env)
@@ -233,11 +233,11 @@ def search(run_points, groups, cap, formula_first, sample_max=None):
 def engine_env(r, unit):
     """The engine worker starts every driver it has: only the unit's engine's is let start."""
     env = dict(os.environ)
-    env["HEADROOM_ENGINE_RUNS"] = r.work(unit, "engine.runs.tsv")
+    env["HEADROOM_ENGINE_RUNS"] = r.path(unit, "engine.runs.tsv")
     if unit.backend == "flashinfer":
-        env["HEADROOM_ENGINE_DRIVER"] = os.path.join(r.out, "work", "no-vllm-driver")
+        env["HEADROOM_ENGINE_DRIVER"] = os.path.join(r.out, "cases", "no-vllm-driver")
     else:
-        env["HEADROOM_FLASHINFER_DRIVER"] = os.path.join(r.out, "work", "no-flashinfer-driver")
+        env["HEADROOM_FLASHINFER_DRIVER"] = os.path.join(r.out, "cases", "no-flashinfer-driver")
     return env
 
 
@@ -294,14 +294,14 @@ def run_targets(r, unit, plan, groups, model, targets):
         res["targets"][target] = summarise(evald, groups, model)
         res["targets"][target]["_meta"] = {"rounds": rounds, "seconds": round(time.monotonic() - t0, 1)}
         if target == "engine":
-            use = kernel_use(r.work(unit, "engine.runs.tsv"), groups)
+            use = kernel_use(r.path(unit, "engine.runs.tsv"), groups)
             res["targets"][target]["_meta"]["kernel_runs"] = {str(g): u for g, u in use.items()}
 
 
 def run_unit(r, unit, targets):
     res = unit.result
     try:
-        plan_json = r.work(unit, "plan.json")
+        plan_json = r.path(unit, "plan.json")
         rc, text = r.run(unit, ["plan", unit.cfg] + unit_flags(unit) + ["--json", plan_json])
         if rc != 0:
             raise RuntimeError(f"plan exit {rc}: {text.strip().splitlines()[-1] if text.strip() else ''}")
@@ -312,7 +312,7 @@ def run_unit(r, unit, targets):
         max_n = plan["engine"]["max_num_seqs"]
         res["max_num_seqs"] = max_n
         res["groups"] = {str(g): {"layers": len(ls)} for g, ls in groups.items()}
-        chk = r.work(unit, "check.json")
+        chk = r.path(unit, "check.json")
         rc, _ = r.run(unit, ["check", unit.cfg] + unit_flags(unit) + ["--target", "model", "--json", chk])
         if rc in (0, 1):
             for t in json.load(open(chk))["thresholds"]:
