@@ -83,27 +83,17 @@ HEADROOM_HOST_DEVICE void tile_begin(Ctx& ctx, const paged_attention_inputs<T>& 
 }
 
 // The row offsets of step `step`'s keys into its koff slot (step % tile_stages; past khi: the last
-// key again, its probability 0): one block-table read per key. Keys are below 2^31 (seq_lens are
-// int32), so with a block size that fits too the page and slot come from a 32-bit division.
+// key again, its probability 0): one block-table read per key.
 template <class T, int Dp, class Ctx, class KO>
 HEADROOM_HOST_DEVICE void tile_rows_of(Ctx& ctx, const paged_attention_inputs<T>& p, const KO& ko,
                                        const tile_span& sp, const tile_sweep& sw, int64_t step, int slot) {
   constexpr int KT = tile_keys<Dp>;
   const auto bt = ctx.global(p.block_table);
   const int64_t n = ctx.block_dim().count(), first = sw.klo + step * KT;
-  const bool narrow = p.block_size <= INT32_MAX && sw.khi <= INT32_MAX;
   ctx.threads([&](const thread_idx& t) {
     for (int k = t.linear; k < KT; k += n) {
       const int64_t key = first + k < sw.khi ? first + k : sw.khi - 1;
-      int64_t off;
-      if (narrow) {
-        const auto uk = static_cast<uint32_t>(key), ub = static_cast<uint32_t>(p.block_size);
-        const int64_t block = bt.load(sp.seq * p.max_blocks_per_seq + uk / ub);
-        off = kv_offset(p, block, uk % ub, sp.kvh);
-      } else {
-        off = kv_key_row(p, bt, sp.seq, key, sp.kvh);
-      }
-      ko.store(slot * KT + k, off);
+      ko.store(slot * KT + k, kv_key_row(p, bt, sp.seq, key, sp.kvh));
     }
   });
 }

@@ -100,12 +100,20 @@ HEADROOM_HOST_DEVICE int64_t kv_offset(const paged_attention_inputs<T>& p, int64
   return ((block * p.block_size + slot) * p.num_kv_heads + kvh) * p.kv_row_stride + d;
 }
 
-// The row (d = 0) of `key` of request seq, its physical block read from the block table bt.
+// The row (d = 0) of `key` of request seq, its physical block read from the block table bt. Keys and
+// block sizes that fit 32 bits (every key of an int32 seq_lens) take a 32-bit division: the same
+// quotient, without the 64-bit division's subroutine of about 70 instructions on a GPU.
 template <class T, class View>
 HEADROOM_HOST_DEVICE int64_t kv_key_row(const paged_attention_inputs<T>& p, const View& bt, int64_t seq,
                                         int64_t key, int64_t kvh) {
-  const int64_t block = bt.load(seq * p.max_blocks_per_seq + key / p.block_size);
-  return kv_offset(p, block, key % p.block_size, kvh);
+  int64_t page, slot;
+  if (key >= 0 && key <= INT32_MAX && p.block_size > 0 && p.block_size <= INT32_MAX) {
+    const auto k = static_cast<uint32_t>(key), b = static_cast<uint32_t>(p.block_size);
+    page = k / b, slot = k % b;
+  } else {
+    page = key / p.block_size, slot = key % p.block_size;
+  }
+  return kv_offset(p, bt.load(seq * p.max_blocks_per_seq + page), slot, kvh);
 }
 
 HEADROOM_HOST_DEVICE inline bool key_visible(const row_desc& r, int64_t key, int64_t window) {

@@ -113,6 +113,23 @@ void expect_layouts_agree(dtype d) {
   EXPECT_EQ(splits, 1);  // the merge ran once, on the long decode
 }
 
+// kv_key_row, which every body's K and V reads go through: keys and block sizes within 32 bits take
+// a 32-bit division, the rest the 64-bit one; both give the row written out by hand.
+TEST(KvLayout, KeyRowOnBothSidesOf32Bits) {
+  struct table {  // a block table whose entry i holds 100 + i
+    int64_t load(int64_t i) const { return 100 + i; }
+  };
+  paged_attention_inputs<bf16> p;
+  p.block_size = 16, p.max_blocks_per_seq = 1 << 30, p.num_kv_heads = 2, p.kv_row_stride = 128;
+  // seq 1, key 37: entry 2^30 + 2 (block 100 + 2^30 + 2), slot 5, kv head 1.
+  EXPECT_EQ(kv_key_row(p, table{}, 1, 37, 1), (((100 + (int64_t{1} << 30) + 2) * 16 + 5) * 2 + 1) * 128);
+  // key 2^32 + 7: entry 2^28 (block 100 + 2^28), slot 7, kv head 0: past 32 bits, the 64-bit path.
+  const int64_t key = (int64_t{1} << 32) + 7;
+  EXPECT_EQ(kv_key_row(p, table{}, 0, key, 0), ((100 + (int64_t{1} << 28)) * 16 + 7) * 2 * 128);
+  p.block_size = (int64_t{1} << 31) + 1;  // a block size past 32 bits: the 64-bit path too
+  EXPECT_EQ(kv_key_row(p, table{}, 0, key, 0), ((100 + 1) * p.block_size + (key - p.block_size)) * 2 * 128);
+}
+
 TEST(KvLayout, EveryBodyWritesTheSameOutputFromBothLayouts) {
   expect_layouts_agree<bf16>(dtype::bf16);   // tensor-core pass
   expect_layouts_agree<float>(dtype::fp32);  // CUDA-core pass
