@@ -83,6 +83,27 @@ sglang_settings read_sglang(const parsed_args& a, generators::pinned_settings& p
   return s;
 }
 
+// FlashInfer's decode path and vLLM's batch-invariant mode (docs/design.md "Command line"). vLLM
+// has disabled split-KV (VLLM_BATCH_INVARIANT, v0.11.1 on) only since it always decodes on tensor
+// cores (v0.10.2), and FlashInfer's CUDA-core decode plan takes no such switch: --batch-invariant
+// true is tensor-core decode too (a pin on fuzz), and with cuda-cores it models no vLLM release, so
+// it is refused rather than half applied.
+void read_flashinfer(const parsed_args& a, generators::pinned_settings& p) {
+  if (auto v = a.get("--flashinfer-decode")) {
+    if (*v != "tensor-cores" && *v != "cuda-cores")
+      throw input_error(cmdline, "--flashinfer-decode", "\"" + *v + "\"",
+                        "expected tensor-cores or cuda-cores");
+    p.tensor_core_decode = *v == "tensor-cores";
+  }
+  p.disable_split_kv = bool_flag(a, "--batch-invariant");
+  if (!p.disable_split_kv.value_or(false)) return;
+  if (!p.tensor_core_decode.value_or(true))
+    throw input_error(cmdline, "--batch-invariant", "true",
+                      "given with cuda-cores decode: vLLM's batch-invariant mode (v0.11.1 on) always decodes "
+                      "on tensor cores");
+  p.tensor_core_decode = true;
+}
+
 }  // namespace
 
 engine_flag_settings read_engine_settings(const parsed_args& a, std::optional<int64_t> max_num_seqs,
@@ -120,6 +141,7 @@ engine_flag_settings read_engine_settings(const parsed_args& a, std::optional<in
   p.mamba_block_size = int_flag(a, "--mamba-block-size", 0, max_settings_block_size);
   p.extra_group_block_size = int_flag(a, "--extra-group-block-size", 0, max_settings_block_size);
   p.kv_dtype = dtype_of(a);
+  read_flashinfer(a, p);
   return out;
 }
 
@@ -143,6 +165,8 @@ void read_engine_flags(const parsed_args& a, check_options& o) {
   generators::pin(p, o.engine);
   pin(s.sglang, o.engine);
   if (p.block_size) o.block_size = o.flashinfer.page_size = *p.block_size;
+  if (p.tensor_core_decode) o.flashinfer.tensor_core_decode = *p.tensor_core_decode;
+  if (p.disable_split_kv) o.flashinfer.disable_split_kv = *p.disable_split_kv;
 }
 
 std::optional<dtype> dtype_of(const parsed_args& a) {
@@ -183,6 +207,9 @@ std::string flags_of(const generators::pinned_settings& p) {
   add("--head-tile", p.head_tile);
   add("--mamba-block-size", p.mamba_block_size);
   add("--extra-group-block-size", p.extra_group_block_size);
+  if (p.tensor_core_decode)
+    (s += " --flashinfer-decode ") += *p.tensor_core_decode ? "tensor-cores" : "cuda-cores";
+  if (p.disable_split_kv) (s += " --batch-invariant ") += *p.disable_split_kv ? "true" : "false";
   return s;
 }
 

@@ -1,7 +1,8 @@
 // The flag table of every command (flags.hpp). A flag shared by several commands is one entry
 // here, so its help is the same wherever it is accepted; the engine settings flags of check, plan
 // and fuzz are named as vLLM names the setting, SGLang's as SGLang names its server argument where
-// it has one (docs/design.md "Command line"); fuzz's pin the setting of every case.
+// it has one, FlashInfer's decode path after the path and vLLM's batch-invariant mode after its
+// environment variable (docs/design.md "Command line"); fuzz's pin the setting of every case.
 #include <stdexcept>
 #include <utility>
 
@@ -93,6 +94,14 @@ const std::vector<flag_spec> engine_flags = {
     {"--gathered-buffer", k::value, "true|false",
      "SGLang: graph batches padded to a multiple of the attention TP size (default false)",
      "SGLang require_gathered_buffer()"},
+    {"--flashinfer-decode", k::value, "tensor-cores|cuda-cores",
+     "FlashInfer's decode path: its prefill planner and kernel (tensor-cores, vLLM's since v0.10.2) or its "
+     "decode plan and kernel (cuda-cores, vLLM's before for GQA groups up to 4) (default tensor-cores)",
+     "FlashInfer use_tensor_cores"},
+    {"--batch-invariant", k::value, "true|false",
+     "vLLM's batch-invariant mode: FlashInfer decoding on tensor cores, planned with split-KV disabled, "
+     "a 2 GiB float workspace (default false)",
+     "vLLM VLLM_BATCH_INVARIANT"},
     {"--head-tile", k::value, "N", "C9: an MLA kernel's minimum heads per rank, 0..1024 (default 0: none)",
      ""},
     {"--mamba-block-size", k::value, "N",
@@ -142,6 +151,12 @@ const std::pair<std::string_view, std::string_view> fuzz_pins[] = {
      "--engine-flavour sglang; default: the pool is max_num_seqs)"},
     {"--attn-tp-size", "pin every case's SGLang attention TP size, 1..64 (default: drawn, 1, 2, 4 or 8)"},
     {"--gathered-buffer", "pin every case's SGLang gathered buffer, true or false (default: drawn)"},
+    {"--flashinfer-decode",
+     "pin every case's FlashInfer decode path, tensor-cores or cuda-cores (default: drawn, tensor cores in 1 "
+     "of 3)"},
+    {"--batch-invariant",
+     "pin every case's split-KV switch: true disables it and decodes on tensor cores, as vLLM's "
+     "batch-invariant mode (default: drawn, true in 1 of 4)"},
     {"--head-tile", "pin every case's C9 MLA head tile, 0..1024 (0: none; default: drawn, 0, 8, 16 or 32)"},
     {"--mamba-block-size",
      "pin every case's C11 Mamba block size, 0..1048576 (0: the attention blocks'; default: drawn, 0 or "

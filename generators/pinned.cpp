@@ -35,6 +35,8 @@ void pin(const pinned_settings& p, check_case& c) {
   pin_one(p.block_size, c.block_size);
   pin_one(p.block_size, c.flashinfer.page_size);
   pin_one(p.kv_dtype, c.model.kv_dtype);
+  pin_one(p.tensor_core_decode, c.flashinfer.tensor_core_decode);
+  pin_one(p.disable_split_kv, c.flashinfer.disable_split_kv);
 }
 
 bool holds(const pinned_settings& p, const check_case& c) {

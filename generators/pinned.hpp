@@ -28,6 +28,10 @@ struct pinned_settings {
   std::optional<int64_t> head_tile;       // C9 and C11 settings (class_gen.hpp draws them)
   std::optional<int64_t> mamba_block_size;
   std::optional<int64_t> extra_group_block_size;
+  // FlashInfer's decode on tensor cores (its use_tensor_cores: the prefill planner and kernel), and
+  // split-KV disabled (vLLM's VLLM_BATCH_INVARIANT): the case's flashinfer options.
+  std::optional<bool> tensor_core_decode;
+  std::optional<bool> disable_split_kv;
   bool operator==(const pinned_settings&) const = default;
 };
 
@@ -35,8 +39,9 @@ struct pinned_settings {
 // drawn list: vLLM derives its default list from the ceiling; a max_num_seqs not pinned is cut
 // to a pinned max_num_batched_tokens (the case generators draw it within the tokens already).
 void pin(const pinned_settings& p, engine_settings& e);
-// Every pinned setting of a case: its engine's, its block and page size, its model's dtype. Not
-// the TP size, which the geometry's heads depend on: the generators draw it from the list.
+// Every pinned setting of a case: its engine's, its block and page size, its model's dtype, its
+// FlashInfer decode path and split-KV switch. Not the TP size, which the geometry's heads depend
+// on: the generators draw it from the list.
 void pin(const pinned_settings& p, check_case& c);
 // True when the case has every pinned setting, and a TP size of the pinned list.
 bool holds(const pinned_settings& p, const check_case& c);

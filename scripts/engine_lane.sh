@@ -58,8 +58,8 @@ want() {
   case $1 in laguna | gemma | fault) [[ -n "$have_vllm" ]] ;; flashinfer) [[ -n "$have_fi" ]] ;; esac
 }
 
-laguna_on() {  # BACKEND PREFIX: Laguna XS.2 at TP 1-8 on that engine's kernel, model-wide and fixed
-  local args=(configs/laguna-xs2.json --tp 1,2,4,8 --backend "$1" --target engine)
+laguna_on() {  # BACKEND PREFIX [FLAGS]: Laguna XS.2 at TP 1-8 on that engine's kernel, model-wide and fixed
+  local args=(configs/laguna-xs2.json --tp 1,2,4,8 --backend "$1" --target engine "${@:3}")
   run "${2}model_wide" "$hr" check "${args[@]}" --policy model-wide --json "$out/${2}model_wide.json"
   run "${2}fixed" "$hr" check "${args[@]}" --json "$out/${2}fixed.json"
   grep -E "^$1|verdict" "$out/${2}model_wide.txt" | head -20
@@ -94,7 +94,7 @@ fi
 
 if want flashinfer; then
 say "Laguna XS.2 on FlashInfer's decode kernel"
-laguna_on flashinfer fi_laguna_
+laguna_on flashinfer fi_laguna_ --flashinfer-decode cuda-cores  # check's default decodes on tensor cores
 fi
 
 if want agree; then

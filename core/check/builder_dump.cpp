@@ -103,6 +103,8 @@ constexpr required_parameter flashinfer_parameters[] = {
     {"num_qo_heads", 1, max_heads}, {"num_kv_heads", 1, max_heads}, {"head_dim", 1, max_head_size},
     {"page_size", 1, 1 << 16},      {"use_cuda_graph", 0, 1},
 };
+// Optional: a dump without them plans with the plan file's flashinfer options.
+constexpr required_parameter flashinfer_switches[] = {{"use_tensor_cores", 0, 1}, {"disable_split_kv", 0, 1}};
 constexpr required_parameter fa3_parameters[] = {
     {"num_heads_q", 1, max_heads}, {"num_heads_kv", 1, max_heads}, {"headdim", 1, max_head_size}};
 constexpr const char* triton_buffers[] = {"softmax_segm_output", "softmax_segm_max", "softmax_segm_expsum"};
@@ -122,7 +124,13 @@ void validate(const builder_dump& d, const std::string& file, const std::string&
                           "must be in " + std::to_string(r.lo) + ".." + std::to_string(r.hi));
     }
   };
-  if (d.be == backend::flashinfer) return check(flashinfer_parameters);
+  if (d.be == backend::flashinfer) {
+    for (const auto& r : flashinfer_switches)
+      if (auto it = d.parameters.find(r.name);
+          it != d.parameters.end() && (it->second < r.lo || it->second > r.hi))
+        throw input_error(file, path + "parameters." + r.name, std::to_string(it->second), "must be 0 or 1");
+    return check(flashinfer_parameters);
+  }
   if (d.be == backend::fa3) return check(fa3_parameters);
   check(triton_parameters);
   for (const char* name : triton_buffers) {

@@ -75,7 +75,10 @@ struct check_options {
   engine_settings engine;        // its max_num_seqs is set to max_num_seqs
   mutant_set mutants;
   triton_options triton;
-  flashinfer_options flashinfer;
+  // vLLM's FlashInfer decode runs on tensor cores (use_tensor_cores=True in its builder's
+  // _get_decode_wrapper since v0.10.2, PR #23214); a case file without the key replays the CUDA-core
+  // decode it was written with (docs/engines.md §7).
+  flashinfer_options flashinfer{.tensor_core_decode = true};
   uint64_t seed = 0;
 };
 

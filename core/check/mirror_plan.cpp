@@ -12,6 +12,9 @@ namespace {
 
 // vLLM's FlashInfer float workspace (PR #48428): max(394 MiB, max_num_batched_tokens * H_b * D * 16).
 inline constexpr int64_t fi_workspace_floor = int64_t{394} << 20;
+// ... and under VLLM_BATCH_INVARIANT, which is what disables split-KV in vLLM's builder, a fixed
+// 2 GiB (FLASHINFER_WORKSPACE_BUFFER_SIZE_BATCH_INVARIANT, _get_workspace_buffer).
+inline constexpr int64_t fi_workspace_batch_invariant = int64_t{2048} << 20;
 // FlashInfer's wrappers allocate an 8 MiB int workspace and a page-locked host buffer of its shape
 // (decode.py / prefill.py); vLLM's builder passes neither, so those are what it plans into.
 inline constexpr int64_t fi_int_workspace_default = int64_t{8} << 20;
@@ -69,9 +72,14 @@ builder_dump mirror_dump(const check_case& c, const engine& e, const attention_g
                   {"num_kv_heads", kv},
                   {"head_dim", hd},
                   {"page_size", c.flashinfer.page_size},
-                  {"use_cuda_graph", c.flashinfer.cuda_graph ? 1 : 0}};
-  const int64_t ws = std::max(
-      fi_workspace_floor, checked_product("float workspace", c.engine.max_num_batched_tokens, heads, hd, 16));
+                  {"use_cuda_graph", c.flashinfer.cuda_graph ? 1 : 0},
+                  {"use_tensor_cores", c.flashinfer.tensor_core_decode ? 1 : 0},
+                  {"disable_split_kv", c.flashinfer.disable_split_kv ? 1 : 0}};
+  const int64_t ws =
+      c.flashinfer.disable_split_kv
+          ? fi_workspace_batch_invariant
+          : std::max(fi_workspace_floor,
+                     checked_product("float workspace", c.engine.max_num_batched_tokens, heads, hd, 16));
   const int64_t rows = request_meta_rows(c.engine, request_mutants_of(c));
   d.buffers = {
       {"float_workspace_buffer", "uint8", {ws}, ws},

@@ -119,6 +119,11 @@ std::vector<planned_part> dumped_parts(const check_case& c, const builder_dump& 
   if (c.be == backend::fa3) return {};  // as the mirror: C3 checks its metadata (apply_dumped_capacities)
   o.page_size = param(d, "page_size");
   o.cuda_graph = param(d, "use_cuda_graph") != 0;
+  // Dumps from before these parameters plan with the file's flashinfer options.
+  if (auto it = d.parameters.find("use_tensor_cores"); it != d.parameters.end())
+    o.tensor_core_decode = it->second;
+  if (auto it = d.parameters.find("disable_split_kv"); it != d.parameters.end())
+    o.disable_split_kv = it->second;
   const int64_t h = param(d, "num_qo_heads"), kv = param(d, "num_kv_heads"), hd = param(d, "head_dim");
   std::vector<planned_part> parts = flashinfer_parts(c, h, kv, hd, b, o);
   for (auto& p : parts)

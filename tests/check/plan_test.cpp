@@ -48,6 +48,31 @@ TEST(Plan, MirrorSizesMatchTheHandComputation) {
   EXPECT_EQ(fi.buffers.at(0).bytes, int64_t{8192} * 48 * 128 * 16);  // above the 394 MiB floor
 }
 
+// vLLM's FlashInfer builder decodes on tensor cores (use_tensor_cores=True); VLLM_BATCH_INVARIANT
+// disables split-KV and fixes the float workspace at 2 GiB (FlashInferMetadataBuilder.__init__ and
+// _get_workspace_buffer at 8e958902). The dump carries both switches as parameters.
+TEST(Plan, FlashInferDecodeSwitchesAreParameters) {
+  check_options o;
+  o.tps = {1};
+  o.backends = {backend::flashinfer};
+  const builder_dump d = group_of(mirror_plan(testing::laguna_xs2(), o), 0, backend::flashinfer, 0);
+  EXPECT_EQ(d.parameters.at("use_tensor_cores"), 1);
+  EXPECT_EQ(d.parameters.at("disable_split_kv"), 0);
+  o.flashinfer.tensor_core_decode = false;
+  o.flashinfer.disable_split_kv = true;
+  const builder_dump b = group_of(mirror_plan(testing::laguna_xs2(), o), 0, backend::flashinfer, 0);
+  EXPECT_EQ(b.parameters.at("use_tensor_cores"), 0);
+  EXPECT_EQ(b.parameters.at("disable_split_kv"), 1);
+  EXPECT_EQ(b.buffers.at(0).name, "float_workspace_buffer");
+  EXPECT_EQ(b.buffers.at(0).bytes, int64_t{2048} << 20);  // not 8192 x 48 x 128 x 16
+  // A dump may leave them out (the file's flashinfer options decide), not give another value.
+  json j = to_json(mirror_plan(testing::laguna_xs2(), o));
+  j["ranks"][0]["groups"][0]["parameters"]["use_tensor_cores"] = 2;
+  EXPECT_THROW(plan_from_json(j, "p.json"), input_error);
+  j["ranks"][0]["groups"][0]["parameters"].erase("use_tensor_cores");
+  EXPECT_NO_THROW(plan_from_json(j, "p.json"));
+}
+
 TEST(Plan, JsonRoundTripsAndVerifiesLikeTheMirror) {
   const plan_file p = laguna_plan({1, 2});
   const plan_file back = plan_from_json(json::parse(to_json(p).dump()), "p.json");
@@ -118,12 +143,25 @@ TEST(Plan, IntWorkspaceCutBelowThePlanFails) {
     EXPECT_EQ(first_failure(r, backend::flashinfer, 0), 1) << name;
     EXPECT_EQ(first_failure(r, backend::flashinfer, 1), std::nullopt) << name;
   }
-  // 2,048 bytes: decode batches of B requests do not split (B x KV fills the grid), P = B, and the
-  // parts end at 4B -> 16 | 4B -> 16 | 4(B + 1) + 4: 2,024 bytes at B = 168, 2,060 at B = 169.
-  const report r = run_verify(cut("int_workspace_buffer", 2048), model);
+  // 2,048 bytes. On tensor cores (the mirror's default, use_tensor_cores 1 in the dump) a decode
+  // batch of B one-row requests is B tiles of G_b = 6 packed rows (16-row tiles), unsplit past the
+  // 2 x 132 / 8 = 33 work items of a kv head's budget, P = B: three index arrays of 4B bytes, each
+  // from a multiple of 16, then o_indptr 4(B + 1) and the chunk size 4: 2,048 at B = 126, 2,052
+  // at B = 127.
+  plan_file tc = cut("int_workspace_buffer", 2048);
+  const report r = run_verify(tc, model);
   ASSERT_FALSE(r.ok);
-  EXPECT_EQ(first_failure(r, backend::flashinfer, 0), 169);
-  EXPECT_EQ(r.violations.at(0).required_bytes, 2060);
+  EXPECT_EQ(first_failure(r, backend::flashinfer, 0), 127);
+  EXPECT_EQ(r.violations.at(0).required_bytes, 2052);
+  // The CUDA-core decode plan (use_tensor_cores 0): batches do not split (B x KV fills the grid),
+  // P = B, and the parts end at 4B -> 16 | 4B -> 16 | 4(B + 1) + 4: 2,024 bytes at B = 168, 2,060
+  // at B = 169.
+  for (auto& g : tc.ranks[0].groups)
+    if (g.be == backend::flashinfer) g.parameters.at("use_tensor_cores") = 0;
+  const report cc = run_verify(tc, model);
+  ASSERT_FALSE(cc.ok);
+  EXPECT_EQ(first_failure(cc, backend::flashinfer, 0), 169);
+  EXPECT_EQ(cc.violations.at(0).required_bytes, 2060);
 }
 
 // The smallest failing value of a class threshold, or nullopt.

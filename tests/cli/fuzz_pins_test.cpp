@@ -92,6 +92,14 @@ std::vector<pin_case> pin_cases() {
       {"--mamba-block-size 96", [](const check_case& c) { return c.engine.mamba_block_size == 96; }},
       {"--extra-group-block-size 12",
        [](const check_case& c) { return c.engine.extra_group_block_size == 12; }},
+      {"--flashinfer-decode tensor-cores",
+       [](const check_case& c) { return c.flashinfer.tensor_core_decode; }},
+      {"--flashinfer-decode cuda-cores",
+       [](const check_case& c) { return !c.flashinfer.tensor_core_decode; }},
+      {"--batch-invariant false", [](const check_case& c) { return !c.flashinfer.disable_split_kv; }},
+      // vLLM's batch-invariant mode decodes on tensor cores: the pin is both
+      {"--batch-invariant true",
+       [](const check_case& c) { return c.flashinfer.disable_split_kv && c.flashinfer.tensor_core_decode; }},
   };
 }
 
@@ -206,6 +214,20 @@ TEST(FuzzPins, ShrinkerResetsSglangSettingsUnderThePinnedFlavour) {
     EXPECT_TRUE(found) << "case " << i << ": attention TP " << c.engine.attn_tp_size;
   }
   EXPECT_EQ(checked, 20);
+}
+
+// The shrinker's steps to CUDA-core decode and to split-KV on (generators/shrink.cpp) would undo
+// a pinned --batch-invariant true: the pins refuse both, and every candidate kept has both switches.
+TEST(FuzzPins, ShrinkerKeepsTheFlashInferSwitches) {
+  const cli::fuzz_options o = options_of("--batch-invariant true");
+  int refused = 0;
+  for (uint64_t i = 0; i < 20; ++i)
+    for (const check_case& cand : generators::shrink_candidates(cli::sample_fuzz_case(o, i))) {
+      const bool both = cand.flashinfer.tensor_core_decode && cand.flashinfer.disable_split_kv;
+      if (!both) EXPECT_FALSE(cli::keeps_pins(o, cand)) << "case " << i;
+      refused += !both;
+    }
+  EXPECT_GE(refused, 40);  // at least the two steps of each case
 }
 
 TEST(FuzzPins, EngineArgsFilePinsEveryCaseAndFlagsOverrideIt) {

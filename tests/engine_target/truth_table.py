@@ -28,8 +28,11 @@ Batches whose inputs exceed what the host builds (2^26 KV or q elements a layer:
 and the engine arena's limit) are not run on sim or engine; each unit records its cap.
 
 The C10 rows plan decode as vLLM 8e958902 does under FULL CUDA graphs (tensor-core decode through
-FlashInfer's prefill planner) with split-KV disabled (VLLM_BATCH_INVARIANT): `headroom check` has no
-flag for that, a case has (its `flashinfer` options), so every target runs it through replay.
+FlashInfer's prefill planner) with split-KV disabled (VLLM_BATCH_INVARIANT): `--cuda-graph
+--flashinfer-decode tensor-cores --batch-invariant true`. The other FlashInfer rows keep the CUDA-core
+decode plan they were first measured on (`--flashinfer-decode cuda-cores`; check's default is tensor
+cores). check's min_failing_decode_batch counts capacity failures only; for the C10 rows the table
+takes its C10 threshold instead (the first failing capture size: a decode batch of that many requests).
 
 Output: DIR/truth.tsv (one row per unit and group), DIR/truth.md (one row per config, backend and
 mirror: the first failing batch over the groups per TP), DIR/units/*.json (each unit's verdicts;
@@ -52,12 +55,13 @@ FAIL = {"buffer_capacity", "index_overflow", "out_of_bounds", "guard_corrupted",
 SEQ_LEN = 256  # check's decode batches: requests of 256 tokens (check_options::decode_seq_len)
 MAX_ELEMS = 1 << 26  # make_attention_inputs: KV or q elements a layer the host builds inputs for
 TC_GRAPH = {"tensor_core_decode": True, "cuda_graph": True, "disable_split_kv": True}
+CUDA_CORES = {"tensor_core_decode": False}
 # (name, mutants, flashinfer options): the mirrors each backend is run with.
 MIRRORS = {
     "triton": [("fixed", [], {}), ("model-wide-heads", ["model-wide-heads"], {}),
                ("triton-model-head-size", ["triton-model-head-size"], {}),
                ("triton-model-kv-heads", ["triton-model-kv-heads"], {})],
-    "flashinfer": [("fixed", [], {}), ("model-wide-heads", ["model-wide-heads"], {}),
+    "flashinfer": [("fixed", [], CUDA_CORES), ("model-wide-heads", ["model-wide-heads"], CUDA_CORES),
                    ("tc-graph-fixed", [], TC_GRAPH),
                    ("fi-graph-grid-unwritten", ["fi-graph-grid-unwritten"], TC_GRAPH)],
 }
@@ -141,6 +145,10 @@ def unit_flags(unit):
         f += ["--mutant", m]
     if unit.fi_opts.get("cuda_graph"):
         f.append("--cuda-graph")
+    if "tensor_core_decode" in unit.fi_opts:
+        f += ["--flashinfer-decode", "tensor-cores" if unit.fi_opts["tensor_core_decode"] else "cuda-cores"]
+    if unit.fi_opts.get("disable_split_kv"):
+        f += ["--batch-invariant", "true"]
     return f
 
 
@@ -315,12 +323,13 @@ def run_unit(r, unit, targets):
         chk = r.path(unit, "check.json")
         rc, _ = r.run(unit, ["check", unit.cfg] + unit_flags(unit) + ["--target", "model", "--json", chk])
         if rc in (0, 1):
-            for t in json.load(open(chk))["thresholds"]:
+            thresholds = json.load(open(chk))["thresholds"]
+            c10 = {t["group"]: t["min_failing"] for t in thresholds if t.get("class") == "C10"}
+            for t in thresholds:
                 if "variable" not in t and str(t["group"]) in res["groups"]:
                     res["groups"][str(t["group"])].update(
                         builder_heads=t["builder_heads"], layer_heads=t["layer_heads"],
-                        # check has no flag for tensor-core decode: its sweep is not this mirror's
-                        check_min="n/a" if unit.fi_opts else t["min_failing_decode_batch"])
+                        check_min=c10.get(t["group"], t["min_failing_decode_batch"]))
         model = replay(r, unit, plan, "model", list(range(1, max_n + 1)), "all", None)
         res["targets"]["model"] = summarise(model, groups)
         res["cap"] = host_cap(plan, layers, max_n)

@@ -158,6 +158,25 @@ def test_sglang_keywords_change_the_verdict(tmp_path):
     assert headroom.check(LAGUNA, **base, max_running_requests=20)["ok"]
 
 
+# FlashInfer's decode path and vLLM's batch-invariant mode: tensor cores by default (vLLM's since
+# v0.10.2), both switches among the plan's parameters, the plan the flags make, and C10 reached by
+# check with them (the pre-fix CUDA-graph grid of tensor-core decode with split-KV disabled).
+def test_flashinfer_decode_keywords(tmp_path):
+    fi = group(headroom.plan(LAGUNA, backend="flashinfer"), 1, "flashinfer", 0)["parameters"]
+    assert (fi["use_tensor_cores"], fi["disable_split_kv"]) == (1, 0)
+    p = headroom.plan(LAGUNA, backend="flashinfer", flashinfer_decode="cuda-cores", batch_invariant=False)
+    assert p == cli_json(tmp_path, "plan", LAGUNA, "--backend", "flashinfer", "--flashinfer-decode", "cuda-cores")
+    assert group(p, 1, "flashinfer", 0)["parameters"]["use_tensor_cores"] == 0
+    base = dict(backend="flashinfer", tp=1, cuda_graph=True, mutants=["fi-graph-grid-unwritten"])
+    r = headroom.check(LAGUNA, **base, batch_invariant=True)
+    assert {(v["invariant"], v["class"]) for v in r["violations"]} == {("uninitialized_read", "C10")}
+    assert headroom.check(LAGUNA, **base)["ok"]
+    assert not headroom.check(LAGUNA, **base, engine_args={"batch_invariant": True})["ok"]
+    assert headroom.check(LAGUNA, **base, engine_args={"batch_invariant": True}, batch_invariant=False)["ok"]
+    with pytest.raises(ValueError, match="'batch_invariant' = true: given with cuda-cores decode"):
+        headroom.plan(LAGUNA, flashinfer_decode="cuda-cores", batch_invariant=True)
+
+
 SGLANG_BAD = [  # keyword, value, the flag's value on the command line; under engine_flavour sglang
     ("max_running_requests", 0, "0"), ("max_running_requests", 4097, "4097"), ("attn_tp_size", 0, "0"),
     ("attn_tp_size", 65, "65"), ("gathered_buffer", "yes", "yes"),
@@ -193,6 +212,7 @@ BAD = [  # keyword, value, the flag's value on the command line
     ("max_num_seqs", 0, "0"), ("engine_flavour", "vllm_ascend", "vllm_ascend"), ("engine_flavour", "SGLang", "SGLang"),
     # SGLang's settings without the sglang flavour
     ("max_running_requests", 20, "20"), ("attn_tp_size", 2, "2"), ("gathered_buffer", True, "true"),
+    ("flashinfer_decode", "tensor_cores", "tensor_cores"), ("batch_invariant", "yes", "yes"),
 ]
 
 

@@ -73,8 +73,9 @@ def test_one_row_short_is_caught_by_the_simulator_at_the_same_batch():
 
 
 def test_the_historical_flashinfer_dump_is_caught():
-    # The builder sized with the model-wide 48 heads, layers run with 64: tmp_s overflows.
-    p = headroom.plan(LAGUNA, tp=1, backend="flashinfer", policy="model-wide")
+    # The builder sized with the model-wide 48 heads, layers run with 64: on the CUDA-core decode
+    # plan (vLLM before v0.10.2) tmp_s overflows.
+    p = headroom.plan(LAGUNA, tp=1, backend="flashinfer", policy="model-wide", flashinfer_decode="cuda-cores")
     r = headroom.verify(p)
     assert {v["buffer"] for v in r["violations"] if v["invariant"] == "buffer_capacity"} == {"tmp_s"}
     assert threshold(r, "flashinfer", 1, 1) == 1
