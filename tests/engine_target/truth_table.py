@@ -29,9 +29,9 @@ and the engine arena's limit) are not run on sim or engine; each unit records it
 
 The C10 rows plan decode as vLLM 8e958902 does under FULL CUDA graphs (tensor-core decode through
 FlashInfer's prefill planner) with split-KV disabled (VLLM_BATCH_INVARIANT): `--cuda-graph
---flashinfer-decode tensor-cores --batch-invariant true`. The other FlashInfer rows keep the CUDA-core
-decode plan they were first measured on (`--flashinfer-decode cuda-cores`; check's default is tensor
-cores). check's min_failing_decode_batch counts capacity failures only; for the C10 rows the table
+--flashinfer-decode tensor-cores --batch-invariant true`. FlashInfer's fixed and model-wide rows run
+twice: on the CUDA-core decode plan they were first measured on (`--flashinfer-decode cuda-cores`)
+and, as tc-fixed and tc-model-wide-heads, on tensor-core decode (check's default, vLLM's path). check's min_failing_decode_batch counts capacity failures only; for the C10 rows the table
 takes its C10 threshold instead (the first failing capture size: a decode batch of that many requests).
 
 Output: DIR/truth.tsv (one row per unit and group), DIR/truth.md (one row per config, backend and
@@ -56,12 +56,14 @@ SEQ_LEN = 256  # check's decode batches: requests of 256 tokens (check_options::
 MAX_ELEMS = 1 << 26  # make_attention_inputs: KV or q elements a layer the host builds inputs for
 TC_GRAPH = {"tensor_core_decode": True, "cuda_graph": True, "disable_split_kv": True}
 CUDA_CORES = {"tensor_core_decode": False}
+TENSOR_CORES = {"tensor_core_decode": True}  # vLLM's decode path since v0.10.2, check's default
 # (name, mutants, flashinfer options): the mirrors each backend is run with.
 MIRRORS = {
     "triton": [("fixed", [], {}), ("model-wide-heads", ["model-wide-heads"], {}),
                ("triton-model-head-size", ["triton-model-head-size"], {}),
                ("triton-model-kv-heads", ["triton-model-kv-heads"], {})],
     "flashinfer": [("fixed", [], CUDA_CORES), ("model-wide-heads", ["model-wide-heads"], CUDA_CORES),
+                   ("tc-fixed", [], TENSOR_CORES), ("tc-model-wide-heads", ["model-wide-heads"], TENSOR_CORES),
                    ("tc-graph-fixed", [], TC_GRAPH),
                    ("fi-graph-grid-unwritten", ["fi-graph-grid-unwritten"], TC_GRAPH)],
 }
