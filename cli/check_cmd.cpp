@@ -23,6 +23,7 @@ int check_main(int argc, char** argv) {
   if (auto v = a.get("--tight")) o.tight = to_double("--tight", *v, 1.0, 1e12);
   if (auto v = a.get("--seed")) o.seed = to_seed("--seed", *v);
   const std::string target = a.get("--target").value_or("model");
+  require_fa2_prefill_off_model(o.flashinfer.prefill_sm90, target, cmdline, "--flashinfer-prefill");
   const auto json_out = a.get("--json");
   std::vector<std::string> inputs = {a.positional[0]};  // --json never writes over one
   if (auto e = a.get("--engine-args")) inputs.push_back(*e);

@@ -45,10 +45,11 @@ const key_rule top_rules[] = {
     {"max_running_requests", "--max-running-requests", kind::integer},
     {"attn_tp_size", "--attn-tp-size", kind::integer},
     {"gathered_buffer", "--gathered-buffer", kind::boolean},
-    // The mirror's FlashInfer decode path and vLLM's batch-invariant mode, which no engine argument
-    // names: vLLM always decodes on tensor cores since v0.10.2 and reads VLLM_BATCH_INVARIANT from
-    // the environment (docs/design.md).
+    // The mirror's FlashInfer decode path and prefill planner and vLLM's batch-invariant mode, which no
+    // engine argument names: vLLM always decodes on tensor cores since v0.10.2 and reads VLLM_BATCH_INVARIANT
+    // from the environment (docs/design.md).
     {"flashinfer_decode", "--flashinfer-decode", kind::text},
+    {"flashinfer_prefill", "--flashinfer-prefill", kind::text},
     {"batch_invariant", "--batch-invariant", kind::boolean},
 };
 const key_rule compilation_rules[] = {
@@ -77,8 +78,8 @@ const std::set<std::string> ignored_compilation = {"mode",
                                                    "cudagraph_num_of_warmups"};
 // The Python module's keyword arguments: the top-level keys less the TP size (its `tp`), two
 // nested settings under their own names, and the engine flavour, which no vLLM file names (SGLang's
-// max_running_requests, attn_tp_size and gathered_buffer, flashinfer_decode and batch_invariant are
-// top-level keys).
+// max_running_requests, attn_tp_size and gathered_buffer, flashinfer_decode, flashinfer_prefill and
+// batch_invariant are top-level keys).
 const std::vector<key_rule>& keyword_rules() {
   static const std::vector<key_rule> rules = [] {
     std::vector<key_rule> r;

@@ -83,17 +83,23 @@ sglang_settings read_sglang(const parsed_args& a, generators::pinned_settings& p
   return s;
 }
 
-// FlashInfer's decode path and vLLM's batch-invariant mode (docs/design.md "Command line"). vLLM
-// has disabled split-KV (VLLM_BATCH_INVARIANT, v0.11.1 on) only since it always decodes on tensor
-// cores (v0.10.2), and FlashInfer's CUDA-core decode plan takes no such switch: --batch-invariant
-// true is tensor-core decode too (a pin on fuzz), and with cuda-cores it models no vLLM release, so
-// it is refused rather than half applied.
+// FlashInfer's decode path, its prefill planner (fa2: PrefillPlan; fa3: PrefillSM90Plan, which
+// determine_attention_backend picks on sm90) and vLLM's batch-invariant mode (docs/design.md
+// "Command line"). vLLM has disabled split-KV (VLLM_BATCH_INVARIANT, v0.11.1 on) only since it
+// always decodes on tensor cores (v0.10.2), and FlashInfer's CUDA-core decode plan takes no such
+// switch: --batch-invariant true is tensor-core decode too (a pin on fuzz), and with cuda-cores it
+// models no vLLM release, so it is refused rather than half applied.
 void read_flashinfer(const parsed_args& a, generators::pinned_settings& p) {
   if (auto v = a.get("--flashinfer-decode")) {
     if (*v != "tensor-cores" && *v != "cuda-cores")
       throw input_error(cmdline, "--flashinfer-decode", "\"" + *v + "\"",
                         "expected tensor-cores or cuda-cores");
     p.tensor_core_decode = *v == "tensor-cores";
+  }
+  if (auto v = a.get("--flashinfer-prefill")) {
+    if (*v != "fa2" && *v != "fa3")
+      throw input_error(cmdline, "--flashinfer-prefill", "\"" + *v + "\"", "expected fa2 or fa3");
+    p.prefill_sm90 = *v == "fa3";
   }
   p.disable_split_kv = bool_flag(a, "--batch-invariant");
   if (!p.disable_split_kv.value_or(false)) return;
@@ -167,6 +173,15 @@ void read_engine_flags(const parsed_args& a, check_options& o) {
   if (p.block_size) o.block_size = o.flashinfer.page_size = *p.block_size;
   if (p.tensor_core_decode) o.flashinfer.tensor_core_decode = *p.tensor_core_decode;
   if (p.disable_split_kv) o.flashinfer.disable_split_kv = *p.disable_split_kv;
+  if (p.prefill_sm90) o.flashinfer.prefill_sm90 = *p.prefill_sm90;
+}
+
+void require_fa2_prefill_off_model(bool prefill_sm90, const std::string& target, const std::string& source,
+                                   const std::string& field) {
+  if (prefill_sm90 && target != "model")
+    throw input_error(source, field, "fa3",
+                      "PrefillSM90Plan is judged by --target model only: the " + target +
+                          " target runs FA2-structured kernel bodies");
 }
 
 std::optional<dtype> dtype_of(const parsed_args& a) {
@@ -209,6 +224,7 @@ std::string flags_of(const generators::pinned_settings& p) {
   add("--extra-group-block-size", p.extra_group_block_size);
   if (p.tensor_core_decode)
     (s += " --flashinfer-decode ") += *p.tensor_core_decode ? "tensor-cores" : "cuda-cores";
+  if (p.prefill_sm90) (s += " --flashinfer-prefill ") += *p.prefill_sm90 ? "fa3" : "fa2";
   if (p.disable_split_kv) (s += " --batch-invariant ") += *p.disable_split_kv ? "true" : "false";
   return s;
 }

@@ -73,6 +73,10 @@ bool holds(const sglang_settings& s, const engine_settings& e);
 // check and plan: the engine settings flags applied to `o`: o.tps, o.max_num_seqs, o.engine,
 // o.block_size (and FlashInfer's page size). The dtype goes on the model (dtype_of).
 void read_engine_flags(const parsed_args& a, check_options& o);
+// With fa3 (PrefillSM90Plan) on any target but model: input_error naming `source` / `field` and
+// fa3. The sim, gpu and engine targets run FA2-structured kernel bodies only.
+void require_fa2_prefill_off_model(bool prefill_sm90, const std::string& target, const std::string& source,
+                                   const std::string& field);
 
 // The dtype --kv-cache-dtype or --dtype asks for (nullopt: auto, the config's). The mirror has one
 // dtype for the KV cache, queries and outputs; --kv-cache-dtype other than auto wins.

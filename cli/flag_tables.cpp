@@ -1,8 +1,9 @@
 // The flag table of every command (flags.hpp). A flag shared by several commands is one entry
 // here, so its help is the same wherever it is accepted; the engine settings flags of check, plan
 // and fuzz are named as vLLM names the setting, SGLang's as SGLang names its server argument where
-// it has one, FlashInfer's decode path after the path and vLLM's batch-invariant mode after its
-// environment variable (docs/design.md "Command line"); fuzz's pin the setting of every case.
+// it has one, FlashInfer's decode path after the path, its prefill planner after the backend that
+// picks it and vLLM's batch-invariant mode after its environment variable (docs/design.md "Command line");
+// fuzz's pin the setting of every case.
 #include <stdexcept>
 #include <utility>
 
@@ -98,6 +99,11 @@ const std::vector<flag_spec> engine_flags = {
      "FlashInfer's decode path: its prefill planner and kernel (tensor-cores, vLLM's since v0.10.2) or its "
      "decode plan and kernel (cuda-cores, vLLM's before for GQA groups up to 4) (default tensor-cores)",
      "FlashInfer use_tensor_cores"},
+    {"--flashinfer-prefill", k::value, "fa2|fa3",
+     "FlashInfer's prefill planner, also for tensor-core decode: PrefillPlan (fa2) or the Hopper "
+     "PrefillSM90Plan (fa3, what backend=\"auto\" picks on sm90, so vLLM's on H100 / H200); fa3 is judged on "
+     "--target model only (default fa2)",
+     "FlashInfer backend"},
     {"--batch-invariant", k::value, "true|false",
      "vLLM's batch-invariant mode: FlashInfer decoding on tensor cores, planned with split-KV disabled, "
      "a 2 GiB float workspace (default false)",
@@ -154,6 +160,9 @@ const std::pair<std::string_view, std::string_view> fuzz_pins[] = {
     {"--flashinfer-decode",
      "pin every case's FlashInfer decode path, tensor-cores or cuda-cores (default: drawn, tensor cores in 1 "
      "of 3)"},
+    {"--flashinfer-prefill",
+     "pin every case's FlashInfer prefill planner, fa2 or fa3 (fa3: --target model only; default fa2, not "
+     "drawn)"},
     {"--batch-invariant",
      "pin every case's split-KV switch: true disables it and decodes on tensor cores, as vLLM's "
      "batch-invariant mode (default: drawn, true in 1 of 4)"},

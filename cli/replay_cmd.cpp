@@ -5,6 +5,7 @@
 
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
+#include "cli/engine_flags.hpp"
 #include "cli/output_file.hpp"
 #include "core/util/error.hpp"
 #include "core/util/json_file.hpp"
@@ -41,6 +42,8 @@ int replay_main(int argc, char** argv) {
     all.insert(all.end(), extra.begin(), extra.end());
     c.mutants = make_mutant_set(all, cmdline, "--mutant");
   }
+  for (const auto& c : cases)
+    require_fa2_prefill_off_model(c.flashinfer.prefill_sm90, target, file, "flashinfer.prefill_sm90");
   auto ex = make_executor(target);
   report r;
   for (const auto& c : cases) {

@@ -5,6 +5,7 @@
 
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
+#include "cli/engine_flags.hpp"
 #include "cli/output_file.hpp"
 #include "core/check/plan_file.hpp"
 
@@ -22,6 +23,11 @@ int verify_main(int argc, char** argv) {
   const auto json_out = a.get("--json");
   if (json_out) check_output("--json", *json_out, {file});
   const plan_file p = load_plan(file);
+  for (const auto& r : p.ranks)
+    for (const auto& g : r.groups)
+      if (auto it = g.parameters.find("fa3_prefill"); it != g.parameters.end())
+        require_fa2_prefill_off_model(it->second != 0, target, file, "parameters.fa3_prefill");
+  require_fa2_prefill_off_model(p.flashinfer.prefill_sm90, target, file, "flashinfer.prefill_sm90");
   auto ex = make_executor(target);
   const report r = attributed_to(file, [&] { return run_verify(p, *ex, tight); });
   if (json_out) write_durably(*json_out, to_json(r).dump(2) + "\n");  // before anything is printed

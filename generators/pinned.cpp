@@ -37,6 +37,7 @@ void pin(const pinned_settings& p, check_case& c) {
   pin_one(p.kv_dtype, c.model.kv_dtype);
   pin_one(p.tensor_core_decode, c.flashinfer.tensor_core_decode);
   pin_one(p.disable_split_kv, c.flashinfer.disable_split_kv);
+  pin_one(p.prefill_sm90, c.flashinfer.prefill_sm90);
 }
 
 bool holds(const pinned_settings& p, const check_case& c) {

@@ -32,6 +32,7 @@ struct pinned_settings {
   // split-KV disabled (vLLM's VLLM_BATCH_INVARIANT): the case's flashinfer options.
   std::optional<bool> tensor_core_decode;
   std::optional<bool> disable_split_kv;
+  std::optional<bool> prefill_sm90;  // FlashInfer's prefill planner: PrefillSM90Plan (fa3) or PrefillPlan
   bool operator==(const pinned_settings&) const = default;
 };
 
@@ -40,8 +41,8 @@ struct pinned_settings {
 // to a pinned max_num_batched_tokens (the case generators draw it within the tokens already).
 void pin(const pinned_settings& p, engine_settings& e);
 // Every pinned setting of a case: its engine's, its block and page size, its model's dtype, its
-// FlashInfer decode path and split-KV switch. Not the TP size, which the geometry's heads depend
-// on: the generators draw it from the list.
+// FlashInfer decode path, prefill planner and split-KV switch. Not the TP size, which the geometry's heads
+// depend on: the generators draw it from the list.
 void pin(const pinned_settings& p, check_case& c);
 // True when the case has every pinned setting, and a TP size of the pinned list.
 bool holds(const pinned_settings& p, const check_case& c);

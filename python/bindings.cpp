@@ -69,6 +69,8 @@ nlohmann::json plan(model_geometry m, const run_options& o) {
 nlohmann::json check(model_geometry m, const run_options& o) {
   const run_settings s = settings_of(o);
   if (s.kv_dtype) m.kv_dtype = *s.kv_dtype;
+  cli::require_fa2_prefill_off_model(s.options.flashinfer.prefill_sm90, o.target, arguments,
+                                     "flashinfer_prefill");
   auto ex = executor_of(o.target);
   try {
     return to_json(run_check(m, s.options, *ex));

@@ -118,7 +118,9 @@ PYBIND11_MODULE(headroom, m) {
       "dtype, num_speculative_tokens, cudagraph_mode, cudagraph_capture_sizes, "
       "max_cudagraph_capture_size, mamba_block_size), engine_flavour (vllm, sglang or vllm-ascend), "
       "SGLang's settings under engine_flavour sglang (max_running_requests, attn_tp_size, gathered_buffer), "
-      "flashinfer_decode (tensor-cores, the default, or cuda-cores), batch_invariant (vLLM's "
+      "flashinfer_decode (tensor-cores, the default, or cuda-cores), flashinfer_prefill (fa2, the default, "
+      "or "
+      "fa3: FlashInfer's Hopper PrefillSM90Plan, target model only), batch_invariant (vLLM's "
       "VLLM_BATCH_INVARIANT: split-KV disabled) "
       "and engine_args: vLLM's engine arguments, a dict or a JSON file's path; the keywords override it.");
   m.def(

@@ -1,8 +1,9 @@
 // FlashInfer's Hopper (FA3) prefill planner, PrefillSM90Plan (scheduler.cuh at fb28d72): requests
 // by kv length, query tiles of 128 rows (192 when head_dim_vo is 64) dealt to one CTA per SM through
 // a min-heap of accumulated cost, the per-CTA work lists flattened CTA by CTA, and the int workspace
-// parts they take. No float workspace: this planner never splits the kv. Not wired into `headroom
-// check` / `headroom plan`; tools/flashinfer/planner_compare --sm90 runs it against FlashInfer's own.
+// parts they take. No float workspace: this planner never splits the kv. check and plan run it with
+// --flashinfer-prefill fa3 (core/check/plans.cpp); tools/flashinfer/planner_compare --sm90 runs it
+// against FlashInfer's own.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "core/backends/batch.hpp"
+#include "core/backends/buffers.hpp"
 #include "core/backends/flashinfer.hpp"
 
 namespace headroom {
@@ -33,6 +35,8 @@ struct fi_prefill_sm90_plan {
   // parts hold: the host copy runs into the next part and past the used bytes (the device copy then
   // stops short of the last part's tail).
   bool works_past_parts() const { return total_works > allocated_works; }
+  // The workspaces it is carved from, when known (check: the int workspace; never a kernel's buffer).
+  std::vector<buffer_plan> buffers;
 };
 
 // builder_heads / kv_heads: num_qo_heads / num_kv_heads. Reads o.cuda_graph, o.page_size (the unit

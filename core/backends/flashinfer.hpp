@@ -46,6 +46,10 @@ struct flashinfer_options {
   // vLLM's use_tensor_cores: decode requests go through the prefill planner and kernel (one query
   // row each) instead of the CUDA-core decode plan.
   bool tensor_core_decode = false;
+  // FlashInfer's FA3 backend (backend "fa3": determine_attention_backend on sm90): the prefill and
+  // tensor-core decode requests are planned by PrefillSM90Plan (fi_prefill_sm90.hpp), not
+  // PrefillPlanImpl. Only the model target judges such plans (no FA3 body runs here).
+  bool prefill_sm90 = false;
   int64_t total_num_rows = 0;  // > 0: the rows a graph was captured for (else the batch's tokens)
   // With cuda_graph, disable_split_kv and uniform_q_len > 0, launch exactly the written work
   // entries (FlashInfer PR 4430, proposed; FlashInfer fb28d72 does not have it: false there). Off, the

@@ -8,6 +8,7 @@
 
 #include "core/backends/buffers.hpp"
 #include "core/backends/fa3.hpp"
+#include "core/backends/fi_prefill_sm90.hpp"
 #include "core/backends/flashinfer.hpp"
 #include "core/backends/mqa_meta.hpp"
 #include "core/backends/offsets.hpp"
@@ -17,12 +18,12 @@
 namespace headroom {
 
 using any_plan = std::variant<triton_plan, fi_decode_plan, fi_prefill_plan, fa3_plan, request_meta_plan,
-                              mqa_meta_plan, offset_probe_plan>;
+                              mqa_meta_plan, offset_probe_plan, fi_prefill_sm90_plan>;
 
 // Plans of attention kernels (the rest are a step's metadata or the offset probe).
 inline bool is_attention_plan(const any_plan& p) {
   return std::holds_alternative<triton_plan>(p) || std::holds_alternative<fi_decode_plan>(p) ||
-         std::holds_alternative<fi_prefill_plan>(p);
+         std::holds_alternative<fi_prefill_plan>(p) || std::holds_alternative<fi_prefill_sm90_plan>(p);
 }
 
 // The plan's buffers (capacities in bytes, element sizes as the kernels index them).

@@ -104,7 +104,8 @@ constexpr required_parameter flashinfer_parameters[] = {
     {"page_size", 1, 1 << 16},      {"use_cuda_graph", 0, 1},
 };
 // Optional: a dump without them plans with the plan file's flashinfer options.
-constexpr required_parameter flashinfer_switches[] = {{"use_tensor_cores", 0, 1}, {"disable_split_kv", 0, 1}};
+constexpr required_parameter flashinfer_switches[] = {
+    {"use_tensor_cores", 0, 1}, {"disable_split_kv", 0, 1}, {"fa3_prefill", 0, 1}};
 constexpr required_parameter fa3_parameters[] = {
     {"num_heads_q", 1, max_heads}, {"num_heads_kv", 1, max_heads}, {"headdim", 1, max_head_size}};
 constexpr const char* triton_buffers[] = {"softmax_segm_output", "softmax_segm_max", "softmax_segm_expsum"};

@@ -1,6 +1,7 @@
 // The mirror's plan in the schema (headroom plan): per rank and backend, each attention group's
 // builder as the engine would make it, with vLLM's and FlashInfer's names for what it allocates.
 #include <algorithm>
+#include <string>
 
 #include "core/check/classes/classes.hpp"
 #include "core/check/plan_file.hpp"
@@ -15,9 +16,6 @@ inline constexpr int64_t fi_workspace_floor = int64_t{394} << 20;
 // ... and under VLLM_BATCH_INVARIANT, which is what disables split-KV in vLLM's builder, a fixed
 // 2 GiB (FLASHINFER_WORKSPACE_BUFFER_SIZE_BATCH_INVARIANT, _get_workspace_buffer).
 inline constexpr int64_t fi_workspace_batch_invariant = int64_t{2048} << 20;
-// FlashInfer's wrappers allocate an 8 MiB int workspace and a page-locked host buffer of its shape
-// (decode.py / prefill.py); vLLM's builder passes neither, so those are what it plans into.
-inline constexpr int64_t fi_int_workspace_default = int64_t{8} << 20;
 
 dumped_buffer fp32_buffer(const char* name, std::vector<int64_t> shape) {
   int64_t bytes = 4;
@@ -33,6 +31,41 @@ dumped_buffer int32_buffer(const char* name, int64_t entries) {
 dumped_buffer block_table(const check_case& c) {
   const int64_t rows = c.engine.max_num_seqs, width = block_table_width(c.engine, c.block_size);
   return {"block_table", "int32", {rows, width}, checked_product("block_table", rows, width, 4)};
+}
+
+// PrefillSM90Plan's fields (--flashinfer-prefill fa3) for the largest batches the builder plans,
+// as parameters named `prefix` + FlashInfer's field: decode, max_num_seqs one-row requests on
+// tensor cores (the case's graphs); prefill (eager, causal), the batch with the most query tiles
+// within max_num_batched_tokens, max_num_seqs - 1 requests of 2 rows and one of the rest.
+void add_sm90_fields(builder_dump& d, const std::string& prefix, int64_t heads, int64_t kv, int64_t hd,
+                     const batch& b, const flashinfer_options& o, bool causal) {
+  const fi_prefill_sm90_plan p = plan_fi_prefill_sm90(heads, kv, hd, b, o, causal);
+  d.parameters[prefix + "batch"] = b.num_seqs();
+  d.parameters[prefix + "tokens"] = b.num_tokens();
+  d.parameters[prefix + "work_indptr_len"] = static_cast<int64_t>(p.work_indptr.size());
+  d.parameters[prefix + "total_works"] = p.total_works;
+  d.parameters[prefix + "allocated_works"] = p.allocated_works;
+  d.parameters[prefix + "cta_tile_q"] = p.cta_tile_q;
+  d.parameters[prefix + "same_schedule_for_all_heads"] = p.same_schedule_for_all_heads ? 1 : 0;
+  d.parameters[prefix + "int_workspace_bytes"] = fi_int_workspace_bytes(p);
+}
+
+void add_sm90_plans(builder_dump& d, const check_case& c, const engine& e, const attention_group& ag,
+                    int64_t heads, int64_t kv, int64_t hd) {
+  flashinfer_options o = fi_options_of(c, e.rg, ag);
+  const int64_t seqs = c.engine.max_num_seqs, tokens = c.engine.max_num_batched_tokens;
+  if (o.tensor_core_decode)
+    add_sm90_fields(d, "sm90_decode_", heads, kv, hd, decode_batch(seqs, c.engine.max_model_len), o, false);
+  const int64_t n = std::min(seqs, tokens / 2);
+  if (n < 1) return;  // no request of 2 rows fits
+  batch pre;
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t q = i + 1 < n ? 2 : tokens - 2 * (n - 1);
+    pre.seq_lens.push_back(q);
+    pre.query_lens.push_back(q);
+  }
+  o.cuda_graph = false;  // vLLM's prefill wrapper plans eagerly
+  add_sm90_fields(d, "sm90_prefill_", heads, kv, hd, pre, o, true);
 }
 
 builder_dump mirror_dump(const check_case& c, const engine& e, const attention_group& ag, int64_t heads) {
@@ -87,6 +120,10 @@ builder_dump mirror_dump(const check_case& c, const engine& e, const attention_g
       {"page_locked_int_workspace_buffer", "uint8", {fi_int_workspace_default}, fi_int_workspace_default},
       int32_buffer("paged_kv_indptr", rows + 1),
       int32_buffer("paged_kv_last_page_len", rows)};
+  if (c.flashinfer.prefill_sm90) {
+    d.parameters["fa3_prefill"] = 1;
+    add_sm90_plans(d, c, e, ag, heads, kv, hd);
+  }
   return d;
 }
 

@@ -31,6 +31,9 @@ observation model_observation(const any_plan& plan, const rank_layer& layer, con
           if (p.block_valid_mask.empty() && p.padded_batch_size > p.new_batch_size)
             o.worklist_uninitialized_reads = o.uninitialized_reads =
                 3 * (p.padded_batch_size - p.new_batch_size) * layer.num_kv_heads;
+        } else if constexpr (std::is_same_v<plan_t, fi_prefill_sm90_plan>) {
+          // No float scratch (it never splits the kv); its int workspace parts are checked with the
+          // plan (plan_runs.cpp), not per layer.
         } else if constexpr (std::is_same_v<plan_t, fa3_plan>) {
           o.touched = fa3_needs(p);
         } else if constexpr (std::is_same_v<plan_t, request_meta_plan>) {

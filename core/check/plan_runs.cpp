@@ -39,14 +39,51 @@ bug_class cause_of(const finding& f, const check_case& c, const any_plan& plan, 
   return bug_class::none;
 }
 
+// PrefillSM90Plan's int workspace (fi_int_workspace_parts): AlignedAllocator raises naming the first
+// part past the int workspace; the page-locked copy is not checked. Under CUDA graphs with
+// total_num_rows short of the batch's rows the plan writes more work entries than its parts hold
+// (works_past_parts): a store past the first per-work part, into the next. check's own batches do
+// not reach that (a decode request is one tile, within the bound; prefill plans eagerly).
+std::vector<finding> sm90_workspace_overflows(const fi_prefill_sm90_plan& p, const batch& b) {
+  std::vector<finding> out;
+  const int64_t need = fi_int_workspace_bytes(p);
+  const std::string at = " at batch size " + std::to_string(b.num_seqs()) + " (" +
+                         std::to_string(p.total_works) + " works, " + std::to_string(p.allocated_works) +
+                         " allocated";
+  for (const char* name : {"int_workspace", "page_locked_int_workspace"}) {
+    const buffer_plan* ws = find_buffer(p.buffers, name);
+    if (!ws || need <= ws->capacity_bytes) continue;
+    const bool device = std::string(name) == "int_workspace";
+    out.push_back(
+        {invariant::buffer_capacity, name, ws->capacity_bytes, need,
+         std::string(name) + " holds " + bytes_text(ws->capacity_bytes) +
+             " but PrefillSM90Plan's parts need " + bytes_text(need) + at + "; " +
+             (device ? "AlignedAllocator raises: buffer overflow when allocating memory for " +
+                           fi_int_workspace_overflow(p, ws->capacity_bytes)
+                     : std::string("FlashInfer does not check it: the plan writes past it on the host")) +
+             ")"});
+  }
+  if (p.works_past_parts()) {
+    const fi_workspace_part first = fi_int_workspace_parts(p).front();
+    out.push_back({invariant::buffer_capacity, first.name, first.bytes, checked_mul(p.total_works, 4),
+                   first.name + " holds " + std::to_string(p.allocated_works) +
+                       " work entries (total_num_rows " + std::to_string(p.total_num_rows) +
+                       ") but the plan writes " + std::to_string(p.total_works) + at +
+                       "): stores past the part, into the next"});
+  }
+  return out;
+}
+
 // FlashInfer carves a step's parts out of its float and int workspaces and raises when they do not
 // fit (fi_int_workspace_bytes: flashinfer.hpp); the page-locked int buffer it copies the used int
 // bytes from is not checked by FlashInfer, so a smaller one is written past on the host. Only
 // dumped plans carry the workspaces ("float_workspace", "int_workspace",
-// "page_locked_int_workspace"); the mirror's own plans leave them out. Decode and prefill plans
+// "page_locked_int_workspace"); the mirror's own plans leave them out, except PrefillSM90Plan's
+// (the wrappers' 8 MiB int workspace, plans.cpp). Decode and prefill plans
 // alike: both planners are FlashInfer's field by field (docs/flashinfer-planner.md).
 std::vector<finding> workspace_overflows(const any_plan& plan, const batch& b) {
   std::vector<finding> out;
+  if (const auto* s = std::get_if<fi_prefill_sm90_plan>(&plan)) return sm90_workspace_overflows(*s, b);
   const auto* fd = std::get_if<fi_decode_plan>(&plan);
   const auto* fp = std::get_if<fi_prefill_plan>(&plan);
   if (!fd && !fp) return out;
@@ -101,8 +138,9 @@ std::vector<finding> plan_runner::run_parts(const rank_layer& l, const std::vect
       for (auto& ws : workspace_overflows(p.plan, p.b)) out.push_back(std::move(ws));
       for (std::size_t i = first; i < out.size(); ++i)
         if (out[i].cls == bug_class::none) out[i].cls = cause_of(out[i], c, p.plan, l, builder_heads_);
-      const bool fi_attention =
-          std::holds_alternative<fi_decode_plan>(p.plan) || std::holds_alternative<fi_prefill_plan>(p.plan);
+      const bool fi_attention = std::holds_alternative<fi_decode_plan>(p.plan) ||
+                                std::holds_alternative<fi_prefill_plan>(p.plan) ||
+                                std::holds_alternative<fi_prefill_sm90_plan>(p.plan);
       if (fi_attention && l.num_heads != builder_heads_) {
         finding f{invariant::plan_run_heads, "", 0, 0,
                   "planned with " + std::to_string(builder_heads_) +

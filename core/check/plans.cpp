@@ -57,6 +57,20 @@ std::vector<planned_part> flashinfer_parts(const check_case& c, int64_t h, int64
   o.kv_dtype_bytes = o.o_dtype_bytes = dtype_bytes(c.model.kv_dtype);
   const auto [dec, pre] = split_batch(b);
   std::vector<planned_part> parts;
+  if (o.prefill_sm90) {
+    // vLLM's prefill wrapper plans causal; FlashInfer's tensor-core decode plans its one-row
+    // requests non-causal. The CUDA-core decode plan does not take a backend.
+    if (dec.num_seqs() > 0 && o.tensor_core_decode)
+      parts.push_back({plan_fi_prefill_sm90(h, kv, hd, dec, o, false), dec});
+    else if (dec.num_seqs() > 0)
+      parts.push_back({plan_fi_decode(h, kv, hd, c.model.kv_dtype, dec, o), dec});
+    if (pre.num_seqs() > 0) {
+      flashinfer_options op = o;
+      op.cuda_graph = false;
+      parts.push_back({plan_fi_prefill_sm90(h, kv, hd, pre, op, true), pre});
+    }
+    return parts;
+  }
   if (dec.num_seqs() > 0 && o.tensor_core_decode) {
     flashinfer_options od = o;
     od.uniform_q_len = od.cuda_graph && od.exact_no_split_graph_grid ? 1 : 0;
@@ -124,6 +138,7 @@ std::vector<planned_part> dumped_parts(const check_case& c, const builder_dump& 
     o.tensor_core_decode = it->second;
   if (auto it = d.parameters.find("disable_split_kv"); it != d.parameters.end())
     o.disable_split_kv = it->second;
+  if (auto it = d.parameters.find("fa3_prefill"); it != d.parameters.end()) o.prefill_sm90 = it->second;
   const int64_t h = param(d, "num_qo_heads"), kv = param(d, "num_kv_heads"), hd = param(d, "head_dim");
   std::vector<planned_part> parts = flashinfer_parts(c, h, kv, hd, b, o);
   for (auto& p : parts)
@@ -192,7 +207,14 @@ std::vector<planned_part> plan_parts(const check_case& c, const rank_geometry& r
     p.int32_offsets = has_mutant(c.mutants, "int32-token-offsets");
     return {{std::move(p), b}};
   }
-  return flashinfer_parts(c, builder_heads, kv, d, b, fi_options_of(c, rg, ag));
+  std::vector<planned_part> parts = flashinfer_parts(c, builder_heads, kv, d, b, fi_options_of(c, rg, ag));
+  // PrefillSM90Plan's parts checked against the engine's fixed int workspace (the dumped one above):
+  // the FA2 plans' fit it on every bundled config, these are the ones that grow with the heads.
+  for (auto& p : parts)
+    if (auto* s = std::get_if<fi_prefill_sm90_plan>(&p.plan))
+      s->buffers = {{"int_workspace", fi_int_workspace_default, 1},
+                    {"page_locked_int_workspace", fi_int_workspace_default, 1}};
+  return parts;
 }
 
 }  // namespace headroom

@@ -50,9 +50,14 @@ flashinfer_options fi_options_of(const check_case& c);
 // ... and the sliding window of the group's first builder layer (window_left = window - 1, as
 // vLLM's builder plans it).
 flashinfer_options fi_options_of(const check_case& c, const rank_geometry& rg, const attention_group& ag);
+// FlashInfer's wrappers allocate an 8 MiB int workspace and a page-locked host buffer of its shape
+// (decode.py / prefill.py); vLLM's builder passes neither, so those are what it plans into.
+inline constexpr int64_t fi_int_workspace_default = int64_t{8} << 20;
+
 // FlashInfer's plans for one step of b (builder geometry h / kv / hd): decode requests through the
 // CUDA-core decode plan, or with o.tensor_core_decode through the prefill planner; the rest through
-// the prefill planner (docs/engines.md §6, §7).
+// the prefill planner (docs/engines.md §6, §7). With o.prefill_sm90 the prefill planner is
+// PrefillSM90Plan (FlashInfer's fa3 backend): prefill causal, tensor-core decode not.
 std::vector<planned_part> flashinfer_parts(const check_case& c, int64_t h, int64_t kv, int64_t hd,
                                            const batch& b, flashinfer_options o);
 

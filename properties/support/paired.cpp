@@ -26,8 +26,8 @@ int64_t builder_heads_of(const any_plan& p) {
 }
 
 const char* plan_name(const any_plan& p) {
-  constexpr const char* names[] = {"triton",       "fi_decode", "fi_prefill",  "fa3",
-                                   "request_meta", "mqa_meta",  "offset_probe"};
+  constexpr const char* names[] = {"triton",       "fi_decode", "fi_prefill",   "fa3",
+                                   "request_meta", "mqa_meta",  "offset_probe", "fi_prefill_sm90"};
   return names[p.index()];
 }
 

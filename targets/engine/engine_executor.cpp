@@ -95,8 +95,9 @@ engine_executor::engine_executor() : kernels_(engine_options()), engines_(engine
 }
 
 std::string engine_run_line(const run_request& r, bool on_engine) {
-  static constexpr const char* plan_kinds[] = {"triton",       "fi_decode", "fi_prefill",  "fa3",
-                                               "request_meta", "mqa_meta",  "offset_probe"};
+  static constexpr const char* plan_kinds[] = {"triton",       "fi_decode",      "fi_prefill",
+                                               "fa3",          "request_meta",   "mqa_meta",
+                                               "offset_probe", "fi_prefill_sm90"};
   static_assert(std::size(plan_kinds) == std::variant_size_v<any_plan>);
   std::string kernel = r.plan ? plan_kinds[r.plan->index()] : "none";
   if (on_engine)

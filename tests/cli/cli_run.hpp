@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <vector>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -41,6 +42,17 @@ inline fs::path scratch(const std::string& name) {
 inline std::string slurp(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// What is wrong with `r` as bad input's answer (exit 2, nothing on stdout, one line on stderr holding
+// every piece), or "" when nothing is.
+inline std::string bad_input_problem(const cli_result& r, const std::vector<std::string>& pieces) {
+  if (r.code != 2) return "exit " + std::to_string(r.code) + ", not 2: " + r.err;
+  if (!r.out.empty()) return "stdout: " + r.out;
+  if (std::count(r.err.begin(), r.err.end(), '\n') != 1) return "not one line: " + r.err;
+  for (const auto& p : pieces)
+    if (r.err.find(p) == std::string::npos) return "no '" + p + "' in " + r.err;
+  return "";
 }
 
 // Runs `prefix headroom args` through sh (prefix: e.g. "ulimit -f 2;" or "cd DIR &&").

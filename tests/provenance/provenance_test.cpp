@@ -165,6 +165,7 @@ void add_step_plans(const check_case& c, const engine& e, std::map<std::string, 
         std::string q = qualifier(ag.be);
         if (std::holds_alternative<fi_decode_plan>(part.plan)) q = "flashinfer.decode";
         if (std::holds_alternative<fi_prefill_plan>(part.plan)) q = "flashinfer.prefill";
+        if (std::holds_alternative<fi_prefill_sm90_plan>(part.plan)) q = "flashinfer.prefill_sm90";
         for (const auto& buf : plan_buffers(part.plan))
           out.emplace(q + ":" + engine_buffer_name(ag.be, buf.name), "the per-step plan of a batch");
       }
@@ -178,20 +179,24 @@ std::map<std::string, std::string> plan_field_names() {
   const model_geometry m = load_model(config);
   check_options o;
   o.backends = {backend::triton, backend::flashinfer, backend::fa3};
-  const plan_file p = mirror_plan(m, o);
-  for (const auto& r : p.ranks)
-    for (const auto& g : r.groups) {
-      const std::string q = qualifier(g.be);
-      for (const auto& [name, value] : g.parameters)
-        out.emplace(q + ":" + name, "mirror_plan (headroom plan) parameter");
-      for (const auto& b : g.buffers) out.emplace(q + ":" + b.name, "mirror_plan (headroom plan) buffer");
-    }
+  check_options fa3 = o;  // --flashinfer-prefill fa3: PrefillSM90Plan's fields as plan parameters
+  fa3.flashinfer.prefill_sm90 = true;
+  for (const plan_file& p : {mirror_plan(m, o), mirror_plan(m, fa3)})
+    for (const auto& r : p.ranks)
+      for (const auto& g : r.groups) {
+        const std::string q = qualifier(g.be);
+        for (const auto& [name, value] : g.parameters)
+          out.emplace(q + ":" + name, "mirror_plan (headroom plan) parameter");
+        for (const auto& b : g.buffers) out.emplace(q + ":" + b.name, "mirror_plan (headroom plan) buffer");
+      }
   for (backend be : {backend::triton, backend::flashinfer}) {
-    for (bool tensor_cores : {false, true}) {
-      check_case c = make_case(m, 1, be, o.pol, o.grp, o.hybrid, o.block_size, 0);
-      c.flashinfer.tensor_core_decode = tensor_cores;
-      add_step_plans(c, make_engine(c), out);
-    }
+    for (bool tensor_cores : {false, true})
+      for (bool sm90 : {false, true}) {
+        check_case c = make_case(m, 1, be, o.pol, o.grp, o.hybrid, o.block_size, 0);
+        c.flashinfer.tensor_core_decode = tensor_cores;
+        c.flashinfer.prefill_sm90 = sm90;
+        add_step_plans(c, make_engine(c), out);
+      }
   }
   const engine_settings s;
   for (const auto& b : {decode_batch(4, 256), decode_batch(256, 256)}) {

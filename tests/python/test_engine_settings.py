@@ -177,6 +177,20 @@ def test_flashinfer_decode_keywords(tmp_path):
         headroom.plan(LAGUNA, flashinfer_decode="cuda-cores", batch_invariant=True)
 
 
+
+# FlashInfer's prefill planner: PrefillSM90Plan with fa3 (its fields among the plan's parameters, as
+# the flag makes them), and only on the model target.
+def test_flashinfer_prefill_keyword(tmp_path):
+    fi = group(headroom.plan(LAGUNA, backend="flashinfer"), 1, "flashinfer", 0)["parameters"]
+    assert "fa3_prefill" not in fi
+    p = headroom.plan(LAGUNA, backend="flashinfer", flashinfer_prefill="fa3")
+    assert p == cli_json(tmp_path, "plan", LAGUNA, "--backend", "flashinfer", "--flashinfer-prefill", "fa3")
+    assert group(p, 1, "flashinfer", 0)["parameters"]["fa3_prefill"] == 1
+    assert headroom.check(LAGUNA, backend="flashinfer", tp=1, flashinfer_prefill="fa3")["ok"]
+    with pytest.raises(ValueError, match="judged by --target model only"):
+        headroom.check(LAGUNA, backend="flashinfer", tp=1, flashinfer_prefill="fa3", target="sim")
+
+
 SGLANG_BAD = [  # keyword, value, the flag's value on the command line; under engine_flavour sglang
     ("max_running_requests", 0, "0"), ("max_running_requests", 4097, "4097"), ("attn_tp_size", 0, "0"),
     ("attn_tp_size", 65, "65"), ("gathered_buffer", "yes", "yes"),
@@ -213,6 +227,7 @@ BAD = [  # keyword, value, the flag's value on the command line
     # SGLang's settings without the sglang flavour
     ("max_running_requests", 20, "20"), ("attn_tp_size", 2, "2"), ("gathered_buffer", True, "true"),
     ("flashinfer_decode", "tensor_cores", "tensor_cores"), ("batch_invariant", "yes", "yes"),
+    ("flashinfer_prefill", "fa4", "fa4"),
 ]
 
 

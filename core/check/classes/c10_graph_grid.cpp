@@ -20,6 +20,7 @@ void check_c10_graph_grid(const class_scope& s, std::vector<class_finding>& out)
   const check_case& c = s.ctx.base;
   const flashinfer_options& f = c.flashinfer;
   if (c.be != backend::flashinfer || !f.tensor_core_decode || !f.cuda_graph || !f.disable_split_kv) return;
+  if (f.prefill_sm90) return;  // PrefillSM90Plan: no padded grid, one work list a CTA
   std::vector<step_probe> probes;
   if (s.sweep) {
     for (int64_t n : capture_sizes_of(c.engine)) {

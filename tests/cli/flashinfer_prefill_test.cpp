@@ -1,0 +1,160 @@
+// FlashInfer's prefill planner on the command line (--flashinfer-prefill fa2|fa3, its --engine-args
+// key, cli/engine_flags.cpp): with fa3 check plans the FlashInfer groups' prefill and tensor-core
+// decode with PrefillSM90Plan and checks its int workspace parts against the wrappers' fixed 8 MiB
+// int workspace; plan prints the plan's fields; a bad value, or fa3 on a target that runs FA2
+// bodies, is exit 2 with one line naming the flag and the value.
+//
+// The expectations are FlashInfer's layout worked by hand (scheduler.cuh at fb28d72,
+// PrefillSM90Plan: seven per-work int32 parts of max_total_num_works entries and work_indptr of
+// SMs + 1, each from a multiple of 16 in AlignedAllocator's order), never the mirror's output.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/cli/cli_run.hpp"
+
+namespace {
+
+using namespace headroom_test;
+using nlohmann::json;
+
+// One layer of 1024 query heads, 8 kv heads of 128: at TP 1 the builder plans 1024 heads.
+std::string wide_config(const fs::path& dir) {
+  const fs::path f = dir / "wide.json";
+  std::ofstream(f) << R"({"architectures": ["LlamaForCausalLM"], "model_type": "llama",
+    "hidden_size": 131072, "num_attention_heads": 1024, "num_key_value_heads": 8, "head_dim": 128,
+    "num_hidden_layers": 1, "vocab_size": 32000, "torch_dtype": "bfloat16"})";
+  return f.string();
+}
+
+std::string check_of(const std::string& config, int seqs) {
+  return "check " + config + " --backend flashinfer --tp 1 --max-num-batched-tokens 2048 --max-num-seqs " +
+         std::to_string(seqs);
+}
+
+// Eager decode of N one-row requests on tensor cores: each request is one 128-row tile a head, so
+// PrefillSM90Plan writes 1024 N works (ceil(N / 128) + N - 1 <= 4096 works a head: every head is
+// scheduled). Parts of 4,096 N bytes (a multiple of 16): six end at 24,576 N, work_indptr's
+// 133 x 4 = 532 bytes follow, batch_indices starts at the next multiple of 16 and ends at
+// 28,672 N + 544. N = 292: 8,372,768 bytes, inside 8 MiB (8,388,608); N = 293: 8,401,440, and
+// batch_indices is the part FlashInfer's allocator names.
+TEST(FlashInferPrefill, Sm90IntWorkspaceFitsThenOverflowsAtAHandComputedBatch) {
+  const auto dir = scratch("fi_prefill_sm90_ws");
+  const std::string config = wide_config(dir);
+  const auto fits = run_cli(check_of(config, 292) + " --flashinfer-prefill fa3");
+  EXPECT_EQ(fits.code, 0) << fits.out << fits.err;
+
+  const std::string out = (dir / "r.json").string();
+  const auto r = run_cli(check_of(config, 300) + " --flashinfer-prefill fa3 --json " + out);
+  ASSERT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("batch_prefill_sm90_batch_indices"), std::string::npos) << r.out;
+  const json report = json::parse(slurp(out));
+  bool found = false;
+  for (const auto& v : report["violations"])
+    if (v["buffer"] == "int_workspace") {
+      found = true;
+      EXPECT_EQ(v["invariant"], "buffer_capacity");
+      EXPECT_EQ(v["capacity_bytes"], 8388608);
+      EXPECT_EQ(v["required_bytes"], 8401440);  // its batch: the first failing one
+    }
+  EXPECT_TRUE(found) << report["violations"].dump();
+  bool threshold = false;
+  for (const auto& t : report["thresholds"])
+    if (t.contains("min_failing_decode_batch")) {
+      threshold = true;
+      EXPECT_EQ(t["min_failing_decode_batch"], 293);
+    }
+  EXPECT_TRUE(threshold);
+
+  // fa2 (the default) plans with PrefillPlan, whose parts the mirror does not check here: clean.
+  EXPECT_EQ(run_cli(check_of(config, 300)).code, 0);
+  EXPECT_EQ(run_cli(check_of(config, 300) + " --flashinfer-prefill fa2").code, 0);
+  // The engine-args key reaches the check; a flag overrides it.
+  const auto args = dir / "args.json";
+  std::ofstream(args) << R"({"flashinfer_prefill": "fa3"})";
+  EXPECT_EQ(run_cli(check_of(config, 300) + " --engine-args " + args.string()).code, 1);
+  EXPECT_EQ(
+      run_cli(check_of(config, 300) + " --engine-args " + args.string() + " --flashinfer-prefill fa2").code,
+      0);
+}
+
+// plan's fields for N = 293 requests and 2,048 tokens. Decode: 1024 x 293 = 300,032 works, all
+// allocated (eager), work_indptr of 132 SMs + 1, 128-row tiles, 8,401,440 bytes (above). Prefill:
+// 292 requests of 2 rows and one of 2,048 - 584 = 1,464 rows, 292 + 12 = 304 tiles a head, so
+// 311,296 works; parts of 1,245,184 bytes: six to 7,471,104, work_indptr to 7,471,636,
+// batch_indices from 7,471,648 to 8,716,832.
+TEST(FlashInferPrefill, PlanPrintsTheSm90Fields) {
+  const auto dir = scratch("fi_prefill_sm90_plan");
+  const std::string config = wide_config(dir);
+  const std::string base =
+      "plan " + config + " --backend flashinfer --tp 1 --max-num-batched-tokens 2048 --max-num-seqs 293";
+  const std::string out = (dir / "p.json").string();
+  const auto r = run_cli(base + " --flashinfer-prefill fa3 --json " + out);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json p = json::parse(slurp(out));
+  const json& g = p["ranks"][0]["groups"][0];
+  const json& q = g["parameters"];
+  EXPECT_EQ(q["fa3_prefill"], 1);
+  const std::pair<const char*, json> fields[] = {{"sm90_decode_batch", 293},
+                                                 {"sm90_decode_work_indptr_len", 133},
+                                                 {"sm90_decode_total_works", 300032},
+                                                 {"sm90_decode_allocated_works", 300032},
+                                                 {"sm90_decode_cta_tile_q", 128},
+                                                 {"sm90_decode_same_schedule_for_all_heads", 0},
+                                                 {"sm90_decode_int_workspace_bytes", 8401440},
+                                                 {"sm90_prefill_batch", 293},
+                                                 {"sm90_prefill_tokens", 2048},
+                                                 {"sm90_prefill_total_works", 311296},
+                                                 {"sm90_prefill_allocated_works", 311296},
+                                                 {"sm90_prefill_int_workspace_bytes", 8716832}};
+  for (const auto& [name, value] : fields) EXPECT_EQ(q.value(name, json()), value) << name;
+  EXPECT_NE(r.out.find("sm90_decode_total_works=300032"), std::string::npos) << r.out;
+  // verify plans the dump with PrefillSM90Plan too: decode batch 293 overflows the 8 MiB.
+  const auto v = run_cli("verify " + out);
+  EXPECT_EQ(v.code, 1) << v.out;
+  EXPECT_NE(v.out.find("batch_prefill_sm90_batch_indices"), std::string::npos) << v.out;
+  // The group's fa3_prefill decides where the file's flashinfer options do not say (an engine's dump).
+  json dump = p;
+  dump["flashinfer"].erase("prefill_sm90");
+  const auto dumped = dir / "dump.json";
+  std::ofstream(dumped) << dump.dump();
+  EXPECT_EQ(run_cli("verify " + dumped.string()).code, 1);
+  for (auto& group : dump["ranks"][0]["groups"]) group["parameters"]["fa3_prefill"] = 0;
+  std::ofstream(dumped) << dump.dump();
+  EXPECT_EQ(run_cli("verify " + dumped.string()).code, 0);
+  // fa2 (the default) adds none of them.
+  EXPECT_EQ(run_cli(base).out.find("fa3_prefill"), std::string::npos);
+}
+
+TEST(FlashInferPrefill, BadValuesAndTargetsExitTwoWithOneLine) {
+  const std::string laguna = source_path("configs/laguna-xs2.json");
+  const std::pair<std::string, std::vector<std::string>> cases[] = {
+      {"--flashinfer-prefill fa4", {"'--flashinfer-prefill' = \"fa4\"", "expected fa2 or fa3"}},
+      {"--flashinfer-prefill", {"'--flashinfer-prefill' = (missing)", "takes a value"}},
+  };
+  for (const char* cmd : {"check", "plan", "fuzz"})
+    for (const auto& [flags, pieces] : cases) {
+      const std::string config = std::string(cmd) == "fuzz" ? "" : laguna;
+      const auto r = run_cli(std::string(cmd) + " " + config + " " + flags);
+      EXPECT_EQ(bad_input_problem(r, pieces), "") << cmd << " " << flags;
+    }
+  // fa3 where FA2-structured bodies run: refused before any output.
+  const std::vector<std::string> runs = {"check " + laguna + " --target sim", "fuzz --target sim --cases 1"};
+  for (const std::string& run : runs)
+    EXPECT_EQ(bad_input_problem(run_cli(run + " --flashinfer-prefill fa3"),
+                                {"'--flashinfer-prefill' = fa3", "--target model only"}),
+              "")
+        << run;
+  const auto dir = scratch("fi_prefill_bad_args");
+  const auto f = dir / "args.json";
+  std::ofstream(f) << R"({"flashinfer_prefill": "sm90"})";
+  EXPECT_EQ(bad_input_problem(run_cli("check " + laguna + " --engine-args " + f.string()),
+                              {"args.json", "'flashinfer_prefill'"}),
+            "");
+}
+
+}  // namespace
