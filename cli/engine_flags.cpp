@@ -52,7 +52,8 @@ std::optional<int64_t> int_flag(const parsed_args& a, const char* flag, int64_t 
   return std::nullopt;
 }
 
-const char* const sglang_flags[] = {"--max-running-requests", "--attn-tp-size", "--gathered-buffer"};
+const char* const sglang_flags[] = {"--max-running-requests", "--attn-tp-size", "--gathered-buffer",
+                                    "--two-batch-overlap", "--attn-cp-size"};
 
 std::optional<bool> bool_flag(const parsed_args& a, const char* flag) {
   const auto v = a.get(flag);
@@ -75,6 +76,8 @@ sglang_settings read_sglang(const parsed_args& a, generators::pinned_settings& p
   s.req_pool_size = int_flag(a, "--max-running-requests", 1, max_check_num_seqs);
   s.attn_tp_size = int_flag(a, "--attn-tp-size", 1, max_settings_attn_tp);
   s.gathered_buffer = bool_flag(a, "--gathered-buffer");
+  s.two_batch_overlap = bool_flag(a, "--two-batch-overlap");
+  s.attn_cp_size = int_flag(a, "--attn-cp-size", 1, max_settings_attn_cp);
   if (s.req_pool_size && !p.max_num_seqs) p.max_num_seqs = s.req_pool_size;
   if (s.req_pool_size && *p.max_num_seqs > *s.req_pool_size)
     throw input_error(cmdline, "--max-running-requests", std::to_string(*s.req_pool_size),
@@ -155,6 +158,8 @@ void pin(const sglang_settings& s, engine_settings& e) {
   if (s.req_pool_size) e.req_pool_size = *s.req_pool_size;
   if (s.attn_tp_size) e.attn_tp_size = *s.attn_tp_size;
   if (s.gathered_buffer) e.gathered_buffer = *s.gathered_buffer;
+  if (s.two_batch_overlap) e.two_batch_overlap = *s.two_batch_overlap;
+  if (s.attn_cp_size) e.attn_cp_size = *s.attn_cp_size;
 }
 
 bool holds(const sglang_settings& s, const engine_settings& e) {
@@ -234,6 +239,9 @@ std::string flags_of(const sglang_settings& g) {
   if (g.req_pool_size) s += " --max-running-requests " + std::to_string(*g.req_pool_size);
   if (g.attn_tp_size) s += " --attn-tp-size " + std::to_string(*g.attn_tp_size);
   if (g.gathered_buffer) s += std::string(" --gathered-buffer ") + (*g.gathered_buffer ? "true" : "false");
+  if (g.two_batch_overlap)
+    s += std::string(" --two-batch-overlap ") + (*g.two_batch_overlap ? "true" : "false");
+  if (g.attn_cp_size) s += " --attn-cp-size " + std::to_string(*g.attn_cp_size);
   return s;
 }
 

@@ -33,15 +33,20 @@ void merge_engine_args(parsed_args& a, const nlohmann::json& j, const std::strin
 // arguments.
 void merge_keyword_settings(parsed_args& a, const nlohmann::json& j, const std::string& name);
 
-// SGLang's settings (engine_settings' req_pool_size, attn_tp_size, gathered_buffer; the sglang
+// SGLang's settings (engine_settings' req_pool_size, attn_tp_size, gathered_buffer,
+// two_batch_overlap, attn_cp_size; the sglang
 // flavour only), nullopt where not given. generators::pinned_settings has no field for them, so
 // fuzz pins them after the generators draw a case (fuzz_campaign.hpp: sample_fuzz_case,
 // keeps_pins).
 struct sglang_settings {
-  std::optional<int64_t> req_pool_size;  // --max-running-requests
-  std::optional<int64_t> attn_tp_size;   // --attn-tp-size
-  std::optional<bool> gathered_buffer;   // --gathered-buffer
-  bool empty() const { return !req_pool_size && !attn_tp_size && !gathered_buffer; }
+  std::optional<int64_t> req_pool_size;   // --max-running-requests
+  std::optional<int64_t> attn_tp_size;    // --attn-tp-size
+  std::optional<bool> gathered_buffer;    // --gathered-buffer
+  std::optional<bool> two_batch_overlap;  // --two-batch-overlap
+  std::optional<int64_t> attn_cp_size;    // --attn-cp-size
+  bool empty() const {
+    return !req_pool_size && !attn_tp_size && !gathered_buffer && !two_batch_overlap && !attn_cp_size;
+  }
   bool operator==(const sglang_settings&) const = default;
 };
 

@@ -95,6 +95,13 @@ const std::vector<flag_spec> engine_flags = {
     {"--gathered-buffer", k::value, "true|false",
      "SGLang: graph batches padded to a multiple of the attention TP size (default false)",
      "SGLang require_gathered_buffer()"},
+    {"--two-batch-overlap", k::value, "true|false",
+     "SGLang: two-batch overlap, graph batches padded to a multiple of 2 (default false)",
+     "SGLang --enable-two-batch-overlap"},
+    {"--attn-cp-size", k::value, "N",
+     "SGLang: the attention CP size, 1..64 (default 1); graph batches padded to it when the rest of the "
+     "alignment is no multiple of it, DP-attention eager batches padded to it",
+     "SGLang get_parallel().attn_cp_size"},
     {"--flashinfer-decode", k::value, "tensor-cores|cuda-cores",
      "FlashInfer's decode path: its prefill planner and kernel (tensor-cores, vLLM's since v0.10.2) or its "
      "decode plan and kernel (cuda-cores, vLLM's before for GQA groups up to 4) (default tensor-cores)",
@@ -157,6 +164,8 @@ const std::pair<std::string_view, std::string_view> fuzz_pins[] = {
      "--engine-flavour sglang; default: the pool is max_num_seqs)"},
     {"--attn-tp-size", "pin every case's SGLang attention TP size, 1..64 (default: drawn, 1, 2, 4 or 8)"},
     {"--gathered-buffer", "pin every case's SGLang gathered buffer, true or false (default: drawn)"},
+    {"--two-batch-overlap", "pin every case's SGLang two-batch overlap, true or false (default: drawn)"},
+    {"--attn-cp-size", "pin every case's SGLang attention CP size, 1..64 (default: drawn, 1, 2 or 3)"},
     {"--flashinfer-decode",
      "pin every case's FlashInfer decode path, tensor-cores or cuda-cores (default: drawn, tensor cores in 1 "
      "of 3)"},

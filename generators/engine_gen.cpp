@@ -18,6 +18,8 @@ struct settings_draw {
   engine_flavour flavour = engine_flavour::vllm;
   int64_t attn_tp = 1;
   bool gathered = false;
+  bool tbo = false;     // SGLang's two-batch overlap
+  int64_t attn_cp = 1;  // SGLang's attention CP size: 3 divides no other factor of the alignment
   // 0: vLLM's default capture list; 1: one graph past the block table's rows (rows of at most
   // 128 tokens) and at least max_num_seqs tokens, so that its warm-up fills every row: 132, or
   // max_num_seqs rounded up to 12 (132 = 12 x 11: either stays a graph when sizes round up to
@@ -35,7 +37,10 @@ engine_settings realise_settings(const settings_draw& d, int64_t max_num_seqs, c
   e.max_model_len = d.max_model_len;
   e.num_speculative_tokens = d.k;
   e.flavour = d.flavour;
-  if (d.flavour == engine_flavour::sglang) e.attn_tp_size = d.attn_tp, e.gathered_buffer = d.gathered;
+  if (d.flavour == engine_flavour::sglang) {
+    e.attn_tp_size = d.attn_tp, e.gathered_buffer = d.gathered;
+    e.two_batch_overlap = d.tbo, e.attn_cp_size = d.attn_cp;
+  }
   if (d.list == 1) {  // short rows, so that the dummy's work stays small
     e.max_model_len = std::min<int64_t>(d.max_model_len, 128);
     e.capture_sizes = {1, 2, std::max<int64_t>(132, (max_num_seqs + 11) / 12 * 12)};
@@ -66,6 +71,8 @@ rc::Gen<engine_settings> engine_settings_for(int64_t max_num_seqs, const pinned_
                                                                          {2, engine_flavour::vllm_ascend}})),
       rc::gen::set(&d::attn_tp, rc::gen::element<int64_t>(1, 2, 4, 8)),
       rc::gen::set(&d::gathered, weighted<bool>({{2, false}, {1, true}})),
+      rc::gen::set(&d::tbo, weighted<bool>({{4, false}, {1, true}})),
+      rc::gen::set(&d::attn_cp, weighted<int64_t>({{6, 1}, {1, 2}, {1, 3}})),
       rc::gen::set(&d::list, weighted<int>({{5, 0}, {6, 1}, {4, 2}, {1, 3}, {5, 4}})));
   return rc::gen::map(draws, [max_num_seqs, pins](const settings_draw& x) {
     return realise_settings(x, max_num_seqs, pins);

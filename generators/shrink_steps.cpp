@@ -26,8 +26,10 @@ void step_candidates(const check_case& c, std::vector<check_case>& out) {
   auto sglang_defaults = [&](check_case& o) {
     o.engine.attn_tp_size = d.attn_tp_size, o.engine.gathered_buffer = d.gathered_buffer;
     o.engine.req_pool_size = d.req_pool_size;
+    o.engine.two_batch_overlap = d.two_batch_overlap, o.engine.attn_cp_size = d.attn_cp_size;
   };
-  const bool sglang_set = e.attn_tp_size != d.attn_tp_size || e.gathered_buffer || e.req_pool_size != 0;
+  const bool sglang_set = e.attn_tp_size != d.attn_tp_size || e.gathered_buffer || e.req_pool_size != 0 ||
+                          e.two_batch_overlap || e.attn_cp_size != d.attn_cp_size;
   if (e.flavour != d.flavour || sglang_set)
     push([&](check_case& o) {
       o.engine.flavour = d.flavour;
@@ -56,6 +58,7 @@ int64_t non_default_engine(const check_case& c) {
   const engine_settings d;
   const engine_settings& e = c.engine;
   int64_t n = (e.flavour != d.flavour) + (e.attn_tp_size != d.attn_tp_size) + e.gathered_buffer +
+              e.two_batch_overlap + (e.attn_cp_size != d.attn_cp_size) +
               (e.req_pool_size != d.req_pool_size) + (e.max_model_len != d.max_model_len);
   for (const auto& l : c.model.layers) n += l.compress_ratio > 0;
   return n;

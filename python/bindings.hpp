@@ -24,8 +24,9 @@ struct run_options {
   std::string target = "model";
   // The engine settings given as keyword arguments, named as vLLM names them (max_num_seqs,
   // block_size, num_speculative_tokens, cudagraph_mode, ...; SGLang's max_running_requests,
-  // attn_tp_size, gathered_buffer; flashinfer_decode, flashinfer_prefill, batch_invariant): read as the
-  // command line's engine flags are (cli/engine_flags.hpp), reported as "arguments" and the keyword.
+  // attn_tp_size, gathered_buffer, enable_two_batch_overlap, attn_cp_size; flashinfer_decode,
+  // flashinfer_prefill, batch_invariant): read as the command line's engine flags are (cli/engine_flags.hpp),
+  // reported as "arguments" and the keyword.
   nlohmann::json settings = nlohmann::json::object();
   // vLLM's engine arguments (null: none), read as --engine-args is and reported as
   // engine_args_name (the path of a file, or "engine_args"); the keyword arguments override them.

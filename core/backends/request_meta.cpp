@@ -17,15 +17,23 @@ int64_t graph_requests(const engine_settings& s, int64_t graph_size) {
   return ceil_div(graph_size, 1 + s.num_speculative_tokens);
 }
 
+// get_eager_max_batch_size (utils/common.py at 34af3ff) for a batch of `reqs` requests: under
+// require_mlp_sync (DP attention, which attn_tp_size > 1 stands for, or a gathered buffer) rounded
+// up to the attention TP size, then to get_cp_padding_align_size (layers/cp/padding.py): the
+// attention CP size (x2 under prefill CP in sequence-split mode, which is not modelled); else
+// `reqs` itself.
+int64_t sglang_eager_batch(const engine_settings& s, int64_t reqs) {
+  if (s.attn_tp_size == 1 && !s.gathered_buffer) return reqs;
+  return round_up(round_up(reqs, s.attn_tp_size), s.attn_cp_size);
+}
+
 }  // namespace
 
 // _cuda_graph_capture_max_bs(server_args, req_to_token_pool.size): no graph batch exceeds it, as
 // capture_sizes_of drops the sizes above it.
 int64_t sglang_graph_ceiling(const engine_settings& s) { return sglang_max_graph_requests(s); }
 
-int64_t sglang_eager_ceiling(const engine_settings& s) {
-  return round_up(request_pool_of(s), s.attn_tp_size);
-}
+int64_t sglang_eager_ceiling(const engine_settings& s) { return sglang_eager_batch(s, request_pool_of(s)); }
 
 int64_t request_meta_rows(const engine_settings& s, const request_meta_mutants& m) {
   switch (s.flavour) {
@@ -47,7 +55,7 @@ std::vector<int64_t> request_meta_batches(const engine_settings& s, const engine
   std::vector<int64_t> out;
   if (st.graph_size == 0 || dummy) {  // eager: the step itself, or a dummy's warm-up
     const int64_t reqs = st.num_reqs_padded;
-    out.push_back(s.flavour == engine_flavour::sglang ? round_up(reqs, s.attn_tp_size) : reqs);
+    out.push_back(s.flavour == engine_flavour::sglang ? sglang_eager_batch(s, reqs) : reqs);
   }
   if (st.graph_size > 0) {
     switch (s.flavour) {

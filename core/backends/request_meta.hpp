@@ -3,9 +3,11 @@
 // for. Three engines size them three ways (engine_settings::flavour):
 //   vllm         max_num_seqs + 1 / max_num_seqs; every path pads to at most max_num_seqs requests
 //   sglang       max(graph ceiling, eager ceiling) (+ 1): the graph ceiling is the request pool
-//                rounded up to the attention TP size under require_gathered_buffer (no capture size
-//                exceeds it; graph batches round up the same way), eager batches (warm-up, DP
-//                dummies) always round up to a multiple of the attention TP size
+//                rounded up to the graph alignment (x2 under two-batch overlap, x attention TP under
+//                require_gathered_buffer, x attention CP when that does not divide it; no capture
+//                size exceeds it; graph batches round up the same way), eager batches (warm-up, DP
+//                dummies) under DP attention or a gathered buffer round up to a multiple of the
+//                attention TP size, then of the attention CP size
 //   vllm-ascend  max(max_num_seqs, max capture size) + 1 (+ 1) under FULL graphs: a graph batch is
 //                its capture size plus one dummy request
 #pragma once
@@ -29,7 +31,8 @@ struct request_meta_mutants {
 int64_t request_meta_rows(const engine_settings& s, const request_meta_mutants& m);
 
 // SGLang's two ceilings: the largest graph batch (round_up(pool, graph multiple)) and the largest
-// eager (warm-up) batch (round_up(pool, attention TP)).
+// eager (warm-up) batch (round_up(round_up(pool, attention TP), attention CP) under DP attention
+// or a gathered buffer, else the pool).
 int64_t sglang_graph_ceiling(const engine_settings& s);
 int64_t sglang_eager_ceiling(const engine_settings& s);
 

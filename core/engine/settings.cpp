@@ -77,7 +77,12 @@ int64_t request_pool_of(const engine_settings& s) {
   return s.req_pool_size > 0 ? s.req_pool_size : s.max_num_seqs;
 }
 
-int64_t sglang_graph_multiple(const engine_settings& s) { return s.gathered_buffer ? s.attn_tp_size : 1; }
+int64_t sglang_graph_multiple(const engine_settings& s) {
+  int64_t m = s.two_batch_overlap ? 2 : 1;
+  if (s.gathered_buffer) m *= s.attn_tp_size;
+  if (m % s.attn_cp_size != 0) m *= s.attn_cp_size;
+  return m;
+}
 
 int64_t sglang_max_graph_requests(const engine_settings& s) {
   const int64_t m = sglang_graph_multiple(s);
@@ -101,6 +106,7 @@ void validate(const engine_settings& s, const std::string& file, const std::stri
                 max_settings_tokens);
   check_range(file, path + "req_pool_size", s.req_pool_size, 0, max_settings_seqs);
   check_range(file, path + "attn_tp_size", s.attn_tp_size, 1, max_settings_attn_tp);
+  check_range(file, path + "attn_cp_size", s.attn_cp_size, 1, max_settings_attn_cp);
 }
 
 void validate(const step_spec& st, const engine_settings& s, const std::string& file,

@@ -37,6 +37,8 @@ struct engine_settings {
   int64_t req_pool_size = 0;           // SGLang: req_to_token_pool.size (0: max_num_seqs)
   int64_t attn_tp_size = 1;            // SGLang: attention TP size under DP attention
   bool gathered_buffer = false;        // SGLang: require_gathered_buffer (graph batches padded to attn TP)
+  bool two_batch_overlap = false;      // SGLang: enable_two_batch_overlap (graph batches padded to 2)
+  int64_t attn_cp_size = 1;            // SGLang: attn_cp_size (graph and DP-attention eager batches padded)
   int64_t head_tile = 0;               // C9: an MLA kernel's minimum heads per rank (16); 0: none
   int64_t mamba_block_size = 0;        // C11: the Mamba group's block size; 0: the attention blocks'
   int64_t extra_group_block_size = 0;  // C11: one more KV-cache group's (drafter, ring buffer); 0: none
@@ -66,6 +68,7 @@ inline constexpr int64_t max_settings_model_len = int64_t{1} << 24;
 inline constexpr int64_t max_settings_tokens = int64_t{1} << 24;
 inline constexpr int64_t max_settings_spec_tokens = 16;
 inline constexpr int64_t max_settings_attn_tp = 64;
+inline constexpr int64_t max_settings_attn_cp = 64;
 inline constexpr int64_t max_settings_head_tile = 1024;
 inline constexpr int64_t max_settings_block_size = int64_t{1} << 20;
 
@@ -78,9 +81,9 @@ void validate(const step_spec& st, const engine_settings& s, const std::string& 
 
 // SGLang's request pool: req_pool_size, or max_num_seqs when 0.
 int64_t request_pool_of(const engine_settings& s);
-// SGLang's graph batch alignment (mul_base of get_batch_sizes_to_capture and
-// _cuda_graph_capture_max_bs): the attention TP size under require_gathered_buffer, else 1 (two-batch
-// overlap and attention CP are not modelled).
+// SGLang's graph batch alignment (get_cuda_graph_batch_size_alignment, utils/common.py at 34af3ff):
+// 1, x2 under two-batch overlap, x the attention TP size under require_gathered_buffer, then x the
+// attention CP size when that does not divide it.
 int64_t sglang_graph_multiple(const engine_settings& s);
 // SGLang's largest graph batch in requests: the pool rounded up to sglang_graph_multiple.
 int64_t sglang_max_graph_requests(const engine_settings& s);

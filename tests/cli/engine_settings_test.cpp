@@ -68,6 +68,13 @@ TEST(EngineSettings, BadValuesNameTheFlagAndTheValue) {
       {"--engine-flavour sglang --gathered-buffer yes",
        {"'--gathered-buffer' = \"yes\"", "expected true or false"}},
       {"--engine-flavour sglang --gathered-buffer", {"'--gathered-buffer' = (missing)", "takes a value"}},
+      {"--two-batch-overlap true", {"'--two-batch-overlap' = true", "an SGLang setting"}},
+      {"--attn-cp-size 3", {"'--attn-cp-size' = 3", "an SGLang setting"}},
+      {"--engine-flavour sglang --two-batch-overlap on",
+       {"'--two-batch-overlap' = \"on\"", "expected true or false"}},
+      {"--engine-flavour sglang --attn-cp-size 0", {"'--attn-cp-size' = 0", "1..64"}},
+      {"--engine-flavour sglang --attn-cp-size 65", {"'--attn-cp-size' = 65", "1..64"}},
+      {"--engine-flavour sglang --attn-cp-size 2x", {"'--attn-cp-size' = \"2x\"", "expected an integer"}},
   };
   for (const auto& [flags, pieces] : cases) {
     const auto r = run_cli("check " + laguna + " " + flags);
@@ -81,7 +88,8 @@ TEST(EngineSettings, BadValuesNameTheFlagAndTheValue) {
        {"--spec-tokens 1", "--num-speculative-tokens 1", "--cudagraph-mode FULL_AND_PIECEWISE",
         "--engine-flavour sglang --max-running-requests 4096 --attn-tp-size 64",
         "--engine-flavour sglang --max-num-seqs 1 --max-running-requests 1 --attn-tp-size 1",
-        "--engine-flavour sglang --max-num-seqs 5 --max-running-requests 21 --gathered-buffer false"})
+        "--engine-flavour sglang --max-num-seqs 5 --max-running-requests 21 --gathered-buffer false",
+        "--engine-flavour sglang --two-batch-overlap true --attn-cp-size 64"})
     EXPECT_EQ(run_cli("plan " + laguna + " " + ok).code, 0) << ok;
 }
 
@@ -220,6 +228,10 @@ std::map<std::string, json> sglang_buffers(const std::string& flags, const fs::p
 //   max_num_seqs 5): max(8, 8) = 8 (9, 8). vLLM's list up to min(2 x 5, 512) = 10 is 1, 2, 4, 8,
 //   within either cut: 1 + 4 x round_up(max(5, 8), 4) = 33.
 //   SGLang's own test (pool 65, attention TP 4, gathered): rows 68 (69, 68).
+//   Two-batch overlap (alignment 2), --max-num-seqs 5 --max-running-requests 21: graph ceiling 22,
+//   eager 21 (no MLP sync): rows 22 (23); the same with the gather at attention TP 4: 2 x 4 = 8,
+//   graph 24, eager 24: rows 24 (25). Attention CP 5 at attention TP 8 (DP attention), pool 20:
+//   alignment 1 -> 5, graph 20; eager ceil_align(ceil_align(20, 8), 5) = 25: rows 25 (26).
 TEST(EngineSettings, SglangSettingsReachThePlan) {
   const auto dir = scratch("engine_sglang");
   const json e = sglang_engine("--max-running-requests 20 --attn-tp-size 8 --gathered-buffer true", dir);
@@ -227,6 +239,11 @@ TEST(EngineSettings, SglangSettingsReachThePlan) {
   EXPECT_EQ(e["max_num_seqs"], 20);  // the pool's requests, --max-num-seqs not given
   EXPECT_EQ(e["attn_tp_size"], 8);
   EXPECT_EQ(e["gathered_buffer"], true);
+  EXPECT_EQ(e["two_batch_overlap"], false);
+  EXPECT_EQ(e["attn_cp_size"], 1);
+  const json tbo = sglang_engine("--two-batch-overlap true --attn-cp-size 3", dir);
+  EXPECT_EQ(tbo["two_batch_overlap"], true);
+  EXPECT_EQ(tbo["attn_cp_size"], 3);
   EXPECT_EQ(sglang_engine("--max-num-seqs 5 --max-running-requests 21", dir)["max_num_seqs"], 5);
   EXPECT_EQ(sglang_engine("", dir)["req_pool_size"], 0);  // 0: the pool is max_num_seqs
   const std::tuple<std::string, int, int> rows[] = {
@@ -237,6 +254,11 @@ TEST(EngineSettings, SglangSettingsReachThePlan) {
       {"--max-num-seqs 5 --max-running-requests 21 --attn-tp-size 4 --gathered-buffer true", 25, 33},
       {"--max-num-seqs 5 --attn-tp-size 4 --gathered-buffer true", 9, 33},
       {"--max-running-requests 65 --attn-tp-size 4 --gathered-buffer true", 69, -1},
+      {"--max-num-seqs 5 --max-running-requests 21 --two-batch-overlap true", 23, -1},
+      {"--max-num-seqs 5 --max-running-requests 21 --two-batch-overlap true --attn-tp-size 4 "
+       "--gathered-buffer true",
+       25, -1},
+      {"--max-running-requests 20 --attn-tp-size 8 --attn-cp-size 5", 26, -1},
   };
   for (const auto& [flags, indptr, metadata] : rows) {
     auto fi = sglang_buffers("--backend flashinfer " + flags, dir);
@@ -320,6 +342,9 @@ TEST(EngineSettings, EngineArgsFileErrorsNameTheFileAndTheKey) {
       {R"({"max_running_requests": 20})", {"'max_running_requests' = 20", "needs engine flavour sglang"}},
       {R"({"attn_tp_size": 4})", {"'attn_tp_size' = 4", "needs engine flavour sglang"}},
       {R"({"gathered_buffer": 1})", {"'gathered_buffer' = 1", "expected true or false"}},
+      {R"({"enable_two_batch_overlap": true})",
+       {"'enable_two_batch_overlap' = true", "needs engine flavour sglang"}},
+      {R"({"attn_cp_size": 3})", {"'attn_cp_size' = 3", "needs engine flavour sglang"}},
       {R"({"enable_dp_attention": true, "dp_size": 4})", {"'enable_dp_attention' = true", "attn_tp_size"}},
       {R"({"dp_size": 4})", {"'dp_size' = 4", "not modelled", "attn_tp_size"}},
       {R"([128])", {"'<engine args>'"}},

@@ -137,6 +137,20 @@ TEST(FuzzPins, PinnedSglangDrawsItsAttentionTp) {
   EXPECT_EQ(cases_with("--engine-flavour vllm-ascend", attn_tp), 0u);
 }
 
+// Two-batch overlap (drawn true in 1 of 5) and attention CP (2 or 3 in 2 of 8) come with SGLang in
+// modest proportion: some cases, fewer than half; under another flavour none.
+TEST(FuzzPins, PinnedSglangDrawsOverlapAndCp) {
+  const auto tbo = [](const check_case& c) { return c.engine.two_batch_overlap; };
+  const auto cp = [](const check_case& c) { return c.engine.attn_cp_size > 1; };
+  for (const auto& has :
+       {std::function<bool(const check_case&)>(tbo), std::function<bool(const check_case&)>(cp)}) {
+    const uint64_t n = cases_with("--engine-flavour sglang", has);
+    EXPECT_GT(n, 0u);
+    EXPECT_LT(n, campaign_cases / 2);
+    EXPECT_EQ(cases_with("--engine-flavour vllm", has), 0u);
+  }
+}
+
 // SGLang's settings pin every case of a pinned SGLang campaign, which otherwise draws the attention
 // TP (1, 2, 4, 8) and the gathered buffer and never a pool of its own (0: max_num_seqs). A pinned
 // pool is also the requests a step holds when --max-num-seqs is not given, within it when it is.
@@ -150,6 +164,10 @@ TEST(FuzzPins, SglangSettingsPinEveryCase) {
       {"--attn-tp-size 3", [](const check_case& c) { return c.engine.attn_tp_size == 3; }},
       {"--gathered-buffer true", [](const check_case& c) { return c.engine.gathered_buffer; }},
       {"--gathered-buffer false", [](const check_case& c) { return !c.engine.gathered_buffer; }},
+      {"--two-batch-overlap true", [](const check_case& c) { return c.engine.two_batch_overlap; }},
+      {"--two-batch-overlap false", [](const check_case& c) { return !c.engine.two_batch_overlap; }},
+      {"--attn-cp-size 3", [](const check_case& c) { return c.engine.attn_cp_size == 3; }},
+      {"--attn-cp-size 1", [](const check_case& c) { return c.engine.attn_cp_size == 1; }},
   };
   for (const char* target : {"sim", "model"})
     for (const auto& p : pins) {

@@ -129,6 +129,14 @@ def test_engine_flavour_keyword_is_the_flag(tmp_path, flavour, metadata, indptr)
     (dict(max_num_seqs=5, max_running_requests=21, attn_tp_size=4, gathered_buffer=True),
      ["--max-num-seqs", "5", "--max-running-requests", "21", "--attn-tp-size", "4", "--gathered-buffer", "true"],
      25, 33),
+    # two-batch overlap, pool 21: graph ceiling round_up(21, 2) = 22, eager 21 (no MLP sync): rows 22;
+    # list 1, 2, 4, 8 -> 1 + 4 x round_up(max(5, 8), 4) = 33
+    (dict(max_num_seqs=5, max_running_requests=21, enable_two_batch_overlap=True),
+     ["--max-num-seqs", "5", "--max-running-requests", "21", "--two-batch-overlap", "true"], 23, 33),
+    # attention TP 8 (DP attention), CP 5, pool 20: eager round_up(round_up(20, 8), 5) = 25 rows;
+    # graph alignment 1 -> 5, ceiling 20: list cut at 20 -> 81
+    (dict(max_running_requests=20, attn_tp_size=8, attn_cp_size=5),
+     ["--max-running-requests", "20", "--attn-tp-size", "8", "--attn-cp-size", "5"], 26, 81),
 ])
 def test_sglang_keywords_are_the_flags(tmp_path, settings, flags, indptr, metadata):
     fi = headroom.plan(LAGUNA, backend="flashinfer", engine_flavour="sglang", **settings)
@@ -193,7 +201,8 @@ def test_flashinfer_prefill_keyword(tmp_path):
 
 SGLANG_BAD = [  # keyword, value, the flag's value on the command line; under engine_flavour sglang
     ("max_running_requests", 0, "0"), ("max_running_requests", 4097, "4097"), ("attn_tp_size", 0, "0"),
-    ("attn_tp_size", 65, "65"), ("gathered_buffer", "yes", "yes"),
+    ("attn_tp_size", 65, "65"), ("gathered_buffer", "yes", "yes"), ("attn_cp_size", 0, "0"),
+    ("attn_cp_size", 65, "65"),
 ]
 
 
@@ -226,6 +235,7 @@ BAD = [  # keyword, value, the flag's value on the command line
     ("max_num_seqs", 0, "0"), ("engine_flavour", "vllm_ascend", "vllm_ascend"), ("engine_flavour", "SGLang", "SGLang"),
     # SGLang's settings without the sglang flavour
     ("max_running_requests", 20, "20"), ("attn_tp_size", 2, "2"), ("gathered_buffer", True, "true"),
+    ("attn_cp_size", 3, "3"),
     ("flashinfer_decode", "tensor_cores", "tensor_cores"), ("batch_invariant", "yes", "yes"),
     ("flashinfer_prefill", "fa4", "fa4"),
 ]
