@@ -55,12 +55,18 @@ std::optional<int64_t> int_flag(const parsed_args& a, const char* flag, int64_t 
 const char* const sglang_flags[] = {"--max-running-requests", "--attn-tp-size", "--gathered-buffer",
                                     "--two-batch-overlap", "--attn-cp-size"};
 
-std::optional<bool> bool_flag(const parsed_args& a, const char* flag) {
+// A flag of two values: true for `yes`, false for `no`, nullopt where not given.
+std::optional<bool> two_way_flag(const parsed_args& a, const char* flag, const std::string& yes,
+                                 const std::string& no) {
   const auto v = a.get(flag);
   if (!v) return std::nullopt;
-  if (*v != "true" && *v != "false")
-    throw input_error(cmdline, flag, "\"" + *v + "\"", "expected true or false");
-  return *v == "true";
+  if (*v != yes && *v != no)
+    throw input_error(cmdline, flag, "\"" + *v + "\"", "expected " + yes + " or " + no);
+  return *v == yes;
+}
+
+std::optional<bool> bool_flag(const parsed_args& a, const char* flag) {
+  return two_way_flag(a, flag, "true", "false");
 }
 
 // SGLang's settings (docs/design.md "Command line": how they map from SGLang's server arguments).
@@ -93,17 +99,9 @@ sglang_settings read_sglang(const parsed_args& a, generators::pinned_settings& p
 // switch: --batch-invariant true is tensor-core decode too (a pin on fuzz), and with cuda-cores it
 // models no vLLM release, so it is refused rather than half applied.
 void read_flashinfer(const parsed_args& a, generators::pinned_settings& p) {
-  if (auto v = a.get("--flashinfer-decode")) {
-    if (*v != "tensor-cores" && *v != "cuda-cores")
-      throw input_error(cmdline, "--flashinfer-decode", "\"" + *v + "\"",
-                        "expected tensor-cores or cuda-cores");
-    p.tensor_core_decode = *v == "tensor-cores";
-  }
-  if (auto v = a.get("--flashinfer-prefill")) {
-    if (*v != "fa2" && *v != "fa3")
-      throw input_error(cmdline, "--flashinfer-prefill", "\"" + *v + "\"", "expected fa2 or fa3");
-    p.prefill_sm90 = *v == "fa3";
-  }
+  if (auto tc = two_way_flag(a, "--flashinfer-decode", "tensor-cores", "cuda-cores"))
+    p.tensor_core_decode = tc;
+  if (auto fa2 = two_way_flag(a, "--flashinfer-prefill", "fa2", "fa3")) p.prefill_sm90 = !*fa2;
   p.disable_split_kv = bool_flag(a, "--batch-invariant");
   if (!p.disable_split_kv.value_or(false)) return;
   if (!p.tensor_core_decode.value_or(true))
