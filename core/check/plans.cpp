@@ -51,37 +51,29 @@ std::pair<batch, batch> split_batch(const batch& b) {
 // FlashInfer's two wrappers on one step: decode requests to the CUDA-core decode plan, or with
 // tensor cores to the prefill planner as one-row requests (uniform_q_len 1 under CUDA graphs, as
 // the fixed planner takes it; 0 with the C10 mutant, as FlashInfer passes it today); the rest to
-// the prefill planner, without CUDA graphs.
+// the prefill planner, without CUDA graphs. The prefill planner is PrefillPlan, or with
+// o.prefill_sm90 PrefillSM90Plan, which takes the mask: vLLM's prefill wrapper plans causal,
+// FlashInfer's tensor-core decode its one-row requests non-causal.
 std::vector<planned_part> flashinfer_parts(const check_case& c, int64_t h, int64_t kv, int64_t hd,
                                            const batch& b, flashinfer_options o) {
   o.kv_dtype_bytes = o.o_dtype_bytes = dtype_bytes(c.model.kv_dtype);
+  const auto prefill_planner = [&](const batch& x, const flashinfer_options& ox, bool causal) -> any_plan {
+    if (ox.prefill_sm90) return plan_fi_prefill_sm90(h, kv, hd, x, ox, causal);
+    return plan_fi_prefill(h, kv, hd, x, ox);
+  };
   const auto [dec, pre] = split_batch(b);
   std::vector<planned_part> parts;
-  if (o.prefill_sm90) {
-    // vLLM's prefill wrapper plans causal; FlashInfer's tensor-core decode plans its one-row
-    // requests non-causal. The CUDA-core decode plan does not take a backend.
-    if (dec.num_seqs() > 0 && o.tensor_core_decode)
-      parts.push_back({plan_fi_prefill_sm90(h, kv, hd, dec, o, false), dec});
-    else if (dec.num_seqs() > 0)
-      parts.push_back({plan_fi_decode(h, kv, hd, c.model.kv_dtype, dec, o), dec});
-    if (pre.num_seqs() > 0) {
-      flashinfer_options op = o;
-      op.cuda_graph = false;
-      parts.push_back({plan_fi_prefill_sm90(h, kv, hd, pre, op, true), pre});
-    }
-    return parts;
-  }
   if (dec.num_seqs() > 0 && o.tensor_core_decode) {
     flashinfer_options od = o;
     od.uniform_q_len = od.cuda_graph && od.exact_no_split_graph_grid ? 1 : 0;
-    parts.push_back({plan_fi_prefill(h, kv, hd, dec, od), dec});
+    parts.push_back({prefill_planner(dec, od, false), dec});
   } else if (dec.num_seqs() > 0) {
     parts.push_back({plan_fi_decode(h, kv, hd, c.model.kv_dtype, dec, o), dec});
   }
   if (pre.num_seqs() > 0) {
     flashinfer_options op = o;
     op.cuda_graph = false;  // vLLM captures decode only: its prefill wrapper plans eagerly
-    parts.push_back({plan_fi_prefill(h, kv, hd, pre, op), pre});
+    parts.push_back({prefill_planner(pre, op, true), pre});
   }
   return parts;
 }
