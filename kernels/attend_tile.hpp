@@ -1,14 +1,13 @@
 // attend_tile(): the prefill tile pass (FlashAttention-2 / FlashInfer's prefill), for bf16 / fp16
 // at padded head sizes 64 to 256 with whole, aligned rows (mma_rows_aligned). A block of W warps
-// takes its packed query rows in sweeps of 16 M W (one sweep for tiles up to 128 rows); warp w owns
-// rows 16 M w .. + 16 M - 1 of the sweep (M = tile_m, 2 at head sizes up to 128: every K and V
-// operand read from shared memory serves two products) and keeps their whole online-softmax state
-// in registers, and every warp walks the same steps of tile_keys keys, which the block stages once
-// in shared memory (cp.async, tile_stages stages: a step's copies run while the steps before
-// compute; one barrier per step). Both products are mma.m16n8k16, V's operands from
-// ldmatrix.trans (layouts in attend_tile_lane.hpp). Steps cover only the keys some row of the
-// sweep sees (causal end, window start); a step that lies inside the visible range of every row of
-// the lane is not masked. No cross-warp combine: each lane stores its own rows.
+// takes its packed query rows in sweeps of 16 W (one sweep for tiles up to 128 rows); warp w owns
+// rows 16w .. 16w + 15 of the sweep and keeps their whole online-softmax state in registers, and
+// every warp walks the same steps of tile_keys keys, which the block stages once in shared memory
+// (cp.async, tile_stages stages: a step's copies run while the steps before compute; one barrier
+// per step). Both products are mma.m16n8k16, V's operands from ldmatrix.trans (layouts in
+// attend_tile_lane.hpp). Steps cover only the keys some row of the sweep sees (causal end, window
+// start); a step that lies inside the visible range of both of a lane's rows is not masked. No
+// cross-warp combine: each lane stores its own rows.
 #pragma once
 
 #include "kernels/attend_tile_stage.hpp"
@@ -29,108 +28,99 @@ HEADROOM_HOST_DEVICE float tile_row_reduce(const float (&s)[NB][4], int i, Op op
   return x[0];
 }
 
-// S = Q K^T over sub-step `sub` of step `step` (its tile_sub_keys keys from key sub * SK), then the
-// online softmax of the lane's rows in log2 units (scores times scale * log2(e), a positive scale:
-// one fused multiply-add and one ex2 a score); leaves P in pa.
-template <class T, int Dp, class Ctx, class SV, class QV, class Regs>
+// S = Q K^T over the first NK keys of step `step` (all tile_keys, or half of them: the sweep's last
+// keys), then the online softmax of the lane's two rows in log2 units
+// (scores times scale * log2(e), a positive scale: one fused multiply-add and one ex2 a score);
+// leaves P in pa.
+template <class T, int Dp, int NK, class Ctx, class SV, class QV, class Regs>
 HEADROOM_HOST_DEVICE void tile_scores(Ctx& ctx, const paged_attention_inputs<T>& p, const SV& st,
-                                      const QV& sq, Regs& rg, const tile_sweep& sw, int64_t step, int slot,
-                                      int sub) {
+                                      const QV& sq, Regs& rg, const tile_sweep& sw, int64_t step, int slot) {
   using L = tile_lane<Dp>;
-  constexpr int NB = L::NB, KB = L::KB, M = L::M, R = L::R, SK = L::SK;
+  constexpr int NB = NK / 8, KB = NK / 16;
   ctx.threads([&](const thread_idx& t) {
     HEADROOM_UNROLL
-    for (int mt = 0; mt < M; ++mt) HEADROOM_UNROLL
     for (int nb = 0; nb < NB; ++nb) HEADROOM_UNROLL
-    for (int c = 0; c < 4; ++c) rg.st[t].s[mt][nb][c] = 0.0f;
+    for (int c = 0; c < 4; ++c) rg.st[t].s[nb][c] = 0.0f;
   });
   HEADROOM_UNROLL
   for (int j = 0; j < L::J; ++j) {
-    if constexpr (!tile_q_in_regs<Dp>) tile_read_q<Dp>(ctx, sq, rg, j, sw.idle_from);
+    tile_read_k<Dp, NB>(ctx, st, sq, rg, slot, j, sw.idle_from);
     const int qj = tile_q_in_regs<Dp> ? j : 0;
     HEADROOM_UNROLL
-    for (int nb = 0; nb < NB; ++nb) {
-      tile_read_k<Dp>(ctx, st, rg, slot, sub * SK + 8 * nb, j, nb, sw.idle_from);
-      HEADROOM_UNROLL
-      for (int m = 0; m < 2; ++m) HEADROOM_UNROLL
-      for (int mt = 0; mt < M; ++mt)
-        ctx.template mma_m16n8k16<T>(rg.st, [&](L& r) {
-          const uint32_t(&a)[4] = r.q[qj][mt][m];
-          return mma_operands{{a[0], a[1], a[2], a[3]}, {r.k[nb][2 * m], r.k[nb][2 * m + 1]}, r.s[mt][nb]};
-        });
-    }
+    for (int m = 0; m < 2; ++m) HEADROOM_UNROLL
+    for (int nb = 0; nb < NB; ++nb)  // NB independent products between two on one accumulator
+      ctx.template mma_m16n8k16<T>(rg.st, [&](L& r) {
+        return mma_operands{
+            {r.q[qj][0][2 * m], r.q[qj][1][2 * m], r.q[qj][0][2 * m + 1], r.q[qj][1][2 * m + 1]},
+            {r.k[nb][2 * m], r.k[nb][2 * m + 1]},
+            r.s[nb]};
+      });
   }
-  const int32_t k0 = static_cast<int32_t>(step) * L::KT + sub * SK;
+  const int32_t k0 = static_cast<int32_t>(step) * L::KT;
   ctx.threads([&](const thread_idx& t) {
     auto& r = rg.st[t];
     const int q = t.x % 4;
-    int32_t vlo = r.vlo[0], vhi = r.vhi[0];
-    HEADROOM_UNROLL
-    for (int i = 1; i < R; ++i) vlo = r.vlo[i] > vlo ? r.vlo[i] : vlo, vhi = r.vhi[i] < vhi ? r.vhi[i] : vhi;
-    if (!(k0 >= vlo && k0 + SK <= vhi)) {  // only diagonal and edge sub-steps are masked
+    const int32_t vlo = r.vlo[0] > r.vlo[1] ? r.vlo[0] : r.vlo[1],
+                  vhi = r.vhi[0] < r.vhi[1] ? r.vhi[0] : r.vhi[1];
+    if (!(k0 >= vlo && k0 + NK <= vhi)) {  // only diagonal and edge steps are masked
       HEADROOM_UNROLL
-      for (int mt = 0; mt < M; ++mt) HEADROOM_UNROLL
       for (int nb = 0; nb < NB; ++nb) HEADROOM_UNROLL
       for (int c = 0; c < 4; ++c) {
         const int32_t key = k0 + 8 * nb + 2 * q + c % 2;
-        const int i = 2 * mt + c / 2;
-        if (!(key >= r.vlo[i] && key < r.vhi[i])) r.s[mt][nb][c] = neg_inf();
+        if (!(key >= r.vlo[c / 2] && key < r.vhi[c / 2])) r.s[nb][c] = neg_inf();
       }
     }
     const auto mx = [](float a, float b) { return fmax_f(a, b); };
-    HEADROOM_UNROLL
-    for (int i = 0; i < R; ++i) rg.red[t][i] = tile_row_reduce<NB>(r.s[i / 2], i % 2, mx);
+    rg.red[t] = {{tile_row_reduce<NB>(r.s, 0, mx), tile_row_reduce<NB>(r.s, 1, mx)}};
   });
-  ctx.lane_max(rg.red, 4);  // the 4 lanes of equal g hold the same rows
+  ctx.lane_max(rg.red, 4);  // the 4 lanes of equal g hold the same two rows
   const float sl2 = p.scale * 1.4426950408889634f;
   ctx.threads([&](const thread_idx& t) {
     auto& r = rg.st[t];
-    float mu[R], alpha[R];
+    float mu[2], alpha[2];
     HEADROOM_UNROLL
-    for (int i = 0; i < R; ++i) {
+    for (int i = 0; i < 2; ++i) {
       const float mn = fmax_f(r.m[i], rg.red[t][i] * sl2);
       mu[i] = mn == neg_inf() ? 0.0f : mn;  // a row that saw no key yet: every term below is 0
       alpha[i] = fast_exp2(r.m[i] - mu[i]);
       r.m[i] = mn;
       r.l[i] *= alpha[i];
     }
-    HEADROOM_UNROLL
-    for (int mt = 0; mt < M; ++mt) {
-      if (alpha[2 * mt] != 1.0f || alpha[2 * mt + 1] != 1.0f) {  // the maxima moved: rescale the sums
-        HEADROOM_UNROLL
-        for (int f = 0; f < L::F; ++f) HEADROOM_UNROLL
-        for (int c = 0; c < 4; ++c) r.o[mt][f][c] *= alpha[2 * mt + c / 2];
-      }
+    if (alpha[0] != 1.0f || alpha[1] != 1.0f) {  // the maxima moved: rescale what was summed
       HEADROOM_UNROLL
-      for (int nb = 0; nb < NB; ++nb) HEADROOM_UNROLL
-      for (int c = 0; c < 4; ++c) r.s[mt][nb][c] = fast_exp2(fmadd(r.s[mt][nb][c], sl2, -mu[2 * mt + c / 2]));
-      r.l[2 * mt] += tile_row_reduce<NB>(r.s[mt], 0, [](float a, float b) { return a + b; });
-      r.l[2 * mt + 1] += tile_row_reduce<NB>(r.s[mt], 1, [](float a, float b) { return a + b; });
-      HEADROOM_UNROLL
-      for (int kb = 0; kb < KB; ++kb) HEADROOM_UNROLL
-      for (int h = 0; h < 2; ++h) {  // keys 16kb + 8h + 2q, + 1 of rows 2mt (a0 / a2), 2mt + 1 (a1 / a3)
-        const float(&x)[4] = r.s[mt][2 * kb + h];
-        r.pa[mt][kb][2 * h] = pack2_rn<T>(x[0], x[1]);
-        r.pa[mt][kb][2 * h + 1] = pack2_rn<T>(x[2], x[3]);
-      }
+      for (int f = 0; f < L::F; ++f) HEADROOM_UNROLL
+      for (int c = 0; c < 4; ++c) r.o[f][c] *= alpha[c / 2];
     }
+    HEADROOM_UNROLL
+    for (int nb = 0; nb < NB; ++nb) HEADROOM_UNROLL
+    for (int c = 0; c < 4; ++c) r.s[nb][c] = fast_exp2(fmadd(r.s[nb][c], sl2, -mu[c / 2]));
+    HEADROOM_UNROLL
+    for (int kb = 0; kb < KB; ++kb) HEADROOM_UNROLL
+    for (int h = 0; h < 2; ++h) {  // keys 16kb + 8h + 2q, + 1 of rows g (a0 / a2) and g + 8 (a1 / a3)
+      const float(&x)[4] = r.s[2 * kb + h];
+      r.pa[kb][2 * h] = pack2_rn<T>(x[0], x[1]);
+      r.pa[kb][2 * h + 1] = pack2_rn<T>(x[2], x[3]);
+    }
+    r.l[0] += tile_row_reduce<NB>(r.s, 0, [](float a, float b) { return a + b; });
+    r.l[1] += tile_row_reduce<NB>(r.s, 1, [](float a, float b) { return a + b; });
   });
 }
 
-// O += P V over sub-step `sub`'s keys: per 16 keys and 16 dims one ldmatrix.trans and 2 M products.
-template <class T, int Dp, class Ctx, class SV, class Regs>
-HEADROOM_HOST_DEVICE void tile_values(Ctx& ctx, const SV& st, Regs& rg, int slot, int sub) {
+// O += P V over the step's first NK keys: per 16 keys and 16 dims one ldmatrix.trans and two
+// products.
+template <class T, int Dp, int NK, class Ctx, class SV, class Regs>
+HEADROOM_HOST_DEVICE void tile_values(Ctx& ctx, const SV& st, Regs& rg, int slot) {
   using L = tile_lane<Dp>;
   HEADROOM_UNROLL
-  for (int kb = 0; kb < L::KB; ++kb) HEADROOM_UNROLL
+  for (int kb = 0; kb < NK / 16; ++kb) HEADROOM_UNROLL
   for (int n = 0; n < Dp / 16; ++n) {
-    tile_read_v<Dp>(ctx, st, rg, slot, sub * L::SK + 16 * kb, n);
+    tile_read_v<Dp>(ctx, st, rg, slot, kb, n);
     HEADROOM_UNROLL
-    for (int mt = 0; mt < L::M; ++mt) HEADROOM_UNROLL
     for (int h = 0; h < 2; ++h)
       ctx.template mma_m16n8k16<T>(rg.st, [&](L& r) {
-        const uint32_t(&a)[4] = r.pa[mt][kb];
-        return mma_operands{{a[0], a[1], a[2], a[3]}, {r.v[2 * h], r.v[2 * h + 1]}, r.o[mt][2 * n + h]};
+        return mma_operands{{r.pa[kb][0], r.pa[kb][1], r.pa[kb][2], r.pa[kb][3]},
+                            {r.v[2 * h], r.v[2 * h + 1]},
+                            r.o[2 * n + h]};
       });
   }
 }
@@ -138,13 +128,11 @@ HEADROOM_HOST_DEVICE void tile_values(Ctx& ctx, const SV& st, Regs& rg, int slot
 // The sweep's steps, S = tile_stages: step k's key rows are read (into koff) S steps ahead, its
 // copies issued S - 1 steps ahead, one commit group per step (empty past the last, so step k is
 // always group k). The barrier of step k completes its stage for every warp, and ends every warp's
-// reads of the stage and the koff slot that the step then refills. A step is computed in sub-steps
-// of tile_sub_keys keys (the scores of a whole step would not fit the registers with the
-// accumulators); the sweep's last step takes only the sub-steps that hold keys.
+// reads of the stage and the koff slot that the step then refills.
 template <class T, int Dp, class Ctx, class Sh, class QV, class Regs>
 HEADROOM_HOST_DEVICE void tile_steps(Ctx& ctx, const paged_attention_inputs<T>& p, Sh& s, const tile_span& sp,
                                      const tile_sweep& sw, const QV& sq, Regs& rg) {
-  constexpr int S = tile_stages, KT = tile_keys<Dp>, SK = tile_sub_keys<Dp>;
+  constexpr int S = tile_stages, KT = tile_keys<Dp>;
   const auto st = ctx.template shared<attn_chunk>(s.kv, "tile_kv");
   const auto ko = ctx.template shared<1>(s.koff, "tile_koff");
   for (int k = 0; k < S && k < sw.steps; ++k) tile_rows_of<T, Dp>(ctx, p, ko, sp, sw, k, k);
@@ -161,13 +149,15 @@ HEADROOM_HOST_DEVICE void tile_steps(Ctx& ctx, const paged_attention_inputs<T>& 
     if (step + S - 1 < sw.steps) tile_issue<T, Dp>(ctx, p, st, ko, ahead);
     ctx.async_commit();
     if (step + S < sw.steps) tile_rows_of<T, Dp>(ctx, p, ko, sp, sw, step + S, sl);
-    const int64_t left = sw.khi - sw.klo - step * KT;
-    const int subs = left >= KT ? KT / SK : static_cast<int>((left + SK - 1) / SK);
-    HEADROOM_NO_UNROLL
-    for (int sub = 0; sub < subs; ++sub) {
-      tile_scores<T, Dp>(ctx, p, st, sq, rg, sw, step, sl, sub);
-      tile_values<T, Dp>(ctx, st, rg, sl, sub);
+    if constexpr (KT >= 32) {
+      if (step + 1 == sw.steps && sw.khi - sw.klo - step * KT <= KT / 2) {  // a short last step
+        tile_scores<T, Dp, KT / 2>(ctx, p, st, sq, rg, sw, step, sl);
+        tile_values<T, Dp, KT / 2>(ctx, st, rg, sl);
+        continue;
+      }
     }
+    tile_scores<T, Dp, KT>(ctx, p, st, sq, rg, sw, step, sl);
+    tile_values<T, Dp, KT>(ctx, st, rg, sl);
   }
 }
 
@@ -180,23 +170,20 @@ HEADROOM_HOST_DEVICE void tile_store(Ctx& ctx, const paged_attention_inputs<T>& 
   const auto out = ctx.global(dst);
   const auto ls = ctx.global(lse);
   const int64_t G = sp.group, D = p.head_size;
-  ctx.threads([&](const thread_idx& t) {
-    HEADROOM_UNROLL
-    for (int i = 0; i < tile_lane<Dp>::R; ++i) rg.red[t][i] = rg.st[t].l[i];
-  });
+  ctx.threads([&](const thread_idx& t) { rg.red[t] = {{rg.st[t].l[0], rg.st[t].l[1]}}; });
   ctx.lane_sum(rg.red, 4);
   ctx.threads([&](const thread_idx& t) {
     const auto& r = rg.st[t];
     const int g = t.x / 4, q = t.x % 4;
     HEADROOM_UNROLL
-    for (int i = 0; i < tile_lane<Dp>::R; ++i) {
-      const int64_t row = sw.base + tile_rows<Dp> * t.y + tile_lane_row(g, i);
+    for (int i = 0; i < 2; ++i) {
+      const int64_t row = sw.base + tile_rows * t.y + g + 8 * i;
       if (row > sw.last) continue;
       const int64_t e = dst_row(row / G, sp.kvh * G + row % G);
       const float L = rg.red[t][i], inv = L > 0.0f ? 1.0f / L : 0.0f;
       HEADROOM_UNROLL
       for (int f = 0; f < Dp / 8; ++f) {
-        const float acc[2] = {r.o[i / 2][f][2 * (i % 2)], r.o[i / 2][f][2 * (i % 2) + 1]};
+        const float acc[2] = {r.o[f][2 * i], r.o[f][2 * i + 1]};
         const int64_t d0 = 8 * f + 2 * q;
         store_chunk<2>(out, e * D + d0, D - d0, D - d0 >= 2, acc, inv);
       }
@@ -211,7 +198,7 @@ HEADROOM_HOST_DEVICE void attend_tile(Ctx& ctx, const paged_attention_inputs<T>&
                                       const tile_span& sp, buffer_ref<T> dst, buffer_ref<float> lse,
                                       bool with_lse, const DstRow& dst_row) {
   constexpr int KT = tile_keys<Dp>;
-  const int64_t rows = tile_rows<Dp> * ctx.block_dim().y, G = sp.group, win = p.sliding_window;
+  const int64_t rows = tile_rows * ctx.block_dim().y, G = sp.group, win = p.sliding_window;
   const auto sq = ctx.template shared<attn_chunk>(s.q, tile_q_in_regs<Dp> ? attn_chunk : rows * Dp, "tile_q");
   auto rg = make_tile_registers<Dp>(ctx);
   for (int64_t base = sp.rows_lo; base < sp.rows_hi; base += rows) {
@@ -223,7 +210,7 @@ HEADROOM_HOST_DEVICE void attend_tile(Ctx& ctx, const paged_attention_inputs<T>&
     sw.klo = first > sp.lo ? first : sp.lo;
     sw.khi = end < sp.hi ? end : sp.hi;
     sw.steps = sw.khi > sw.klo ? (sw.khi - sw.klo + KT - 1) / KT : 0;
-    sw.idle_from = static_cast<int>((sw.last - base) / tile_rows<Dp> + 1);
+    sw.idle_from = static_cast<int>((sw.last - base) / tile_rows + 1);
     if (base > sp.rows_lo) ctx.sync();  // the sweep before still reads koff, the stage and q
     tile_begin<T, Dp>(ctx, p, sp, sw, sq, rg);
     tile_steps<T, Dp>(ctx, p, s, sp, sw, sq, rg);

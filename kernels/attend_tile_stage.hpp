@@ -34,6 +34,7 @@ HEADROOM_HOST_DEVICE vec<T, attn_chunk> tile_q_chunk(const View& v, int64_t off,
 template <class T, int Dp, class Ctx, class QV, class Regs>
 HEADROOM_HOST_DEVICE void tile_begin(Ctx& ctx, const paged_attention_inputs<T>& p, const tile_span& sp,
                                      const tile_sweep& sw, const QV& sq, Regs& rg) {
+  constexpr int CPR = Dp / attn_chunk;  // chunks per row
   const auto qg = ctx.global(p.q);
   const int64_t G = sp.group, win = p.sliding_window, D = p.head_size;
   const auto q_off = [&](int64_t row) {  // element offset of packed row `row`'s q, -1 past the sweep
@@ -45,8 +46,8 @@ HEADROOM_HOST_DEVICE void tile_begin(Ctx& ctx, const paged_attention_inputs<T>& 
     const int g = t.x / 4, q = t.x % 4;
     tile_lane_offsets<Dp>(r, t.x);
     HEADROOM_UNROLL
-    for (int i = 0; i < tile_lane<Dp>::R; ++i) {
-      const int64_t row = sw.base + tile_rows<Dp> * t.y + tile_lane_row(g, i);
+    for (int i = 0; i < 2; ++i) {
+      const int64_t row = sw.base + tile_rows * t.y + g + 8 * i;
       const int64_t pos = sp.shift + row / G;
       int64_t vlo = win > 0 && pos - win + 1 > sw.klo ? pos - win + 1 : sw.klo;
       int64_t vhi = pos + 1 < sw.khi ? pos + 1 : sw.khi;
@@ -55,41 +56,27 @@ HEADROOM_HOST_DEVICE void tile_begin(Ctx& ctx, const paged_attention_inputs<T>& 
       r.vhi[i] = static_cast<int32_t>((vhi > vlo ? vhi : vlo) - sw.klo);
       r.m[i] = neg_inf();
       r.l[i] = 0.0f;
-    }
-    if constexpr (tile_q_in_regs<Dp>) {
-      HEADROOM_UNROLL
-      for (int mt = 0; mt < tile_lane<Dp>::M; ++mt) {
-        const int64_t row = sw.base + tile_rows<Dp> * t.y + tile_lane_row(g, 2 * mt);
-        const bool busy = t.y < sw.idle_from;
-        const int64_t o0 = busy ? q_off(row) : -1, o1 = busy ? q_off(row + 8) : -1;
+      if constexpr (tile_q_in_regs<Dp>) {
+        const int64_t off = t.y < sw.idle_from ? q_off(row) : -1;
         HEADROOM_UNROLL
-        for (int j = 0; j < Dp / 32; ++j) {
-          const auto x = tile_q_chunk<T>(qg, o0, 32 * j + 8 * q), y = tile_q_chunk<T>(qg, o1, 32 * j + 8 * q);
-          HEADROOM_UNROLL
-          for (int m = 0; m < 2; ++m) pack8(tile_q_frag(x, y, m), r.q[j][mt][m]);
-        }
+        for (int j = 0; j < Dp / 32; ++j) pack8(tile_q_chunk<T>(qg, off, 32 * j + 8 * q), r.q[j][i]);
       }
     }
     HEADROOM_UNROLL
     for (int nb = 0; nb < tile_lane<Dp>::NB; ++nb) HEADROOM_UNROLL
     for (int e = 0; e < 4; ++e) r.k[nb][e] = 0u;  // an idle warp multiplies zeros, not stale bits
     HEADROOM_UNROLL
-    for (int mt = 0; mt < tile_lane<Dp>::M; ++mt) HEADROOM_UNROLL
     for (int f = 0; f < tile_lane<Dp>::F; ++f) HEADROOM_UNROLL
-    for (int c = 0; c < 4; ++c) r.o[mt][f][c] = 0.0f;
+    for (int c = 0; c < 4; ++c) r.o[f][c] = 0.0f;
   });
-  if constexpr (!tile_q_in_regs<Dp>) {  // in operand order, a unit of work per product, block j, lane
-    constexpr int J = Dp / 32, M = tile_m<Dp>;
-    const int64_t n = ctx.block_dim().count(), units = 32 * J * M * ctx.block_dim().y;
+  if constexpr (!tile_q_in_regs<Dp>) {
+    const int64_t n = ctx.block_dim().count(), rows = tile_rows * ctx.block_dim().y;
     ctx.threads([&](const thread_idx& t) {
-      for (int64_t i = t.linear; i < units; i += n) {
-        const int lane = static_cast<int>(i % 32), j = static_cast<int>(i / 32 % J);
-        const int prod = static_cast<int>(i / (32 * J)), d0 = 32 * j + 8 * (lane % 4);
-        const int64_t row = sw.base + 16 * prod + lane / 4;
-        const auto x = tile_q_chunk<T>(qg, q_off(row), d0), y = tile_q_chunk<T>(qg, q_off(row + 8), d0);
-        for (int m = 0; m < 2; ++m)
-          sq.template store_vec<attn_chunk>(tile_q_frag_at<Dp>(prod / M, prod % M, j, m, lane),
-                                            tile_q_frag(x, y, m));
+      for (int64_t i = t.linear; i < rows * CPR; i += n) {
+        const int64_t row = i / CPR;
+        const int c = static_cast<int>(i % CPR);
+        sq.template store_vec<attn_chunk>(tile_row_at<Dp>(row, c),
+                                          tile_q_chunk<T>(qg, q_off(sw.base + row), c * attn_chunk));
       }
     });
   }

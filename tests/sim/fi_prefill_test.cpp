@@ -144,9 +144,8 @@ TEST(Prefill, HandWrittenPlans) {
   expect_clean(run_prefill<float>(l, batch{{5, 30}, {5, 3}}, 16, c, 3), "two requests, tiles of 4");
 }
 
-// Which pass a launch runs, and its shape: the tile pass (a warp per 32 rows of cta_tile_q at head
-// sizes up to 128, at most 4; per 16 rows, at most 4, at head size 256) for bf16 / fp16 with whole,
-// aligned rows; attend_range otherwise.
+// Which pass a launch runs, and its shape: the tile pass (a warp per 16 rows of cta_tile_q, at
+// most 8, 4 at head size 256) for bf16 / fp16 with whole, aligned rows; attend_range otherwise.
 TEST(Prefill, TilePassShape) {
   using K128 = fi_batch_prefill<bf16, 128>;
   using K256 = fi_batch_prefill<bf16, 256>;
@@ -160,12 +159,11 @@ TEST(Prefill, TilePassShape) {
     return K128::block(p).y;
   };
   EXPECT_TRUE(tiled());
-  EXPECT_EQ(warps(128), 4);  // 32 rows a warp at head sizes up to 128
-  EXPECT_EQ(warps(64), 2);
+  EXPECT_EQ(warps(128), 8);
+  EXPECT_EQ(warps(64), 4);
   EXPECT_EQ(warps(16), 1);
   EXPECT_EQ(warps(4), 1);
-  // q in shared memory, one warp's 32 rows of 128 dims, after 2 stages of 64 keys of K and V.
-  EXPECT_EQ(K128::shared_bytes(p), 2 * 64 * 8 + 2 * 2 * 64 * 128 * 2 + 32 * 128 * 2);
+  EXPECT_EQ(K128::shared_bytes(p), sizeof(tile_shared<bf16, 128>));
   p.in.head_size = 256, p.cta_tile_q = 128;
   EXPECT_EQ(K256::block(p).y, 4);  // two sweeps of 64 rows
   EXPECT_EQ(K256::shared_bytes(p), (tile_shared<bf16, 256>::bytes(4)));
