@@ -1,12 +1,15 @@
 // engine_kernels: the engines' own attention kernels (vLLM's Triton unified attention, FlashInfer's
 // CUDA-core batch decode and its batch prefill) timed on the engine target's guarded arena, bf16,
 // 16-token pages. Decode (the default): Laguna XS.2's two layer geometries (full layers 48 query
-// heads, sliding 64, both timed without the window; 8 kv heads; head size 128) per TP, over batch x
-// context 1x32768, 16x4096 (two of the shapes bench_gpu_decode times headroom's bodies on; its
-// geometry is the sliding layers' at TP 1), 32x2048 and 128x512; bytes/s count every KV byte once,
-// q and the output. --step prefill: causal prefill without earlier context at bench_gpu_prefill's
-// geometry and shapes (64 query heads, 8 kv heads, head size 128; 1x8192, 4x4096, 8x2048, 32x512)
-// per TP; TFLOP/s from the causal count 4 * Hq * D * sum q (q + 1) / 2, as bench_gpu_prefill.
+// heads, sliding 64, both timed without the window; 8 kv heads; head size 128) per TP, over
+// bench_gpu_decode's batch x context 1x32768, 16x4096, 64x4096, 128x2048, 256x1024 (its geometry
+// is the sliding layers' at TP 1); bytes/s count every KV byte once, q and the output.
+// --step prefill: causal prefill without earlier context at bench_gpu_prefill's geometry and shapes
+// (64 query heads, 8 kv heads, head size 128; 1x8192, 4x4096, 8x2048, 32x512) per TP; TFLOP/s from
+// the causal count 4 * Hq * D * sum q (q + 1) / 2, as bench_gpu_prefill. The host builds each
+// arena image up to the engine target's cap (max_engine_input_elems, 2^28 elements of q or of K a
+// layer): the largest here are the decode KV of 64x4096, 128x2048 and 256x1024 (2^28, 512 MiB of
+// K and as much of V in bf16) and the prefill q of 4x4096, 8x2048 and 32x512 at TP 1 (2^27).
 // Each plan is the fixed mirror's (the buffers the engine allocates for that group); each figure
 // is the median of --repeat launches, each after an L2 flush, timed by the engine's driver with CUDA
 // events.
@@ -24,6 +27,7 @@
 
 #include "core/backends/flashinfer.hpp"
 #include "core/backends/triton.hpp"
+#include "kernels/inputs.hpp"
 #include "kernels/triton_attention.hpp"
 #include "targets/engine/engine_executor.hpp"
 #include "targets/engine/vllm_triton_launch.hpp"
@@ -36,10 +40,20 @@ namespace {
 struct shape {
   int64_t batch, len;
 };
-// At most 2^26 KV elements a layer (the host builds the arena image, as for the simulator's inputs).
-constexpr shape decode_shapes[] = {{1, 32768}, {16, 4096}, {32, 2048}, {128, 512}};
+// bench_gpu_decode's and bench_gpu_prefill's shapes, each within max_engine_input_elems at TP 1.
+constexpr shape decode_shapes[] = {{1, 32768}, {16, 4096}, {64, 4096}, {128, 2048}, {256, 1024}};
 constexpr shape prefill_shapes[] = {{1, 8192}, {4, 4096}, {8, 2048}, {32, 512}};
 constexpr int64_t head_size = 128, page = 16;
+
+// Elements a shape's layer holds at TP 1, `per_token` a token (decode: K's 8 kv heads; prefill:
+// q's 64 heads), all within the cap.
+constexpr bool within_engine_cap(std::span<const shape> shapes, int64_t per_token) {
+  for (const shape& s : shapes)
+    if (s.batch * s.len * per_token > max_engine_input_elems) return false;
+  return true;
+}
+static_assert(within_engine_cap(decode_shapes, 8 * head_size) &&
+              within_engine_cap(prefill_shapes, 64 * head_size));
 
 struct figure {
   std::string engine, layers;
@@ -95,7 +109,7 @@ figure time_one(gpu::worker_process& w, const std::string& engine, const rank_la
   const run_request r{&l, dtype::bf16, page, &plan, &b, 1, nullptr, 0, 0, kv_layout::packed};
   gpu::call_result c;
   try {  // a layer too large for the host's arena image, a worker that cannot start
-    gpu::gpu_request rq = make_gpu_request(r, nullptr);
+    gpu::gpu_request rq = make_gpu_request(r, nullptr, target_kind::engine);
     nlohmann::json args = nlohmann::json::object();
     if (const auto* t = std::get_if<triton_plan>(&plan))
       args = nlohmann::json::parse(engine::vllm_triton_engine_args(t->thr, triton_num_segments));

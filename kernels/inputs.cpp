@@ -2,9 +2,11 @@
 #include "kernels/inputs.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <numeric>
 #include <string>
 
+#include "core/check/executor.hpp"
 #include "core/util/checked.hpp"
 #include "core/util/error.hpp"
 #include "kernels/attention_common.hpp"
@@ -12,6 +14,11 @@
 #include "kernels/numeric.hpp"
 
 namespace headroom {
+
+static_assert(std::has_single_bit(static_cast<uint64_t>(max_sim_kv_elems)) &&
+              std::has_single_bit(static_cast<uint64_t>(max_engine_input_elems)));
+
+input_cap input_cap_of(target_kind t) { return t == target_kind::engine ? engine_input_cap : sim_input_cap; }
 
 namespace {
 
@@ -74,16 +81,19 @@ void pack_kv(attention_inputs<T>& in) {
   in.v_cache = {};
 }
 
-// q for `rows` tokens and a cache of `blocks` blocks: their sizes, and their values unless deferred.
+// q for `rows` tokens and a cache of `blocks` blocks: their sizes (each at most cap.max_elems), and
+// their values unless deferred, made only once both sizes passed the check.
 template <class T>
 void fill_values(attention_inputs<T>& in, uint64_t seed, const rank_layer& l, int64_t rows, int64_t blocks,
-                 input_values values) {
+                 input_values values, const input_cap& cap) {
   const int64_t kv_elems = checked_product("kv cache", blocks, in.block_size, l.num_kv_heads, l.head_size);
   const int64_t q_elems = checked_product("q", rows, l.num_heads, l.head_size);
+  const int log2_cap = std::countr_zero(static_cast<uint64_t>(cap.max_elems));
   for (auto [what, n] : {std::pair{" KV elements", kv_elems}, {" q elements", q_elems}})
-    if (n > max_sim_kv_elems)
+    if (n > cap.max_elems)
       throw input_error("", "batch", std::to_string(n) + what,
-                        "layer " + l.name + ": too large for the simulator (at most 2^26)");
+                        "layer " + l.name + ": too large for " + cap.builder + " (at most 2^" +
+                            std::to_string(log2_cap) + ")");
   in.value_seed = seed;
   in.q_count = q_elems;
   in.kv_count = kv_elems;
@@ -101,7 +111,8 @@ splitmix64 input_rng(uint64_t seed) { return splitmix64{seed ^ 0x68656164726F6F6
 
 template <class T>
 attention_inputs<T> make_attention_inputs(const rank_layer& l, const batch& b, int64_t block_size,
-                                          uint64_t seed, kv_layout layout, input_values values) {
+                                          uint64_t seed, kv_layout layout, input_values values,
+                                          input_cap cap) {
   attention_inputs<T> in = layer_inputs<T>(l, block_size, layout);
   in.max_query_len = b.max_query_len();
   splitmix64 rng = input_rng(seed);
@@ -122,14 +133,14 @@ attention_inputs<T> make_attention_inputs(const rank_layer& l, const batch& b, i
   for (int64_t i = 0; i < b.num_seqs(); ++i)
     for (int64_t j = 0; j < ceil_div(in.seq_lens[static_cast<std::size_t>(i)], block_size); ++j)
       in.block_table[static_cast<std::size_t>(i * in.max_blocks_per_seq + j)] = perm[next++];
-  fill_values(in, seed, l, in.num_tokens(), blocks, values);
+  fill_values(in, seed, l, in.num_tokens(), blocks, values, cap);
   return in;
 }
 
 template <class T>
 attention_inputs<T> make_step_inputs(const rank_layer& l, const engine_step& st, int64_t max_num_seqs,
                                      int64_t width, int64_t block_size, uint64_t seed, kv_layout layout,
-                                     input_values values) {
+                                     input_values values, input_cap cap) {
   attention_inputs<T> in = layer_inputs<T>(l, block_size, layout);
   in.max_query_len = st.max_query_len;
   in.max_blocks_per_seq = width;
@@ -155,15 +166,15 @@ attention_inputs<T> make_step_inputs(const rank_layer& l, const engine_step& st,
     for (int64_t j = 0; j < std::min(ceil_div(in.seq_lens[static_cast<std::size_t>(i)], block_size), width);
          ++j)
       in.block_table[static_cast<std::size_t>(i * width + j)] = perm[next++];
-  fill_values(in, seed, l, st.q_rows, blocks + 1, values);
+  fill_values(in, seed, l, st.q_rows, blocks + 1, values, cap);
   return in;
 }
 
 #define HEADROOM_INPUT_INSTANCES(T)                                                                         \
   template attention_inputs<T> make_attention_inputs<T>(const rank_layer&, const batch&, int64_t, uint64_t, \
-                                                        kv_layout, input_values);                           \
+                                                        kv_layout, input_values, input_cap);                \
   template attention_inputs<T> make_step_inputs<T>(const rank_layer&, const engine_step&, int64_t, int64_t, \
-                                                   int64_t, uint64_t, kv_layout, input_values);
+                                                   int64_t, uint64_t, kv_layout, input_values, input_cap);
 HEADROOM_INPUT_INSTANCES(float)
 HEADROOM_INPUT_INSTANCES(bf16)
 HEADROOM_INPUT_INSTANCES(fp16)

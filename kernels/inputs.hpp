@@ -52,19 +52,43 @@ enum class input_values { host, deferred };
 
 // Largest KV cache (elements of K) and q the simulator builds for one run (2 x 256 MiB of fp32).
 inline constexpr int64_t max_sim_kv_elems = int64_t{1} << 26;
+// Largest KV cache (elements of K) and q the engine target's host builds an arena image for. 2^28:
+// the smallest power of two holding bench_gpu_decode's KV at TP 1 (64x4096, 128x2048, 256x1024 at
+// 8 kv heads of 128: exactly 2^28) and bench_gpu_prefill's q (4x4096 at 64 heads of 128: 2^27).
+// Bounded by the frame the worker protocol carries (gpu::max_message_bytes, 8 GiB; static_assert in
+// targets/engine/engine_arena.cpp): q, K, V and the output at the cap in fp32 fill 4 GiB, half a
+// frame, the rest left for the plan's scratch and the bands. At 2^29 they alone would fill it.
+inline constexpr int64_t max_engine_input_elems = int64_t{1} << 28;
+
+// Who builds a run's inputs, and so how many elements one layer's q or KV cache may hold: above
+// `max_elems` the inputs are refused with "too large for <builder> (at most 2^k)". A power of two.
+struct input_cap {
+  int64_t max_elems = max_sim_kv_elems;
+  const char* builder = "the simulator";
+};
+inline constexpr input_cap sim_input_cap{max_sim_kv_elems, "the simulator"};
+inline constexpr input_cap engine_input_cap{max_engine_input_elems, "the engine target's arena image"};
+
+enum class target_kind;  // core/check/executor.hpp
+// A target's cap: the engine target's for `engine` (only an arena image is built on the host: no
+// simulation), the simulator's for the others. The GPU target keeps the simulator's: each of its
+// runs also builds the fp32 reference on the host and a device-checked run, neither sized past it.
+input_cap input_cap_of(target_kind t);
 
 // Throws input_error when the layer or batch cannot be simulated (heads not divisible, head size
-// above max_kernel_head_size, a cache or a q above max_sim_kv_elems).
+// above max_kernel_head_size), or when a cache or a q holds more than cap.max_elems elements (the
+// field "batch", the count and the layer named). Checked 64-bit sizes (overflow_error past them).
 template <class T>
 attention_inputs<T> make_attention_inputs(const rank_layer& l, const batch& b, int64_t block_size,
                                           uint64_t seed, kv_layout layout = kv_layout::separate,
-                                          input_values values = input_values::host);
+                                          input_values values = input_values::host,
+                                          input_cap cap = sim_input_cap);
 // The engine's shape for step `st` (max_num_seqs rows of `width` blocks).
 template <class T>
 attention_inputs<T> make_step_inputs(const rank_layer& l, const engine_step& st, int64_t max_num_seqs,
                                      int64_t width, int64_t block_size, uint64_t seed,
                                      kv_layout layout = kv_layout::separate,
-                                     input_values values = input_values::host);
+                                     input_values values = input_values::host, input_cap cap = sim_input_cap);
 
 // splitmix64: the project's small deterministic generator.
 struct splitmix64 {

@@ -6,10 +6,15 @@
 #include <stdexcept>
 #include <string>
 
+#include "kernels/inputs.hpp"
 #include "targets/gpu/memory/canary.hpp"
 
 namespace headroom::engine {
 namespace {
+
+// The engine target's input cap (kernels/inputs.hpp) leaves half a frame to the plan's scratch and
+// the bands: q, K, V and the output at the cap in fp32 fill at most half of the largest message.
+static_assert(4 * max_engine_input_elems * int64_t{sizeof(float)} <= int64_t{gpu::max_message_bytes / 2});
 
 void add_canaries(engine_arena& a, int64_t from, int64_t to) {
   if (to <= from) return;

@@ -21,13 +21,15 @@
 namespace headroom {
 namespace {
 
-// The simulator's package of the run (sim_executor.cpp builds the same); the reference stays empty
-// when the step's metadata runs past its buffers (undefined, as on the simulator).
+// The simulator's package of the run (sim_executor.cpp builds the same), its inputs up to `cap`;
+// the reference stays empty when the step's metadata runs past its buffers (undefined, as on the
+// simulator).
 template <class T>
-gpu::gpu_request package(const run_request& r, std::vector<float>* reference) {
+gpu::gpu_request package(const run_request& r, std::vector<float>* reference, const input_cap& cap) {
   const auto host = r.step ? make_step_inputs<T>(*r.layer, *r.step, r.max_num_seqs, r.table_width,
-                                                 r.block_size, r.seed, r.layout)
-                           : make_attention_inputs<T>(*r.layer, *r.b, r.block_size, r.seed, r.layout);
+                                                 r.block_size, r.seed, r.layout, input_values::host, cap)
+                           : make_attention_inputs<T>(*r.layer, *r.b, r.block_size, r.seed, r.layout,
+                                                      input_values::host, cap);
   sim::memory m;
   const auto in = upload_inputs(m, host);
   gpu::gpu_request rq = gpu::to_request<T>(m, make_params(m, in, *r.plan, *r.layer, *r.b));
@@ -89,14 +91,15 @@ bool gpu_worker_built() noexcept {
 #endif
 }
 
-gpu::gpu_request make_gpu_request(const run_request& r, std::vector<float>* reference) {
+gpu::gpu_request make_gpu_request(const run_request& r, std::vector<float>* reference, target_kind target) {
   if (!r.layer || !r.plan || !r.b) throw std::invalid_argument("gpu executor: incomplete run request");
   if (!is_attention_plan(*r.plan)) {
     sim::memory m(sim::storage::described);
     const meta_params params = make_meta_params(m, *r.plan, *r.layer);
     return gpu::to_request(m, params);
   }
-  return with_elem_type(r.kv_dtype, "gpu executor", [&]<class T>() { return package<T>(r, reference); });
+  const input_cap cap = input_cap_of(target);
+  return with_elem_type(r.kv_dtype, "gpu executor", [&]<class T>() { return package<T>(r, reference, cap); });
 }
 
 gpu_executor::gpu_executor(gpu_executor_options o)
@@ -130,7 +133,7 @@ observation gpu_executor::run(const run_request& r) {
   last_ = {};
   if (!r.layer || !r.plan || !r.b) throw std::invalid_argument("gpu executor: incomplete run request");
   std::vector<float> ref;
-  gpu::gpu_request rq = make_gpu_request(r, opt_.compare_output ? &ref : nullptr);
+  gpu::gpu_request rq = make_gpu_request(r, opt_.compare_output ? &ref : nullptr, opt_.kind);
   rq.modes = opt_.modes;
   rq.guards = opt_.guards;
   if (opt_.decorate) opt_.decorate(r, rq);

@@ -78,7 +78,10 @@ class gpu_executor final : public executor {
 };
 
 // The request the executor sends for a run (exposed for the tests and the agreement driver).
-// `reference` receives the fp32 reference output; `dtype_out` the element type of the output.
-gpu::gpu_request make_gpu_request(const run_request& r, std::vector<float>* reference);
+// `reference` receives the fp32 reference output. The inputs are built up to `target`'s cap
+// (input_cap_of, kernels/inputs.hpp: the engine target's is larger than the simulator's); above it
+// input_error names the layer and the count.
+gpu::gpu_request make_gpu_request(const run_request& r, std::vector<float>* reference,
+                                  target_kind target = target_kind::gpu);
 
 }  // namespace headroom

@@ -2,7 +2,8 @@
 // and band check by hand, a Triton run's vLLM launch arguments by hand, and the whole path through
 // the executor with a stand-in driver: an overrun past a plan buffer is reported as guard
 // corruption of that buffer, an output the kernel never wrote as a mismatch, and a driver that dies
-// mid-run as a fault, after which the next run starts a fresh worker.
+// mid-run as a fault, after which the next run starts a fresh worker. The input cap per target: a
+// run's inputs are refused above the cap of the target that runs its kernel.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -10,6 +11,7 @@
 #include <variant>
 
 #include "core/backends/triton.hpp"
+#include "core/util/error.hpp"
 #include "targets/engine/engine_arena.hpp"
 #include "targets/engine/engine_executor.hpp"
 #include "targets/engine/vllm_triton_launch.hpp"
@@ -150,6 +152,47 @@ TEST(vllm_triton_launch, head_sizes_below_32_are_not_the_engines) {
   EXPECT_NE(engine::vllm_triton_unsupported(1), "");
 }
 
+// A layer past the simulator's 2^26 q elements (bench_gpu_prefill's geometry at TP 1, `requests` x
+// `len` tokens of causal prefill) and what its run's inputs are refused with, if they are.
+struct large_case {
+  rank_layer layer{"model.layers.1.self_attn.attn", attn_kind::full, 64, 8, 128, 128, 0, 0};
+  batch b;
+  any_plan plan;
+  large_case(int64_t requests, int64_t len, int64_t head_size = 128) {
+    layer.head_size = layer.head_size_v = head_size;
+    b.seq_lens.assign(static_cast<std::size_t>(requests), len);
+    b.query_lens = b.seq_lens;
+    plan = plan_triton(64, 8, head_size, triton_options{}, engine_settings{});
+  }
+  run_request request() const {
+    return {&layer, dtype::bf16, 16, &plan, &b, 1, nullptr, 0, 0, kv_layout::packed};
+  }
+};
+
+template <class Run>
+std::string refusal(Run run) {
+  try {
+    run();
+  } catch (const input_error& e) {
+    return e.value() + ": " + e.why();
+  }
+  return "accepted";
+}
+
+// The cap follows the target: the GPU target's request refuses 4x4096 (2^27 q elements) as the
+// simulator does, the engine target's takes it (not built here: 256 MiB of q) and refuses 8x8192
+// (2^29). Each refusal comes before any value is made.
+TEST(engine_input_cap, make_gpu_request_refuses_above_its_targets_cap) {
+  const large_case mid(4, 4096), huge(8, 8192);
+  const std::string layer = "layer model.layers.1.self_attn.attn: too large for ";
+  EXPECT_EQ(refusal([&] { make_gpu_request(mid.request(), nullptr); }),
+            "134217728 q elements: " + layer + "the simulator (at most 2^26)");
+  EXPECT_EQ(refusal([&] { make_gpu_request(mid.request(), nullptr, target_kind::gpu); }),
+            "134217728 q elements: " + layer + "the simulator (at most 2^26)");
+  EXPECT_EQ(refusal([&] { make_gpu_request(huge.request(), nullptr, target_kind::engine); }),
+            "536870912 q elements: " + layer + "the engine target's arena image (at most 2^28)");
+}
+
 // The executor with the stand-in driver (standin_driver.py): the engine worker, the driver
 // protocol, the host band check and the GPU executor's observation, end to end.
 class engine_executor_standin : public ::testing::Test {
@@ -199,6 +242,21 @@ TEST_F(engine_executor_standin, overrun_unwritten_output_and_a_dying_driver) {
   const observation after = ex->run(c.request());  // a fresh worker and driver
   EXPECT_FALSE(after.faulted) << after.fault_detail;
   EXPECT_EQ(gx->worker_starts(), 2);
+}
+
+// Through the engine executor: a run on vLLM's kernel is refused at the engine target's cap, a run
+// it leaves to the simulator (head size 16, below vLLM's Triton bound) at the simulator's: 9x8192
+// at 64 heads of 16 is 75,497,472 q elements, inside the one and past the other.
+TEST_F(engine_executor_standin, each_run_takes_the_cap_of_the_target_that_runs_it) {
+  ASSERT_EQ(engine_device_count(), 1);
+  auto ex = make_engine_executor();
+  mode("ok");
+  const large_case on_engine(8, 8192), on_sim(9, 8192, 16);
+  EXPECT_NE(refusal([&] { ex->run(on_engine.request()); }).find("engine target's arena image (at most 2^28)"),
+            std::string::npos);
+  EXPECT_EQ(
+      refusal([&] { ex->run(on_sim.request()); }),
+      "75497472 q elements: layer model.layers.1.self_attn.attn: too large for the simulator (at most 2^26)");
 }
 
 }  // namespace

@@ -24,8 +24,9 @@ formulas, or not at all, and the table says so); what a sample can miss is a run
 batches that begins and ends strictly between two batches run with the same verdict (or above the
 sample, where the formulas see no failure). Every batch run is compared with the formulas' verdict.
 
-Batches whose inputs exceed what the host builds (2^26 KV or q elements a layer: the simulator's
-and the engine arena's limit) are not run on sim or engine; each unit records its cap.
+Batches whose inputs exceed what the simulator builds (2^26 KV or q elements a layer) are not run
+on sim or engine; each unit records its cap. The engine target takes up to 2^28 (kernels/inputs.hpp
+input_cap_of), but the table runs both targets on one sample, so the simulator's cap bounds it.
 
 The C10 rows plan decode as vLLM 8e958902 does under FULL CUDA graphs (tensor-core decode through
 FlashInfer's prefill planner) with split-KV disabled (VLLM_BATCH_INVARIANT): `--cuda-graph
@@ -53,7 +54,7 @@ import time
 
 FAIL = {"buffer_capacity", "index_overflow", "out_of_bounds", "guard_corrupted", "uninitialized_read"}
 SEQ_LEN = 256  # check's decode batches: requests of 256 tokens (check_options::decode_seq_len)
-MAX_ELEMS = 1 << 26  # make_attention_inputs: KV or q elements a layer the host builds inputs for
+MAX_ELEMS = 1 << 26  # make_attention_inputs: KV or q elements a layer the simulator builds inputs for
 TC_GRAPH = {"tensor_core_decode": True, "cuda_graph": True, "disable_split_kv": True}
 CUDA_CORES = {"tensor_core_decode": False}
 TENSOR_CORES = {"tensor_core_decode": True}  # vLLM's decode path since v0.10.2, check's default
@@ -176,7 +177,7 @@ def backend_groups(plan, unit):
 
 
 def host_cap(plan, layers, max_n):
-    """The largest decode batch whose every layer's KV and q fit the host's 2^26 elements."""
+    """The largest decode batch whose every layer's KV and q fit the simulator's 2^26 elements."""
     bs = plan["kv_cache"]["block_size"]
     kv_tokens = -(-SEQ_LEN // bs) * bs
     cap = max_n

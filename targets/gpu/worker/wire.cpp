@@ -19,9 +19,6 @@ namespace {
 constexpr name_table<run_mode, 3> mode_names = {
     {{run_mode::plain, "plain"}, {run_mode::guarded, "guarded"}, {run_mode::checked, "checked"}}};
 
-// The largest message accepted (a corrupt length must not allocate terabytes): 8 GiB.
-constexpr uint64_t max_message_bytes = uint64_t{8} << 30;
-
 class writer {
  public:
   template <class T>

@@ -193,7 +193,9 @@ worker_hello decode_hello(const std::vector<std::byte>& m);
 
 // Length-prefixed messages on a file descriptor, retrying on EINTR. write_message returns false
 // when the peer is gone. read_message waits at most timeout_ms for the message to start (< 0:
-// forever).
+// forever); a length above max_message_bytes reads as eof (a corrupt length must not allocate
+// terabytes), so no request, reply or engine-driver frame may be larger.
+inline constexpr uint64_t max_message_bytes = uint64_t{8} << 30;
 enum class read_status { ok, eof, timeout };
 bool write_message(int fd, const std::vector<std::byte>& m);
 read_status read_message(int fd, std::vector<std::byte>& m, int timeout_ms = -1);
