@@ -73,7 +73,8 @@ std::string flashinfer_unsupported(int64_t heads, int64_t kv_heads, int64_t head
     return std::string("FlashInfer's ") + kernel + " runs bf16 and fp16 here, not fp32";
   if (std::find(std::begin(fi_engine_head_sizes), std::end(fi_engine_head_sizes), head_size) ==
       std::end(fi_engine_head_sizes))
-    return "head size " + std::to_string(head_size) + " is not one FlashInfer's " + kernel + " is built for";
+    return "head size " + std::to_string(head_size) + " is not one FlashInfer's " + kernel +
+           " is built for (its DISPATCH_HEAD_DIM)";
   if (kv_heads <= 0 || heads % kv_heads != 0)
     return std::to_string(heads) + " query heads are not a multiple of " + std::to_string(kv_heads) +
            " kv heads";
@@ -81,7 +82,7 @@ std::string flashinfer_unsupported(int64_t heads, int64_t kv_heads, int64_t head
   if (!prefill &&
       std::find(std::begin(fi_engine_groups), std::end(fi_engine_groups), g) == std::end(fi_engine_groups))
     return "GQA group " + std::to_string(heads) + "/" + std::to_string(kv_heads) +
-           " is not one FlashInfer's decode dispatches";
+           " is not one FlashInfer's decode dispatches (its DISPATCH_GQA_GROUP_SIZE)";
   return {};
 }
 

@@ -20,8 +20,10 @@
 
 namespace headroom::engine {
 
-// Head sizes the driver instantiates (FlashInfer's decode takes 64, 128, 256 and 512) and the GQA
-// groups FlashInfer's decode dispatches (DISPATCH_GQA_GROUP_SIZE: any other group raises).
+// Head sizes the driver instantiates: FlashInfer's own list (DISPATCH_HEAD_DIM, utils.cuh; vLLM's
+// FlashInfer backend refuses any other). GQA groups: those FlashInfer's CUDA-core decode dispatches
+// (DISPATCH_GQA_GROUP_SIZE; its plan and its launch raise for any other, 12 and 16 included). A
+// decode outside them has no FlashInfer kernel and stays on the simulator (docs/engine-kernels.md).
 inline constexpr int64_t fi_engine_head_sizes[] = {64, 128, 256, 512};
 inline constexpr int64_t fi_engine_groups[] = {1, 2, 3, 4, 6, 8};
 
