@@ -25,6 +25,16 @@ fa3_layout fa3_layout_of(int64_t batch, int64_t num_splits, bool head_swizzle) {
   return l;
 }
 
+fa3_layout fa3_upstream_layout_of(int64_t batch, bool local, bool head_swizzle) {
+  fa3_layout l;
+  l.batch = batch;
+  l.rounded = round_up4(batch);
+  l.dynamic_split = true;  // written for every batch: 1 where the step does not split
+  l.head_swizzle = head_swizzle;
+  l.nvec = 2 + (local ? 0 : 1) + (head_swizzle ? 1 : 0);
+  return l;
+}
+
 int64_t fa3_metadata_capacity(const engine_settings& s, const fa3_mutants& m) {
   if (!has_full_graphs(s.cg_mode)) return 0;
   const int64_t max_batch = std::max(s.max_num_seqs, max_capture_of(s));

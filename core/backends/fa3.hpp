@@ -35,14 +35,28 @@ struct fa3_layout {
   int64_t size() const { return 1 + nvec * rounded; }  // scheduler_needs_semaphore on SM90
 };
 fa3_layout fa3_layout_of(int64_t batch, int64_t num_splits, bool head_swizzle);
+// Dao-AILab's layout (hopper/flash_api.cpp at 0251105, mha_fwd and mha_fwd_get_scheduler_metadata):
+// the dynamic-split and m-block vectors always, the sort vector unless local, the heads-in-L2
+// vector when head_swizzle, the semaphore last (SM90). Its size does not depend on the split count.
+fa3_layout fa3_upstream_layout_of(int64_t batch, bool local, bool head_swizzle);
+
+// Which hopper/ tree FA3 is built from. vLLM builds its fork (vllm-project/flash-attention at
+// 617264c: one-MMA-warpgroup tiles, a dynamic-split vector only when the split count is above 1,
+// no sort vector). SGLang builds sgl-project/sgl-attn (pinned at f89bc23 by its kernels'
+// CMakeLists.txt at 34af3ff, not fetched here), which follows Dao-AILab's hopper/ (read at
+// 0251105): no one-MMA-warpgroup tiles, and a layout of 2 vectors always, a sort vector unless
+// local, the heads-in-L2 vector when causal or local (fa3_upstream_layout_of).
+enum class fa3_build { vllm_fork, upstream };
 
 // What vLLM's FlashAttentionMetadataBuilder passes to one get_scheduler_metadata call besides the
 // batch: the model's query heads per rank (num_heads_q), the group's kv heads, head size (= head
 // size v), block size (page_size: paged KV, always), sliding window (sent as (window - 1, 0),
 // causal=True; 0: none), and the step's max_seqlen_q / max_seqlen_k. 16-bit q/k/v, no softcap.
+// `build` picks the tree whose tiles the split heuristic uses.
 struct fa3_call {
   int64_t q_heads = 1, kv_heads = 1, head_size = 128, page_size = 16, window = 0;
   int64_t max_query_len = 1, max_seq_len = 0;
+  fa3_build build = fa3_build::vllm_fork;
 };
 
 // FA3's mask after mha_fwd_get_scheduler_metadata's normalisation: a window_size_left >=
@@ -61,6 +75,8 @@ struct fa3_tile {
 };
 fa3_tile fa3_tile_size(int64_t head_size_rounded, bool causal, bool local, bool paged_kv_non_tma,
                        bool one_mma_wg);
+// The same table in Dao-AILab's hopper/tile_size.h at 0251105 (no one-MMA-warpgroup tiles).
+fa3_tile fa3_upstream_tile_size(int64_t head_size_rounded, bool causal, bool local, bool paged_kv_non_tma);
 
 // The split count FA3 picks when told 0 (hopper/flash_api.cpp get_num_splits on SM90, varlen: the
 // batch counts as 1, the query packed over the GQA group), then num_splits_heuristic

@@ -1,7 +1,9 @@
 // FA3's split heuristic and mask normalisation (fa3.hpp), after vllm-project/flash-attention's
 // hopper/flash_api.cpp (mha_fwd_get_scheduler_metadata, get_pagedkv_tma, get_num_splits),
 // hopper/heuristics.h (use_one_mma_wg, num_splits_heuristic) and hopper/tile_size.h
-// (tile_size_fwd_sm90), for SM90, 16-bit elements, paged KV, no softcap, head size v = head size.
+// (tile_size_fwd_sm90), for SM90, 16-bit elements, paged KV, no softcap, head size v = head size;
+// for fa3_build::upstream the tiles of Dao-AILab's hopper/tile_size.h at 0251105 (get_num_splits
+// and num_splits_heuristic read the same there).
 #include <algorithm>
 #include <cmath>
 
@@ -74,6 +76,14 @@ fa3_tile fa3_tile_size(int64_t d, bool causal, bool local, bool paged_kv_non_tma
   return {128, local ? 64 : 80};
 }
 
+fa3_tile fa3_upstream_tile_size(int64_t d, bool causal, bool local, bool paged_kv_non_tma) {
+  if (d <= 64) return {192, (causal || local || paged_kv_non_tma) ? 128 : 192};
+  if (d <= 96) return {192, (local || paged_kv_non_tma) ? 128 : 144};
+  if (d <= 128) return {128, (causal || local || paged_kv_non_tma) ? 128 : 176};
+  if (d <= 192) return {128, (local || paged_kv_non_tma) ? 96 : 112};  // head size v = head size > 128
+  return {128, local ? 64 : 80};
+}
+
 namespace {
 
 int64_t fa3_group_size(const fa3_call& c) {
@@ -84,9 +94,16 @@ int64_t packed_query(const fa3_call& c) {
   return checked_mul(std::max<int64_t>(c.max_query_len, 1), fa3_group_size(c), "fa3 packed query");
 }
 
-// The tile for a call whose mask and packed query length are already known.
+// The tile for a call whose mask and packed query length are already known. Paged KV goes through
+// TMA when the block size is a multiple of kBlockN and the packed query outgrows kBlockM
+// (get_pagedkv_tma); the vLLM fork also keeps local attention off TMA.
 fa3_tile call_tile(const fa3_call& c, const fa3_mask& mk, int64_t q_packed) {
   const int64_t d = rounded_head_size(c.head_size);
+  if (c.build == fa3_build::upstream) {
+    const fa3_tile tma = fa3_upstream_tile_size(d, mk.causal, mk.local, false);
+    const bool paged_tma = c.page_size % tma.n == 0 && q_packed > tma.m;
+    return fa3_upstream_tile_size(d, mk.causal, mk.local, !paged_tma);
+  }
   const bool one_wg = (c.head_size == 128 || c.head_size == 64) && !mk.local && q_packed <= 64;
   const fa3_tile tma = fa3_tile_size(d, mk.causal, mk.local, false, one_wg);
   const bool paged_tma = !mk.local && c.page_size % tma.n == 0 && q_packed > tma.m;

@@ -25,7 +25,7 @@ struct name_pair {
   const char* engine;
   const char* mirror;
 };
-constexpr name_pair names[] = {
+constexpr name_pair buffer_names[] = {
     {backend::triton, "softmax_segm_output", "segm_output"},
     {backend::triton, "softmax_segm_max", "segm_max"},
     {backend::triton, "softmax_segm_expsum", "segm_expsum"},
@@ -42,7 +42,7 @@ constexpr name_pair names[] = {
 };
 
 const char* mirror_name_of(backend be, const std::string& engine) {
-  for (const auto& n : names)
+  for (const auto& n : buffer_names)
     if (n.be == be && engine == n.engine) return n.mirror;
   return nullptr;
 }
@@ -169,7 +169,7 @@ std::vector<buffer_plan> mirror_buffers(const builder_dump& d) {
 }
 
 std::string engine_buffer_name(backend be, const std::string& mirror_name) {
-  for (const auto& n : names)
+  for (const auto& n : buffer_names)
     if (n.be == be && mirror_name == n.mirror) return n.engine;
   return mirror_name;
 }

@@ -4,10 +4,14 @@
 // its metadata into the builder's persistent buffer (buffer_capacity / out_of_bounds on
 // scheduler_metadata, query_start_loc, seq_lens) and the run recomputes its size (plan_run_shape
 // when schedule and run use different split counts). For every backend, a dummy run whose metadata
-// has more rows than max_num_seqs (vLLM #19171) overruns the model runner's persistent rows.
+// has more rows than max_num_seqs (vLLM #19171) overruns the model runner's persistent rows. Under
+// the sglang flavour the fa3 backend checks SGLang's own decode schedule instead (check_c3_fa3_sglang).
 #include <algorithm>
+#include <functional>
 #include <optional>
+#include <string>
 
+#include "core/backends/fa3_sglang.hpp"
 #include "core/check/classes/classes.hpp"
 #include "core/check/plans.hpp"
 #include "core/check/step_runs.hpp"
@@ -47,36 +51,104 @@ std::vector<finding> rows_formula(const check_case& c, const step_probe& p) {
                std::to_string(cap + 1) + " entries"}};
 }
 
+std::string fa3_geometry_text(int64_t q_heads, int64_t kv_heads, int64_t head_size) {
+  return std::to_string(q_heads) + " query heads, " + std::to_string(kv_heads) + " kv heads, head size " +
+         std::to_string(head_size);
+}
+
 // What one layer's run of the scheduled metadata finds. mha_fwd recomputes the metadata length
 // from its own split count and mask; when the lengths agree it still allocates out_accum
 // ([num_splits, heads, total_q, dv] floats) for its own count, while the tile scheduler takes each
 // request's count from the scheduled metadata, so a request given more splits writes past it.
-std::optional<finding> run_finding(const fa3_plan& f, const fa3_group& g, const rank_layer& l,
-                                   const engine_step& st) {
+std::optional<finding> fa3_run_finding(const fa3_plan& f, const fa3_group& g, const rank_layer& l) {
   if (f.sched.size() != f.run_size)
     return finding{invariant::plan_run_shape, "scheduler_metadata", 4 * f.sched.size(), 4 * f.run_size,
                    "scheduler metadata for " + std::to_string(f.sched.batch) +
-                       " requests was scheduled with " + std::to_string(g.q_heads) +
-                       " query heads and num_splits " + std::to_string(f.sched_splits) + " (" +
-                       std::to_string(f.sched_resolved) + " used, " + std::to_string(f.sched.size()) +
-                       " entries) but layer " + l.name + " runs with " + std::to_string(l.num_heads) +
-                       " query heads and num_splits " + std::to_string(f.run_splits) + " (" +
-                       std::to_string(f.run_resolved) + " used) and expects " + std::to_string(f.run_size) +
-                       ": FA3's CHECK_SHAPE fails"};
+                       " requests was scheduled with " +
+                       fa3_geometry_text(g.q_heads, g.kv_heads, g.head_size) + " and num_splits " +
+                       std::to_string(f.sched_splits) + " (" + std::to_string(f.sched_resolved) + " used, " +
+                       std::to_string(f.sched.size()) + " entries) but layer " + l.name + " runs with " +
+                       fa3_geometry_text(l.num_heads, l.num_kv_heads, l.head_size) + " and num_splits " +
+                       std::to_string(f.run_splits) + " (" + std::to_string(f.run_resolved) +
+                       " used) and expects " + std::to_string(f.run_size) + ": FA3's CHECK_SHAPE fails"};
   if (f.run_resolved <= 1 || f.sched_dynamic_max <= f.run_resolved) return std::nullopt;
-  const int64_t slab = checked_product("fa3 out_accum", l.num_heads, st.query_start.back(), l.head_size_v, 4);
+  const int64_t total_q = f.query_start.empty() ? 0 : f.query_start.back();
+  const int64_t slab = checked_product("fa3 out_accum", l.num_heads, total_q, l.head_size_v, 4);
   return finding{invariant::plan_run_shape, "out_accum", checked_mul(f.run_resolved, slab),
                  checked_mul(f.sched_dynamic_max, slab),
-                 "the schedule gives a request " + std::to_string(f.sched_dynamic_max) + " splits (" +
-                     std::to_string(f.sched_resolved) + " at most) but layer " + l.name + " runs with " +
+                 "the schedule (" + fa3_geometry_text(g.q_heads, g.kv_heads, g.head_size) +
+                     ") gives a request " + std::to_string(f.sched_dynamic_max) + " splits (" +
+                     std::to_string(f.sched_resolved) + " at most) but layer " + l.name + " (" +
+                     fa3_geometry_text(l.num_heads, l.num_kv_heads, l.head_size) + ") runs with " +
                      std::to_string(f.run_resolved) +
                      ", and its out_accum holds that many: FA3's split tiles write past it"};
+}
+
+std::vector<finding> fa3_layer_findings(const std::vector<const rank_layer*>& layers, const fa3_group& g,
+                                        const std::function<fa3_plan(const fa3_group&)>& plan) {
+  std::vector<const rank_layer*> seen;
+  for (const rank_layer* l : layers) {
+    const auto same = [&](const rank_layer* o) {
+      return o->num_heads == l->num_heads && o->num_kv_heads == l->num_kv_heads &&
+             o->head_size == l->head_size;
+    };
+    if (std::any_of(seen.begin(), seen.end(), same)) continue;
+    seen.push_back(l);
+    fa3_group run = g;
+    run.run_q_heads = l->num_heads, run.run_kv_heads = l->num_kv_heads, run.run_head_size = l->head_size;
+    if (auto f = fa3_run_finding(plan(run), g, *l)) return {*f};
+  }
+  return {};
+}
+
+// SGLang's decode graph captures: a uniform dummy of every capture size (k = 0: one request a
+// token), whose metadata _init_full_cg_decode_metadata precomputes at sequence length 1.
+std::vector<step_probe> sglang_capture_probes(const check_case& c) {
+  std::vector<step_probe> out;
+  if (!has_full_graphs(c.engine.cg_mode)) return out;
+  for (int64_t size : capture_sizes_of(c.engine))
+    out.push_back(dummy_probe(c, {step_kind::dummy, size, true, 0}));
+  return out;
+}
+
+// C3 under the sglang flavour: FlashAttentionBackend precomputes one schedule per decode step with
+// the model config's geometry over TP (fa3_sglang.hpp); every layer that is not sliding-window runs
+// it (sliding layers pass none and FA3 schedules them itself, so they cannot disagree). Steps that
+// precompute nothing (extend, mixed, verify, draft passes; DP attention, prefill CP) plan nothing.
+// The vLLM model runner's persistent rows (rows_formula) are not SGLang's and are not checked here.
+void check_c3_fa3_sglang(const class_scope& s, std::vector<class_finding>& out) {
+  const check_case& c = s.ctx.base;
+  const rank_geometry& rg = s.ctx.eng->rg;
+  const attention_group& ag = *s.ctx.ag;
+  std::vector<const rank_layer*> layers;
+  for (const rank_layer* l : group_layers(s.ctx))
+    if (l->kind != attn_kind::sliding && l->sliding_window == 0) layers.push_back(l);
+  if (layers.empty()) return;
+  std::vector<step_probe> probes = s.sweep ? decode_probes(c) : case_probes(c);
+  if (s.sweep)
+    for (auto& p : sglang_capture_probes(c)) probes.push_back(std::move(p));
+  const fa3_group g{rg.model_wide_heads, rg.model_wide_kv_heads, rg.head_size, ag.spec.block_size, 0};
+  auto plans = [&](const step_probe& p, const rank_layer& l) {
+    const sglang_fa3_pass pass = sglang_fa3_pass_of(c.engine, p.st);
+    if (&l != layers.front() || pass == sglang_fa3_pass::none) return std::vector<planned_part>{};
+    return std::vector<planned_part>{{plan_fa3_sglang(c.engine, p.st, pass, g), p.st.b}};
+  };
+  auto formulas = [&](const step_probe& p) {
+    const sglang_fa3_pass pass = sglang_fa3_pass_of(c.engine, p.st);
+    if (pass == sglang_fa3_pass::none) return std::vector<finding>{};
+    std::vector<finding> f = fa3_layer_findings(
+        layers, g, [&](const fa3_group& run) { return plan_fa3_sglang(c.engine, p.st, pass, run); });
+    for (finding& x : f) x.detail = std::string("SGLang ") + to_string(pass) + ": " + x.detail;
+    return f;
+  };
+  run_probes(s, probes, plans, formulas, bug_class::c3, out);
 }
 
 }  // namespace
 
 void check_c3_fa3_metadata(const class_scope& s, std::vector<class_finding>& out) {
   const check_case& c = s.ctx.base;
+  if (c.be == backend::fa3 && c.engine.flavour == engine_flavour::sglang) return check_c3_fa3_sglang(s, out);
   std::vector<step_probe> probes = s.sweep ? decode_probes(c) : case_probes(c);
   if (s.sweep) {
     for (auto& p : dummy_probes(c)) probes.push_back(std::move(p));
@@ -103,20 +175,8 @@ void check_c3_fa3_metadata(const class_scope& s, std::vector<class_finding>& out
   // Each layer's run recomputes from its own tensors: the first layer of each geometry, the first
   // finding of a step.
   auto formulas = [&](const step_probe& p) {
-    std::vector<const rank_layer*> seen;
-    for (const rank_layer* l : layers) {
-      const auto same = [&](const rank_layer* o) {
-        return o->num_heads == l->num_heads && o->num_kv_heads == l->num_kv_heads &&
-               o->head_size == l->head_size;
-      };
-      if (std::any_of(seen.begin(), seen.end(), same)) continue;
-      seen.push_back(l);
-      fa3_group run = g;
-      run.run_q_heads = l->num_heads, run.run_kv_heads = l->num_kv_heads, run.run_head_size = l->head_size;
-      if (auto f = run_finding(plan_fa3(c.engine, p.st, run, m), g, *l, p.st))
-        return std::vector<finding>{*f};
-    }
-    return std::vector<finding>{};
+    return fa3_layer_findings(layers, g,
+                              [&](const fa3_group& run) { return plan_fa3(c.engine, p.st, run, m); });
   };
   if (layers.empty()) return;
   run_probes(s, probes, plans, formulas, bug_class::c3, out);
