@@ -32,7 +32,10 @@ int check_main(int argc, char** argv) {
   model_geometry m = load_model(a.positional[0]);
   if (kv_dtype) m.kv_dtype = *kv_dtype;
   auto ex = make_executor(target);
-  const report r = attributed_to(a.positional[0], [&] { return run_check(m, o, *ex); });
+  const report r = attributed_to(a.positional[0], [&] {
+    require_auto_fa2_off_model(check_cases(m, o), target, cmdline, "--flashinfer-prefill");
+    return run_check(m, o, *ex);
+  });
   if (json_out) write_durably(*json_out, to_json(r).dump(2) + "\n");  // before anything is printed
   std::string mutants;
   for (const auto& m : o.mutants) mutants += (mutants.empty() ? ", mutants " : " ") + m;

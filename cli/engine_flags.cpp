@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "core/check/plans.hpp"
 #include "core/util/error.hpp"
 
 namespace headroom::cli {
@@ -92,16 +93,21 @@ sglang_settings read_sglang(const parsed_args& a, generators::pinned_settings& p
   return s;
 }
 
-// FlashInfer's decode path, its prefill planner (fa2: PrefillPlan; fa3: PrefillSM90Plan, which
-// determine_attention_backend picks on sm90) and vLLM's batch-invariant mode (docs/design.md
-// "Command line"). vLLM has disabled split-KV (VLLM_BATCH_INVARIANT, v0.11.1 on) only since it
-// always decodes on tensor cores (v0.10.2), and FlashInfer's CUDA-core decode plan takes no such
-// switch: --batch-invariant true is tensor-core decode too (a pin on fuzz), and with cuda-cores it
-// models no vLLM release, so it is refused rather than half applied.
+// FlashInfer's decode path, its prefill planner (fa2: PrefillPlan; fa3: PrefillSM90Plan; auto:
+// each wrapper's as determine_attention_backend picks it, core/backends/fi_backend.hpp) and vLLM's
+// batch-invariant mode (docs/design.md "Command line"). vLLM has disabled split-KV (VLLM_BATCH_INVARIANT,
+// v0.11.1 on) only since it always decodes on tensor cores (v0.10.2), and FlashInfer's CUDA-core decode plan
+// takes no such switch: --batch-invariant true is tensor-core decode too (a pin on fuzz), and with cuda-cores
+// it models no vLLM release, so it is refused rather than half applied.
 void read_flashinfer(const parsed_args& a, generators::pinned_settings& p) {
   if (auto tc = two_way_flag(a, "--flashinfer-decode", "tensor-cores", "cuda-cores"))
     p.tensor_core_decode = tc;
-  if (auto fa2 = two_way_flag(a, "--flashinfer-prefill", "fa2", "fa3")) p.prefill_sm90 = !*fa2;
+  if (auto v = a.get("--flashinfer-prefill")) {
+    if (*v != "fa2" && *v != "fa3" && *v != "auto")
+      throw input_error(cmdline, "--flashinfer-prefill", "\"" + *v + "\"", "expected fa2, fa3 or auto");
+    p.prefill_sm90 = *v == "fa3";
+    p.prefill_auto = *v == "auto";
+  }
   p.disable_split_kv = bool_flag(a, "--batch-invariant");
   if (!p.disable_split_kv.value_or(false)) return;
   if (!p.tensor_core_decode.value_or(true))
@@ -109,6 +115,11 @@ void read_flashinfer(const parsed_args& a, generators::pinned_settings& p) {
                       "given with cuda-cores decode: vLLM's batch-invariant mode (v0.11.1 on) always decodes "
                       "on tensor cores");
   p.tensor_core_decode = true;
+}
+
+std::string judged_on_model_only(const std::string& target) {
+  return "PrefillSM90Plan is judged by --target model only: the " + target +
+         " target runs FA2-structured kernel bodies";
 }
 
 }  // namespace
@@ -177,14 +188,31 @@ void read_engine_flags(const parsed_args& a, check_options& o) {
   if (p.tensor_core_decode) o.flashinfer.tensor_core_decode = *p.tensor_core_decode;
   if (p.disable_split_kv) o.flashinfer.disable_split_kv = *p.disable_split_kv;
   if (p.prefill_sm90) o.flashinfer.prefill_sm90 = *p.prefill_sm90;
+  if (p.prefill_auto) o.flashinfer.prefill_auto = *p.prefill_auto;
 }
 
 void require_fa2_prefill_off_model(bool prefill_sm90, const std::string& target, const std::string& source,
                                    const std::string& field) {
   if (prefill_sm90 && target != "model")
-    throw input_error(source, field, "fa3",
-                      "PrefillSM90Plan is judged by --target model only: the " + target +
-                          " target runs FA2-structured kernel bodies");
+    throw input_error(source, field, "fa3", judged_on_model_only(target));
+}
+
+void require_auto_fa2_off_model(const std::vector<check_case>& cases, const std::string& target,
+                                const std::string& source, const std::string& field) {
+  if (target == "model") return;
+  for (const check_case& c : cases)
+    if (c.flashinfer.prefill_auto)
+      if (const auto where = fa3_wrapper_of(c))
+        throw input_error(source, field, "auto",
+                          "resolves to fa3 at " + *where + ": " + judged_on_model_only(target));
+}
+
+void require_auto_fa2_off_model(bool prefill_auto, const std::string& target, const std::string& source,
+                                const std::string& field) {
+  if (prefill_auto && target != "model")
+    throw input_error(source, field, "auto",
+                      "resolves to fa3 where a drawn head dim is 64, 128 or 256 (every case is sm90): " +
+                          judged_on_model_only(target));
 }
 
 std::optional<dtype> dtype_of(const parsed_args& a) {
@@ -227,7 +255,10 @@ std::string flags_of(const generators::pinned_settings& p) {
   add("--extra-group-block-size", p.extra_group_block_size);
   if (p.tensor_core_decode)
     (s += " --flashinfer-decode ") += *p.tensor_core_decode ? "tensor-cores" : "cuda-cores";
-  if (p.prefill_sm90) (s += " --flashinfer-prefill ") += *p.prefill_sm90 ? "fa3" : "fa2";
+  if (p.prefill_auto.value_or(false))
+    s += " --flashinfer-prefill auto";
+  else if (p.prefill_sm90)
+    (s += " --flashinfer-prefill ") += *p.prefill_sm90 ? "fa3" : "fa2";
   if (p.disable_split_kv) (s += " --batch-invariant ") += *p.disable_split_kv ? "true" : "false";
   return s;
 }

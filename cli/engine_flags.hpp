@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -82,6 +83,13 @@ void read_engine_flags(const parsed_args& a, check_options& o);
 // fa3. The sim, gpu and engine targets run FA2-structured kernel bodies only.
 void require_fa2_prefill_off_model(bool prefill_sm90, const std::string& target, const std::string& source,
                                    const std::string& field);
+// The same for auto: an input_error naming `source` / `field` and auto when a case's FlashInfer group
+// resolves to fa3 (its tp, group, wrapper and auto's reason in the message); on fuzz, whose cases
+// are drawn, whenever auto is pinned.
+void require_auto_fa2_off_model(const std::vector<check_case>& cases, const std::string& target,
+                                const std::string& source, const std::string& field);
+void require_auto_fa2_off_model(bool prefill_auto, const std::string& target, const std::string& source,
+                                const std::string& field);
 
 // The dtype --kv-cache-dtype or --dtype asks for (nullopt: auto, the config's). The mirror has one
 // dtype for the KV cache, queries and outputs; --kv-cache-dtype other than auto wins.

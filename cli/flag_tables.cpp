@@ -106,10 +106,11 @@ const std::vector<flag_spec> engine_flags = {
      "FlashInfer's decode path: its prefill planner and kernel (tensor-cores, vLLM's since v0.10.2) or its "
      "decode plan and kernel (cuda-cores, vLLM's before for GQA groups up to 4) (default tensor-cores)",
      "FlashInfer use_tensor_cores"},
-    {"--flashinfer-prefill", k::value, "fa2|fa3",
-     "FlashInfer's prefill planner, also for tensor-core decode: PrefillPlan (fa2) or the Hopper "
-     "PrefillSM90Plan (fa3, what backend=\"auto\" picks on sm90, so vLLM's on H100 / H200); fa3 is judged on "
-     "--target model only (default fa2)",
+    {"--flashinfer-prefill", k::value, "fa2|fa3|auto",
+     "FlashInfer's prefill planner, also for tensor-core decode: PrefillPlan (fa2), the Hopper "
+     "PrefillSM90Plan (fa3), or each wrapper's as vLLM's backend=\"auto\" resolves it from the device, "
+     "dtypes and head dim (auto: fa3 for prefill on sm90 with head dim 64, 128 or 256, fa2 for decode "
+     "without fp8); fa3 is judged on --target model only (default fa2)",
      "FlashInfer backend"},
     {"--batch-invariant", k::value, "true|false",
      "vLLM's batch-invariant mode: FlashInfer decoding on tensor cores, planned with split-KV disabled, "
@@ -170,8 +171,8 @@ const std::pair<std::string_view, std::string_view> fuzz_pins[] = {
      "pin every case's FlashInfer decode path, tensor-cores or cuda-cores (default: drawn, tensor cores in 1 "
      "of 3)"},
     {"--flashinfer-prefill",
-     "pin every case's FlashInfer prefill planner, fa2 or fa3 (fa3: --target model only; default fa2, not "
-     "drawn)"},
+     "pin every case's FlashInfer prefill planner, fa2, fa3 or auto (fa3 and auto: --target model only; "
+     "default fa2, not drawn)"},
     {"--batch-invariant",
      "pin every case's split-KV switch: true disables it and decodes on tensor cores, as vLLM's "
      "batch-invariant mode (default: drawn, true in 1 of 4)"},

@@ -92,6 +92,8 @@ int fuzz_main(int argc, char** argv) {
   fuzz_options o = read_fuzz_options(argc, argv);
   require_fa2_prefill_off_model(o.profile.pins.prefill_sm90.value_or(false), o.target, cmdline,
                                 "--flashinfer-prefill");
+  require_auto_fa2_off_model(o.profile.pins.prefill_auto.value_or(false), o.target, cmdline,
+                             "--flashinfer-prefill");
   make_executor(o.target);  // a target that cannot run here is bad input, before any output
   if (o.out) prepare_fuzz_out(*o.out);
   const fuzz_summary s = run_fuzz(o);  // says the seed on stderr once its jobs have started

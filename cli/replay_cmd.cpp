@@ -43,7 +43,13 @@ int replay_main(int argc, char** argv) {
     c.mutants = make_mutant_set(all, cmdline, "--mutant");
   }
   for (const auto& c : cases)
-    require_fa2_prefill_off_model(c.flashinfer.prefill_sm90, target, file, "flashinfer.prefill_sm90");
+    require_fa2_prefill_off_model(c.flashinfer.prefill_sm90 && !c.flashinfer.prefill_auto, target, file,
+                                  "flashinfer.prefill_sm90");
+  try {  // a case the checker would refuse is refused as run_case would, naming the file
+    require_auto_fa2_off_model(cases, target, file, "flashinfer.prefill_auto");
+  } catch (const input_error& e) {
+    throw e.in_file(file);
+  }
   auto ex = make_executor(target);
   report r;
   for (const auto& c : cases) {

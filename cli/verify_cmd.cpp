@@ -25,11 +25,16 @@ int verify_main(int argc, char** argv) {
   const plan_file p = load_plan(file);
   for (const auto& r : p.ranks)
     for (const auto& g : r.groups)
-      if (auto it = g.parameters.find("fa3_prefill"); it != g.parameters.end())
-        require_fa2_prefill_off_model(it->second != 0, target, file, "parameters.fa3_prefill");
-  require_fa2_prefill_off_model(p.flashinfer.prefill_sm90, target, file, "flashinfer.prefill_sm90");
+      for (const char* name : {"fa3_prefill", "fa3_decode"})
+        if (auto it = g.parameters.find(name); it != g.parameters.end())
+          require_fa2_prefill_off_model(it->second != 0, target, file, std::string("parameters.") + name);
+  require_fa2_prefill_off_model(p.flashinfer.prefill_sm90 && !p.flashinfer.prefill_auto, target, file,
+                                "flashinfer.prefill_sm90");
   auto ex = make_executor(target);
-  const report r = attributed_to(file, [&] { return run_verify(p, *ex, tight); });
+  const report r = attributed_to(file, [&] {
+    require_auto_fa2_off_model(verify_cases(p), target, file, "flashinfer.prefill_auto");
+    return run_verify(p, *ex, tight);
+  });
   if (json_out) write_durably(*json_out, to_json(r).dump(2) + "\n");  // before anything is printed
   print_report(r, "headroom verify " + file + " (" + p.source + ", target " + target + ")");
   return r.ok ? 0 : 1;

@@ -38,6 +38,7 @@ void pin(const pinned_settings& p, check_case& c) {
   pin_one(p.tensor_core_decode, c.flashinfer.tensor_core_decode);
   pin_one(p.disable_split_kv, c.flashinfer.disable_split_kv);
   pin_one(p.prefill_sm90, c.flashinfer.prefill_sm90);
+  pin_one(p.prefill_auto, c.flashinfer.prefill_auto);
 }
 
 bool holds(const pinned_settings& p, const check_case& c) {

@@ -33,6 +33,7 @@ struct pinned_settings {
   std::optional<bool> tensor_core_decode;
   std::optional<bool> disable_split_kv;
   std::optional<bool> prefill_sm90;  // FlashInfer's prefill planner: PrefillSM90Plan (fa3) or PrefillPlan
+  std::optional<bool> prefill_auto;  // ... or each wrapper's as backend="auto" resolves it (auto)
   bool operator==(const pinned_settings&) const = default;
 };
 

@@ -73,6 +73,7 @@ nlohmann::json check(model_geometry m, const run_options& o) {
                                      "flashinfer_prefill");
   auto ex = executor_of(o.target);
   try {
+    cli::require_auto_fa2_off_model(check_cases(m, s.options), o.target, arguments, "flashinfer_prefill");
     return to_json(run_check(m, s.options, *ex));
   } catch (const input_error& e) {
     throw e.in_file(m.source);

@@ -120,8 +120,8 @@ PYBIND11_MODULE(headroom, m) {
       "SGLang's settings under engine_flavour sglang (max_running_requests, attn_tp_size, gathered_buffer, "
       "enable_two_batch_overlap, attn_cp_size), "
       "flashinfer_decode (tensor-cores, the default, or cuda-cores), flashinfer_prefill (fa2, the default, "
-      "or "
-      "fa3: FlashInfer's Hopper PrefillSM90Plan, target model only), batch_invariant (vLLM's "
+      "fa3: FlashInfer's Hopper PrefillSM90Plan, target model only, or auto: each wrapper's backend as "
+      "FlashInfer's backend=\"auto\" picks it), batch_invariant (vLLM's "
       "VLLM_BATCH_INVARIANT: split-KV disabled) "
       "and engine_args: vLLM's engine arguments, a dict or a JSON file's path; the keywords override it.");
   m.def(

@@ -24,7 +24,9 @@ struct device_params {
   std::map<int64_t, int64_t> blocks_per_sm;                       // by group size, any head size
   std::map<std::pair<int64_t, int64_t>, int64_t> blocks_by_head;  // by (group size, head size)
   int64_t default_blocks_per_sm = 8;
-  int64_t compute_major = 9;                  // FA2DetermineCtaTileQ: 16-row tiles need sm80+
+  // Compute capability (major): FA2DetermineCtaTileQ's 16-row tiles need sm80+; backend="auto"
+  // picks fa3 on 9 only (fi_backend.hpp). 9: H100 / H200.
+  int64_t compute_major = 9;
   int64_t max_smem_per_block_optin = 232448;  // cudaDevAttrMaxSharedMemoryPerBlockOptin, sm90
   int64_t occupancy(int64_t group_size, int64_t head_size) const;
   bool operator==(const device_params&) const = default;
@@ -46,10 +48,13 @@ struct flashinfer_options {
   // vLLM's use_tensor_cores: decode requests go through the prefill planner and kernel (one query
   // row each) instead of the CUDA-core decode plan.
   bool tensor_core_decode = false;
-  // FlashInfer's FA3 backend (backend "fa3": determine_attention_backend on sm90): the prefill and
-  // tensor-core decode requests are planned by PrefillSM90Plan (fi_prefill_sm90.hpp), not
-  // PrefillPlanImpl. Only the model target judges such plans (no FA3 body runs here).
+  // FlashInfer's FA3 backend (backend "fa3"): the prefill and tensor-core decode requests are
+  // planned by PrefillSM90Plan (fi_prefill_sm90.hpp), not PrefillPlanImpl. Only the model target
+  // judges such plans (no FA3 body runs here).
   bool prefill_sm90 = false;
+  // backend="auto" (--flashinfer-prefill auto): each wrapper's backend resolved per attention group
+  // as FlashInfer resolves it (fi_backend.hpp); prefill_sm90 is then not read.
+  bool prefill_auto = false;
   int64_t total_num_rows = 0;  // > 0: the rows a graph was captured for (else the batch's tokens)
   // With cuda_graph, disable_split_kv and uniform_q_len > 0, launch exactly the written work
   // entries (FlashInfer PR 4430, proposed; FlashInfer fb28d72 does not have it: false there). Off, the

@@ -69,7 +69,7 @@ void check_backend(const check_case& base, executor& ex, std::optional<double> t
 
 }  // namespace
 
-report run_check(const model_geometry& m, const check_options& o, executor& ex) {
+std::vector<check_case> check_cases(const model_geometry& m, const check_options& o) {
   for (int64_t tp : o.tps) to_rank(m, tp);  // reject every bad tp before any output
   if (o.max_num_seqs < 1 || o.max_num_seqs > max_check_num_seqs)
     throw input_error("check options", "max_num_seqs", std::to_string(o.max_num_seqs),
@@ -86,7 +86,11 @@ report run_check(const model_geometry& m, const check_options& o, executor& ex) 
       base.flashinfer = o.flashinfer;
       bases.push_back(std::move(base));
     }
-  return run_sweep(bases, o.decode_seq_len, o.tight, ex);
+  return bases;
+}
+
+report run_check(const model_geometry& m, const check_options& o, executor& ex) {
+  return run_sweep(check_cases(m, o), o.decode_seq_len, o.tight, ex);
 }
 
 report run_sweep(const std::vector<check_case>& bases, int64_t decode_seq_len, std::optional<double> tight,

@@ -85,6 +85,8 @@ struct check_options {
 // Whole-model check (headroom check). `m` has passed validate() (load_model does it); throws
 // input_error for a tp the geometry cannot take or out-of-range options.
 report run_check(const model_geometry& m, const check_options& o, executor& ex);
+// The cases run_check sweeps, one per (tp, backend); the same input_errors.
+std::vector<check_case> check_cases(const model_geometry& m, const check_options& o);
 
 // The sweep of a whole-model check on prepared cases, one per (tp, backend), each swept over decode
 // batches 1..engine.max_num_seqs of decode_seq_len tokens plus the prefill and mixed batches:

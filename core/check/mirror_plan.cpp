@@ -33,9 +33,9 @@ dumped_buffer block_table(const check_case& c) {
   return {"block_table", "int32", {rows, width}, checked_product("block_table", rows, width, 4)};
 }
 
-// PrefillSM90Plan's fields (--flashinfer-prefill fa3) for the largest batches the builder plans,
-// as parameters named `prefix` + FlashInfer's field: decode, max_num_seqs one-row requests on
-// tensor cores (the case's graphs); prefill (eager, causal), the batch with the most query tiles
+// PrefillSM90Plan's fields (the wrappers whose backend is fa3) for the largest batches the builder
+// plans, as parameters named `prefix` + FlashInfer's field: decode, max_num_seqs one-row requests
+// on tensor cores (the case's graphs); prefill (eager, causal), the batch with the most query tiles
 // within max_num_batched_tokens, max_num_seqs - 1 requests of 2 rows and one of the rest.
 void add_sm90_fields(builder_dump& d, const std::string& prefix, int64_t heads, int64_t kv, int64_t hd,
                      const batch& b, const flashinfer_options& o, bool causal) {
@@ -51,13 +51,13 @@ void add_sm90_fields(builder_dump& d, const std::string& prefix, int64_t heads, 
 }
 
 void add_sm90_plans(builder_dump& d, const check_case& c, const engine& e, const attention_group& ag,
-                    int64_t heads, int64_t kv, int64_t hd) {
+                    int64_t heads, int64_t kv, int64_t hd, const fi_wrapper_backends& wb) {
   flashinfer_options o = fi_options_of(c, e.rg, ag);
   const int64_t seqs = c.engine.max_num_seqs, tokens = c.engine.max_num_batched_tokens;
-  if (o.tensor_core_decode)
+  if (o.tensor_core_decode && wb.decode.fa3)
     add_sm90_fields(d, "sm90_decode_", heads, kv, hd, decode_batch(seqs, c.engine.max_model_len), o, false);
   const int64_t n = std::min(seqs, tokens / 2);
-  if (n < 1) return;  // no request of 2 rows fits
+  if (n < 1 || !wb.prefill.fa3) return;  // no request of 2 rows fits, or prefill plans on fa2
   batch pre;
   for (int64_t i = 0; i < n; ++i) {
     const int64_t q = i + 1 < n ? 2 : tokens - 2 * (n - 1);
@@ -120,11 +120,28 @@ builder_dump mirror_dump(const check_case& c, const engine& e, const attention_g
       {"page_locked_int_workspace_buffer", "uint8", {fi_int_workspace_default}, fi_int_workspace_default},
       int32_buffer("paged_kv_indptr", rows + 1),
       int32_buffer("paged_kv_last_page_len", rows)};
-  if (c.flashinfer.prefill_sm90) {
+  // The wrappers' backends: fa3 names both (fa3_prefill 1); auto writes what each resolved to.
+  const fi_wrapper_backends wb = fi_backends_of(c, e.rg, ag);
+  if (c.flashinfer.prefill_auto) {
+    d.parameters["fa3_prefill"] = wb.prefill.fa3 ? 1 : 0;
+    if (c.flashinfer.tensor_core_decode) d.parameters["fa3_decode"] = wb.decode.fa3 ? 1 : 0;
+  } else if (c.flashinfer.prefill_sm90) {
     d.parameters["fa3_prefill"] = 1;
-    add_sm90_plans(d, c, e, ag, heads, kv, hd);
   }
+  add_sm90_plans(d, c, e, ag, heads, kv, hd, wb);
   return d;
+}
+
+// What --flashinfer-prefill auto chose for the group's wrappers, and why.
+std::string auto_choice_note(const check_case& c, const engine& e, const attention_group& ag) {
+  const fi_wrapper_backends wb = fi_backends_of(c, e.rg, ag);
+  const auto chose = [](const fi_backend_choice& b, const char* wrapper) {
+    return std::string(b.fa3 ? "fa3" : "fa2") + " for " + wrapper + " (" + b.reason + ")";
+  };
+  std::string s = "flashinfer tp " + std::to_string(c.tp) + " group " + std::to_string(ag.index) +
+                  ": --flashinfer-prefill auto chose " + chose(wb.prefill, "prefill");
+  if (c.flashinfer.tensor_core_decode) s += ", " + chose(wb.decode, "tensor-core decode");
+  return s;
 }
 
 }  // namespace
@@ -158,6 +175,8 @@ plan_file mirror_plan(const model_geometry& m, const check_options& o) {
           continue;
         }
         r.groups.push_back(mirror_dump(c, e, ag, hr.builder_heads));
+        if (be == backend::flashinfer && c.flashinfer.prefill_auto)
+          p.notes.push_back(auto_choice_note(c, e, ag));
       }
     }
     p.ranks.push_back(std::move(r));

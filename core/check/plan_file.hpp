@@ -30,7 +30,8 @@ struct plan_file {
   kv_layout layout = kv_layout::packed;  // how the KV cache holds K and V (docs/engines.md §10)
   flashinfer_options flashinfer;         // the device facts FlashInfer's planner reads
   std::vector<plan_rank> ranks;
-  std::vector<std::string> notes;  // groups the mirror makes no builder for, and why
+  // Groups the mirror makes no builder for, and why; what --flashinfer-prefill auto chose a group.
+  std::vector<std::string> notes;
 };
 
 // The mirror's plan: for each tp and backend, the attention groups and the builder each one gets
@@ -50,5 +51,7 @@ plan_file load_plan(const std::string& path);
 // parameters and capacities. Violations name buffers as the plan does; each carries its case
 // (builders included), so `headroom replay` runs it again.
 report run_verify(const plan_file& p, executor& ex, std::optional<double> tight = std::nullopt);
+// The cases run_verify sweeps, one per (tp, backend), the rank's groups as their builders.
+std::vector<check_case> verify_cases(const plan_file& p);
 
 }  // namespace headroom

@@ -51,14 +51,16 @@ std::pair<batch, batch> split_batch(const batch& b) {
 // FlashInfer's two wrappers on one step: decode requests to the CUDA-core decode plan, or with
 // tensor cores to the prefill planner as one-row requests (uniform_q_len 1 under CUDA graphs, as
 // the fixed planner takes it; 0 with the C10 mutant, as FlashInfer passes it today); the rest to
-// the prefill planner, without CUDA graphs. The prefill planner is PrefillPlan, or with
-// o.prefill_sm90 PrefillSM90Plan, which takes the mask: vLLM's prefill wrapper plans causal,
-// FlashInfer's tensor-core decode its one-row requests non-causal.
+// the prefill planner, without CUDA graphs. The prefill planner is PrefillPlan, or where the
+// wrapper's backend is fa3 PrefillSM90Plan, which takes the mask: vLLM's prefill wrapper plans
+// causal, FlashInfer's tensor-core decode its one-row requests non-causal.
 std::vector<planned_part> flashinfer_parts(const check_case& c, int64_t h, int64_t kv, int64_t hd,
-                                           const batch& b, flashinfer_options o) {
+                                           const batch& b, flashinfer_options o,
+                                           const fi_wrapper_backends& wb) {
   o.kv_dtype_bytes = o.o_dtype_bytes = dtype_bytes(c.model.kv_dtype);
-  const auto prefill_planner = [&](const batch& x, const flashinfer_options& ox, bool causal) -> any_plan {
-    if (ox.prefill_sm90) return plan_fi_prefill_sm90(h, kv, hd, x, ox, causal);
+  const auto prefill_planner = [&](const batch& x, const flashinfer_options& ox, bool fa3,
+                                   bool causal) -> any_plan {
+    if (fa3) return plan_fi_prefill_sm90(h, kv, hd, x, ox, causal);
     return plan_fi_prefill(h, kv, hd, x, ox);
   };
   const auto [dec, pre] = split_batch(b);
@@ -66,14 +68,14 @@ std::vector<planned_part> flashinfer_parts(const check_case& c, int64_t h, int64
   if (dec.num_seqs() > 0 && o.tensor_core_decode) {
     flashinfer_options od = o;
     od.uniform_q_len = od.cuda_graph && od.exact_no_split_graph_grid ? 1 : 0;
-    parts.push_back({prefill_planner(dec, od, false), dec});
+    parts.push_back({prefill_planner(dec, od, wb.decode.fa3, false), dec});
   } else if (dec.num_seqs() > 0) {
     parts.push_back({plan_fi_decode(h, kv, hd, c.model.kv_dtype, dec, o), dec});
   }
   if (pre.num_seqs() > 0) {
     flashinfer_options op = o;
     op.cuda_graph = false;  // vLLM captures decode only: its prefill wrapper plans eagerly
-    parts.push_back({prefill_planner(pre, op, true), pre});
+    parts.push_back({prefill_planner(pre, op, wb.prefill.fa3, true), pre});
   }
   return parts;
 }
@@ -109,8 +111,8 @@ int64_t param(const builder_dump& d, const char* name) {
 // The dumped builder's plans: Triton's are fixed (its buffers at the dumped capacities); FlashInfer
 // plans each step from the dumped parameters, as its wrappers do, and carves the parts out of the
 // dumped float workspace (a "float_workspace" entry of the plan's buffers).
-std::vector<planned_part> dumped_parts(const check_case& c, const builder_dump& d, const batch& b,
-                                       flashinfer_options o) {
+std::vector<planned_part> dumped_parts(const check_case& c, const rank_geometry& rg,
+                                       const attention_group& ag, const builder_dump& d, const batch& b) {
   if (c.be == backend::triton) {
     triton_plan p = plan_triton(param(d, "num_heads_q"), param(d, "num_heads_kv"), param(d, "headdim"),
                                 c.triton, c.engine);
@@ -123,6 +125,7 @@ std::vector<planned_part> dumped_parts(const check_case& c, const builder_dump& 
     return {{std::move(p), b}};
   }
   if (c.be == backend::fa3) return {};  // as the mirror: C3 checks its metadata (apply_dumped_capacities)
+  flashinfer_options o = fi_options_of(c, rg, ag);
   o.page_size = param(d, "page_size");
   o.cuda_graph = param(d, "use_cuda_graph") != 0;
   // Dumps from before these parameters plan with the file's flashinfer options.
@@ -130,9 +133,8 @@ std::vector<planned_part> dumped_parts(const check_case& c, const builder_dump& 
     o.tensor_core_decode = it->second;
   if (auto it = d.parameters.find("disable_split_kv"); it != d.parameters.end())
     o.disable_split_kv = it->second;
-  if (auto it = d.parameters.find("fa3_prefill"); it != d.parameters.end()) o.prefill_sm90 = it->second;
   const int64_t h = param(d, "num_qo_heads"), kv = param(d, "num_kv_heads"), hd = param(d, "head_dim");
-  std::vector<planned_part> parts = flashinfer_parts(c, h, kv, hd, b, o);
+  std::vector<planned_part> parts = flashinfer_parts(c, h, kv, hd, b, o, fi_backends_of(c, rg, ag));
   for (auto& p : parts)
     std::visit(
         [&](auto& x) {
@@ -188,9 +190,38 @@ int64_t builder_head_size(const check_case& c, const rank_geometry& rg, const at
   return model_wide ? rg.head_size : ag.spec.head_size;
 }
 
+fi_wrapper_backends fi_backends_of(const check_case& c, const rank_geometry& rg, const attention_group& ag) {
+  const builder_dump* d = dump_of(c, ag);
+  const auto given = [&](const char* name) -> std::optional<fi_backend_choice> {
+    if (!d) return std::nullopt;
+    const auto it = d->parameters.find(name);
+    if (it == d->parameters.end()) return std::nullopt;
+    return fi_backend_choice{it->second != 0, std::string("the plan's ") + name};
+  };
+  const int64_t hd = d ? param(*d, "head_dim") : builder_head_size(c, rg, ag);
+  fi_wrapper_backends wb = fi_wrapper_backends_of(c.flashinfer, c.model.kv_dtype, hd);
+  // A dump's own choice: fa3_prefill for both wrappers unless it gives the decode wrapper's.
+  if (const auto prefill = given("fa3_prefill")) wb.prefill = wb.decode = *prefill;
+  if (const auto decode = given("fa3_decode")) wb.decode = *decode;
+  return wb;
+}
+
+std::optional<std::string> fa3_wrapper_of(const check_case& c) {
+  if (c.be != backend::flashinfer) return std::nullopt;
+  const engine e = make_engine(c);
+  for (const attention_group& ag : e.groups) {
+    const fi_wrapper_backends wb = fi_backends_of(c, e.rg, ag);
+    const std::string where = "tp " + std::to_string(c.tp) + " group " + std::to_string(ag.index);
+    if (wb.prefill.fa3) return where + " prefill (" + wb.prefill.reason + ")";
+    if (c.flashinfer.tensor_core_decode && wb.decode.fa3)
+      return where + " tensor-core decode (" + wb.decode.reason + ")";
+  }
+  return std::nullopt;
+}
+
 std::vector<planned_part> plan_parts(const check_case& c, const rank_geometry& rg, const attention_group& ag,
                                      int64_t builder_heads, const batch& b) {
-  if (const builder_dump* dump = dump_of(c, ag)) return dumped_parts(c, *dump, b, fi_options_of(c, rg, ag));
+  if (const builder_dump* dump = dump_of(c, ag)) return dumped_parts(c, rg, ag, *dump, b);
   const int64_t kv = builder_kv_heads(c, rg, ag);
   const int64_t d = builder_head_size(c, rg, ag);
   if (c.be == backend::fa3) return {};  // no FA3 attention body: its metadata is class C3's check
@@ -199,7 +230,8 @@ std::vector<planned_part> plan_parts(const check_case& c, const rank_geometry& r
     p.int32_offsets = has_mutant(c.mutants, "int32-token-offsets");
     return {{std::move(p), b}};
   }
-  std::vector<planned_part> parts = flashinfer_parts(c, builder_heads, kv, d, b, fi_options_of(c, rg, ag));
+  std::vector<planned_part> parts =
+      flashinfer_parts(c, builder_heads, kv, d, b, fi_options_of(c, rg, ag), fi_backends_of(c, rg, ag));
   // PrefillSM90Plan's parts checked against the engine's fixed int workspace (the dumped one above):
   // the FA2 plans' fit it on every bundled config, these are the ones that grow with the heads.
   for (auto& p : parts)

@@ -4,8 +4,11 @@
 // decode wrapper and the rest to its prefill wrapper, so a mixed batch yields two parts).
 #pragma once
 
+#include <optional>
+#include <string>
 #include <vector>
 
+#include "core/backends/fi_backend.hpp"
 #include "core/backends/plan.hpp"
 #include "core/check/case.hpp"
 #include "core/engine/engine.hpp"
@@ -56,10 +59,19 @@ inline constexpr int64_t fi_int_workspace_default = int64_t{8} << 20;
 
 // FlashInfer's plans for one step of b (builder geometry h / kv / hd): decode requests through the
 // CUDA-core decode plan, or with o.tensor_core_decode through the prefill planner; the rest through
-// the prefill planner (docs/engines.md §6, §7). With o.prefill_sm90 the prefill planner is
+// the prefill planner (docs/engines.md §6, §7). Where wb gives a wrapper fa3 its prefill planner is
 // PrefillSM90Plan (FlashInfer's fa3 backend): prefill causal, tensor-core decode not.
 std::vector<planned_part> flashinfer_parts(const check_case& c, int64_t h, int64_t kv, int64_t hd,
-                                           const batch& b, flashinfer_options o);
+                                           const batch& b, flashinfer_options o,
+                                           const fi_wrapper_backends& wb);
+
+// The backends of a FlashInfer group's prefill and tensor-core decode wrappers: its dump's
+// fa3_prefill (both wrappers) and fa3_decode (the decode wrapper) where given, else the case's
+// --flashinfer-prefill, auto resolved for the builder's head size (fi_wrapper_backends_of).
+fi_wrapper_backends fi_backends_of(const check_case& c, const rank_geometry& rg, const attention_group& ag);
+// The first FlashInfer group of the case whose prefill or tensor-core decode wrapper runs fa3, as
+// "tp 1 group 0 prefill (reason)"; nullopt when none does (or the case is not FlashInfer's).
+std::optional<std::string> fa3_wrapper_of(const check_case& c);
 
 // KV heads and head size the builder plans with: the group spec's (the fix), or for Triton the
 // model-wide values under the triton-model-kv-heads / triton-model-head-size mutants; under

@@ -6,18 +6,11 @@
 
 namespace headroom {
 
-report run_verify(const plan_file& p, executor& ex, std::optional<double> tight) {
+std::vector<check_case> verify_cases(const plan_file& p) {
   std::vector<check_case> bases;
-  std::vector<std::string> notes = p.notes;
   for (const auto& r : p.ranks) {
     std::set<backend> backends;
-    for (const auto& g : r.groups) {
-      backends.insert(g.be);
-      for (const auto& name : unchecked_buffers(g))
-        notes.push_back(std::string(to_string(g.be)) + " tp " + std::to_string(r.tp) + " group " +
-                        std::to_string(g.index) + ": buffer " + name +
-                        " is not checked (no kernel of headroom's reads it)");
-    }
+    for (const auto& g : r.groups) backends.insert(g.be);
     for (backend be : backends) {
       check_case base =
           make_case(p.model, r.tp, be, policy::per_layer, grouping::heads, p.hybrid, p.block_size, 0);
@@ -28,7 +21,18 @@ report run_verify(const plan_file& p, executor& ex, std::optional<double> tight)
       bases.push_back(std::move(base));
     }
   }
-  report rep = run_sweep(bases, check_options{}.decode_seq_len, tight, ex);
+  return bases;
+}
+
+report run_verify(const plan_file& p, executor& ex, std::optional<double> tight) {
+  std::vector<std::string> notes = p.notes;
+  for (const auto& r : p.ranks)
+    for (const auto& g : r.groups)
+      for (const auto& name : unchecked_buffers(g))
+        notes.push_back(std::string(to_string(g.be)) + " tp " + std::to_string(r.tp) + " group " +
+                        std::to_string(g.index) + ": buffer " + name +
+                        " is not checked (no kernel of headroom's reads it)");
+  report rep = run_sweep(verify_cases(p), check_options{}.decode_seq_len, tight, ex);
   rep.notes.insert(rep.notes.begin(), notes.begin(), notes.end());
   return rep;
 }

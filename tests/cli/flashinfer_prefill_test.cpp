@@ -1,4 +1,5 @@
-// FlashInfer's prefill planner on the command line (--flashinfer-prefill fa2|fa3, its --engine-args
+// FlashInfer's prefill planner on the command line (--flashinfer-prefill fa2|fa3 (auto:
+// flashinfer_auto_test.cpp), its --engine-args
 // key, cli/engine_flags.cpp): with fa3 check plans the FlashInfer groups' prefill and tensor-core
 // decode with PrefillSM90Plan and checks its int workspace parts against the wrappers' fixed 8 MiB
 // int workspace; plan prints the plan's fields; a bad value, or fa3 on a target that runs FA2
@@ -133,7 +134,7 @@ TEST(FlashInferPrefill, PlanPrintsTheSm90Fields) {
 TEST(FlashInferPrefill, BadValuesAndTargetsExitTwoWithOneLine) {
   const std::string laguna = source_path("configs/laguna-xs2.json");
   const std::pair<std::string, std::vector<std::string>> cases[] = {
-      {"--flashinfer-prefill fa4", {"'--flashinfer-prefill' = \"fa4\"", "expected fa2 or fa3"}},
+      {"--flashinfer-prefill fa4", {"'--flashinfer-prefill' = \"fa4\"", "expected fa2, fa3 or auto"}},
       {"--flashinfer-prefill", {"'--flashinfer-prefill' = (missing)", "takes a value"}},
   };
   for (const char* cmd : {"check", "plan", "fuzz"})

@@ -99,6 +99,8 @@ std::vector<pin_case> pin_cases() {
       {"--batch-invariant false", [](const check_case& c) { return !c.flashinfer.disable_split_kv; }},
       // never drawn (the sim and gpu targets run FA2 bodies); fuzz_main refuses it off --target model
       {"--flashinfer-prefill fa3", [](const check_case& c) { return c.flashinfer.prefill_sm90; }},
+      {"--flashinfer-prefill auto",
+       [](const check_case& c) { return c.flashinfer.prefill_auto && !c.flashinfer.prefill_sm90; }},
       // vLLM's batch-invariant mode decodes on tensor cores: the pin is both
       {"--batch-invariant true",
        [](const check_case& c) { return c.flashinfer.disable_split_kv && c.flashinfer.tensor_core_decode; }},

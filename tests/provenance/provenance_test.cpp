@@ -181,7 +181,9 @@ std::map<std::string, std::string> plan_field_names() {
   o.backends = {backend::triton, backend::flashinfer, backend::fa3};
   check_options fa3 = o;  // --flashinfer-prefill fa3: PrefillSM90Plan's fields as plan parameters
   fa3.flashinfer.prefill_sm90 = true;
-  for (const plan_file& p : {mirror_plan(m, o), mirror_plan(m, fa3)})
+  check_options automatic = o;  // --flashinfer-prefill auto: each wrapper's resolved backend
+  automatic.flashinfer.prefill_auto = true;
+  for (const plan_file& p : {mirror_plan(m, o), mirror_plan(m, fa3), mirror_plan(m, automatic)})
     for (const auto& r : p.ranks)
       for (const auto& g : r.groups) {
         const std::string q = qualifier(g.be);

@@ -199,6 +199,20 @@ def test_flashinfer_prefill_keyword(tmp_path):
         headroom.check(LAGUNA, backend="flashinfer", tp=1, flashinfer_prefill="fa3", target="sim")
 
 
+# auto: each wrapper's backend as FlashInfer's backend="auto" resolves it (laguna: head dim 128 on
+# the default sm90 device, bf16: fa3 for prefill, fa2 for tensor-core decode), refused off the model
+# target since it resolves to fa3.
+def test_flashinfer_prefill_auto_keyword(tmp_path):
+    p = headroom.plan(LAGUNA, backend="flashinfer", flashinfer_prefill="auto")
+    assert p == cli_json(tmp_path, "plan", LAGUNA, "--backend", "flashinfer", "--flashinfer-prefill", "auto")
+    q = group(p, 1, "flashinfer", 0)["parameters"]
+    assert (q["fa3_prefill"], q["fa3_decode"]) == (1, 0)
+    assert any("auto chose fa3 for prefill" in n for n in p["notes"])
+    assert headroom.check(LAGUNA, backend="flashinfer", tp=1, flashinfer_prefill="auto")["ok"]
+    with pytest.raises(ValueError, match="'flashinfer_prefill' = auto: resolves to fa3"):
+        headroom.check(LAGUNA, backend="flashinfer", tp=1, flashinfer_prefill="auto", target="sim")
+
+
 SGLANG_BAD = [  # keyword, value, the flag's value on the command line; under engine_flavour sglang
     ("max_running_requests", 0, "0"), ("max_running_requests", 4097, "4097"), ("attn_tp_size", 0, "0"),
     ("attn_tp_size", 65, "65"), ("gathered_buffer", "yes", "yes"), ("attn_cp_size", 0, "0"),

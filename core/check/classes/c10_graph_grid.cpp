@@ -20,7 +20,8 @@ void check_c10_graph_grid(const class_scope& s, std::vector<class_finding>& out)
   const check_case& c = s.ctx.base;
   const flashinfer_options& f = c.flashinfer;
   if (c.be != backend::flashinfer || !f.tensor_core_decode || !f.cuda_graph || !f.disable_split_kv) return;
-  if (f.prefill_sm90) return;  // PrefillSM90Plan: no padded grid, one work list a CTA
+  const fi_wrapper_backends wb = fi_backends_of(c, s.ctx.eng->rg, *s.ctx.ag);
+  if (wb.decode.fa3) return;  // PrefillSM90Plan: no padded grid, one work list a CTA
   std::vector<step_probe> probes;
   if (s.sweep) {
     for (int64_t n : capture_sizes_of(c.engine)) {
@@ -39,7 +40,8 @@ void check_c10_graph_grid(const class_scope& s, std::vector<class_finding>& out)
   const int64_t d = builder_head_size(c, s.ctx.eng->rg, *s.ctx.ag);
   auto plans = [&](const step_probe& p, const rank_layer& l) {
     if (&l != layers.front()) return std::vector<planned_part>{};  // the plan is the builder's
-    return flashinfer_parts(c, s.builder_heads, kv, d, p.st.b, fi_options_of(c, s.ctx.eng->rg, *s.ctx.ag));
+    return flashinfer_parts(c, s.builder_heads, kv, d, p.st.b, fi_options_of(c, s.ctx.eng->rg, *s.ctx.ag),
+                            wb);
   };
   run_probes(
       s, probes, plans, [](const step_probe&) { return std::vector<finding>{}; }, bug_class::c10, out);
