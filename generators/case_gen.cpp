@@ -175,6 +175,18 @@ int64_t triton_thr_of(const check_case& c) {
   return triton_threshold(kv, c.triton, c.engine);
 }
 
+std::vector<int64_t> large_head_sizes_of(backend be) {
+  switch (be) {
+    case backend::flashinfer:
+      return {128, 256, 512};
+    case backend::fa3:
+      return {80, 96, 128, 192, 256};
+    case backend::triton:
+      break;
+  }
+  return {80, 96, 128, 192, 256, 512};
+}
+
 int64_t token_cost_of(const check_case& c) {
   int64_t cost = 1;
   for (const auto& l : c.model.layers)
@@ -200,6 +212,7 @@ rc::Gen<check_case> raw_cases(const case_profile& p) {
     geometry_limits lim;
     lim.max_layers = p.max_layers;
     lim.max_head_size = p.max_head_size;
+    if (p.large_head_sizes) lim.large_head_sizes = large_head_sizes_of(d.be);
     if (p.pins.tps) lim.tps = *p.pins.tps;
     lim.flashinfer_groups = d.be == backend::flashinfer;
     return rc::gen::map(geometries(lim), [d, p](const sized_geometry& g) { return assemble(d, g, p); });

@@ -23,7 +23,10 @@ struct case_profile {
   std::vector<kv_layout> kv_layouts = {kv_layout::separate, kv_layout::packed};
   int max_layers = 6;
   int64_t max_work = 1 << 21;  // batch_limits::max_work: bounds the simulator's time per case
-  int64_t max_head_size = 64;
+  // Head sizes above 64 (large_head_sizes_of the case's backend), about one draw in six; none
+  // above max_head_size.
+  bool large_head_sizes = true;
+  int64_t max_head_size = 512;
   bool vary_options = true;  // hybrid manager, CUDA graphs, page size, Triton thr options
   bool engine_steps = true;  // engine settings (engine_gen.hpp) and the case's step (with vary_options)
   // The formulas only (the model target): one case in ten from a regime no kernel can run here,
@@ -43,6 +46,12 @@ rc::Gen<check_case> large_cases(const std::vector<policy>& policies);
 // about 2^31 / (heads x head size) tokens, with and without the int32-token-offsets mutant; at TP 1,
 // or at a TP size drawn from `tps` with the same heads per rank.
 rc::Gen<check_case> large_offset_cases(const std::optional<std::vector<int64_t>>& tps = std::nullopt);
+
+// The head sizes above 64 the generators draw for a backend, those real models use that the
+// backend runs: vLLM's Triton backend any from 32 (80, 96, 128, 192, 256, 512), FlashInfer's
+// kernels 128, 256 and 512 (DISPATCH_HEAD_DIM: 64, 128, 256, 512), FA3 up to 256 (80, 96, 128,
+// 192, 256).
+std::vector<int64_t> large_head_sizes_of(backend be);
 
 // Deterministic sample: the same (profile, seed, index) always gives the same case.
 check_case sample_case(const case_profile& p, uint64_t seed, uint64_t index);

@@ -9,11 +9,14 @@ namespace headroom::generators {
 
 namespace {
 
-// Head sizes, small first; 12, 24, 40, 48, 80, 96 are not powers of two (Dp > D in Triton).
-rc::Gen<int64_t> head_sizes(int64_t max_d) {
-  std::vector<std::pair<int, int64_t>> w = {{6, 8},  {5, 16}, {4, 12}, {3, 4},  {4, 24}, {3, 32},
-                                            {2, 40}, {2, 48}, {2, 64}, {1, 80}, {1, 96}, {1, 128}};
-  w.erase(std::remove_if(w.begin(), w.end(), [&](auto& p) { return p.second > max_d; }), w.end());
+// Head sizes, small first; 12, 24, 40, 48, 80, 96, 192 are not powers of two (Dp > D in Triton).
+// The small ladder weighs 31; each large size the backend takes 1 (128: 2), so a backend with five
+// or six of them draws one about one time in six (FlashInfer's three: one in nine).
+rc::Gen<int64_t> head_sizes(const geometry_limits& lim) {
+  std::vector<std::pair<int, int64_t>> w = {{6, 8},  {5, 16}, {4, 12}, {3, 4}, {4, 24},
+                                            {3, 32}, {2, 40}, {2, 48}, {2, 64}};
+  for (int64_t d : lim.large_head_sizes) w.push_back({d == 128 ? 2 : 1, d});
+  w.erase(std::remove_if(w.begin(), w.end(), [&](auto& p) { return p.second > lim.max_head_size; }), w.end());
   return weighted(w);
 }
 
@@ -45,8 +48,7 @@ rc::Gen<int64_t> kv_totals(int64_t tp) {
 rc::Gen<geometry_draw> base_draws(const geometry_limits& lim) {
   using d = geometry_draw;
   return rc::gen::build<d>(
-      rc::gen::set(&d::head_size, head_sizes(lim.max_head_size)),
-      rc::gen::set(&d::alt_head_size, head_sizes(lim.max_head_size)),
+      rc::gen::set(&d::head_size, head_sizes(lim)), rc::gen::set(&d::alt_head_size, head_sizes(lim)),
       rc::gen::set(&d::groups,
                    rc::gen::container<std::vector<int64_t>>(3, group_sizes(lim.flashinfer_groups))),
       rc::gen::set(&d::hp, weighted<heads_pattern>({{2, heads_pattern::uniform},
@@ -114,6 +116,17 @@ rc::Gen<geometry_draw> with_model_wide(rc::Gen<geometry_draw> g, const geometry_
 }
 
 }  // namespace
+
+const std::vector<int64_t>& drawn_head_sizes() {
+  static const std::vector<int64_t> sizes = {4, 8, 12, 16, 24, 32, 40, 48, 64, 80, 96, 128, 192, 256, 512};
+  return sizes;
+}
+
+int64_t next_smaller_head_size(int64_t d) {
+  const auto& s = drawn_head_sizes();
+  const auto it = std::lower_bound(s.begin(), s.end(), d);
+  return it == s.begin() ? 0 : *std::prev(it);
+}
 
 std::string layer_name(std::size_t i) { return "model.layers." + std::to_string(i) + ".self_attn.attn"; }
 

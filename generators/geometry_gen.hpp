@@ -23,8 +23,17 @@ struct geometry_limits {
   std::vector<int64_t> tps = {1, 2, 4, 8};  // drawn from, smaller ones more often (1..max_generated_tp)
   // FlashInfer's decode kernel supports GQA group sizes {1,2,3,4,6,8} only: restrict to them.
   bool flashinfer_groups = false;
-  int64_t max_head_size = 64;  // small head sizes keep the simulator at milliseconds per case
+  // Head sizes drawn: the small ladder (4..64, most cases: the simulator's cost grows with the head
+  // size) and, about one draw in six, the sizes above 64 the case's backend runs (large_head_sizes),
+  // none above max_head_size.
+  std::vector<int64_t> large_head_sizes;
+  int64_t max_head_size = 512;
 };
+
+// Every head size a geometry draw can give, ascending: 4..64, then 80, 96, 128, 192, 256, 512.
+const std::vector<int64_t>& drawn_head_sizes();
+// The largest drawn head size below d (the shrinker's next step down), 0 when there is none.
+int64_t next_smaller_head_size(int64_t d);
 
 // A geometry together with a TP size every layer's heads divide by.
 struct sized_geometry {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "generators/geometry_gen.hpp"
 #include "generators/shrink_parts.hpp"
 
 namespace headroom::generators {
@@ -102,13 +103,15 @@ void more_uniform(const check_case& c, std::vector<check_case>& out) {
   }
 }
 
-// Smaller head sizes (one layer, or all to the model-wide value) and full attention.
+// Smaller head sizes (one layer, or all to the model-wide value; 8, half, or the next drawn size
+// down, so a failure that needs a size above a threshold stops at the smallest drawn one that
+// still fails) and full attention.
 void simpler_layers(const check_case& c, std::vector<check_case>& out) {
   const model_geometry& m = c.model;
   for (std::size_t i = 0; i < m.layers.size(); ++i) {
     const auto& l = m.layers[i];
     if (l.kind == attn_kind::none) continue;
-    for (int64_t d : {m.head_size, int64_t{8}, l.head_size / 2})
+    for (int64_t d : {m.head_size, int64_t{8}, l.head_size / 2, next_smaller_head_size(l.head_size)})
       if (d > 0 && d < l.head_size) {
         check_case o = c;
         o.model.layers[i].head_size = o.model.layers[i].head_size_v = d;
@@ -121,7 +124,7 @@ void simpler_layers(const check_case& c, std::vector<check_case>& out) {
       out.push_back(std::move(o));
     }
   }
-  for (int64_t d : {int64_t{8}, m.head_size / 2})
+  for (int64_t d : {int64_t{8}, m.head_size / 2, next_smaller_head_size(m.head_size)})
     if (d > 0 && d < m.head_size) {
       check_case o = c;
       o.model.head_size = d;
@@ -133,7 +136,7 @@ void simpler_layers(const check_case& c, std::vector<check_case>& out) {
 void smaller_head_sizes(const check_case& c, std::vector<check_case>& out) {
   int64_t widest = 0;
   for (const auto& l : c.model.layers) widest = std::max(widest, l.head_size);
-  for (int64_t d : {c.model.head_size, int64_t{8}, widest / 2}) {
+  for (int64_t d : {c.model.head_size, int64_t{8}, widest / 2, next_smaller_head_size(widest)}) {
     if (d < 1 || d >= widest) continue;
     check_case o = c;
     for (auto& l : o.model.layers)

@@ -2,8 +2,13 @@
 // filtered or discarded), stays inside the simulator's budget, and every shrink candidate is
 // valid and strictly smaller; sampling by (seed, index) is deterministic; the shrinker reaches the
 // documented minimum for the regression.
+#include <algorithm>
+#include <map>
+#include <set>
+
 #include "generators/batch_gen.hpp"
 #include "generators/case_gen.hpp"
+#include "generators/geometry_gen.hpp"
 #include "generators/shrink.hpp"
 #include "properties/support/prop_check.hpp"
 #include "properties/support/profiles.hpp"
@@ -70,6 +75,70 @@ TEST(Generators, CasesDrawTheProfilesKvLayouts) {
     p.kv_layouts = {k};
     for (uint64_t i = 0; i < 50; ++i) EXPECT_EQ(generators::sample_case(p, 5, i).layout, k);
   }
+}
+
+// Head sizes above 64, the ones the case's backend runs (large_head_sizes_of: FA3 up to 256,
+// FlashInfer 128 / 256 / 512, Triton 80..512), in a share of the cases that keeps the simulator's
+// rate (about one draw in six: a case has a large model-wide or alternative size in 15-45%).
+TEST(Generators, CasesDrawLargeHeadSizesTheBackendRuns) {
+  const auto p = props::everything();
+  const std::map<backend, std::set<int64_t>> runs = {{backend::triton, {80, 96, 128, 192, 256, 512}},
+                                                     {backend::flashinfer, {128, 256, 512}},
+                                                     {backend::fa3, {80, 96, 128, 192, 256}}};
+  std::map<backend, int> cases, large;
+  std::map<backend, std::set<int64_t>> seen;
+  for (uint64_t i = 0; i < 1500; ++i) {
+    const check_case c = generators::sample_case(p, 11, i);
+    bool any = false;
+    std::vector<int64_t> sizes = {c.model.head_size};
+    for (const auto& l : c.model.layers)
+      if (l.kind != attn_kind::none) sizes.push_back(l.head_size);
+    for (int64_t d : sizes) {
+      if (d <= 64) continue;
+      any = true;
+      seen[c.be].insert(d);
+      EXPECT_TRUE(runs.at(c.be).count(d)) << to_string(c.be) << " drew " << d;
+    }
+    ++cases[c.be], large[c.be] += any;
+  }
+  for (backend be : {backend::triton, backend::flashinfer, backend::fa3}) {
+    SCOPED_TRACE(to_string(be));
+    EXPECT_EQ(seen[be], runs.at(be));  // every size the backend runs is drawn
+    ASSERT_GT(cases[be], 100);
+    EXPECT_GT(large[be], cases[be] * 15 / 100);
+    EXPECT_LT(large[be], cases[be] * 45 / 100);
+  }
+  auto off = p;
+  off.large_head_sizes = false;
+  for (uint64_t i = 0; i < 200; ++i) EXPECT_LE(generators::sample_case(off, 11, i).model.head_size, 64);
+}
+
+// A failure that needs the config's head size inside FA3's one-token causal rule (64 < D <= 128)
+// and a layer's outside it shrinks to the smallest drawn size that still fails: config 128 and a
+// full layer of 256 end at config 80 (the next drawn size down, 64, is outside) and layer 1.
+TEST(Generators, HeadSizesShrinkDownTheDrawnSizes) {
+  model_geometry m;
+  m.name = "generated";
+  m.num_attention_heads = 4;
+  m.num_kv_heads = 1;
+  m.head_size = 128;
+  m.layers = {{generators::layer_name(0), attn_kind::full, 4, 1, 256, 256, 0, 0}};
+  check_case c = make_case(m, 1, backend::fa3, policy::per_layer, grouping::heads, true, 16, 0);
+  c.b = {{100}, {1}};
+  ASSERT_TRUE(generators::is_valid(c));
+  const auto inside = [](int64_t d) { return d > 64 && d <= 128; };
+  const auto crosses = [&](const check_case& x) {
+    for (const auto& l : x.model.layers)
+      if (l.kind == attn_kind::full && inside(l.head_size) != inside(x.model.head_size)) return true;
+    return false;
+  };
+  const auto r = generators::shrink_greedy(c, crosses);
+  EXPECT_EQ(r.c.model.head_size, 80);
+  ASSERT_EQ(r.c.model.layers.size(), 1u);
+  EXPECT_EQ(r.c.model.layers[0].head_size, 1);
+  EXPECT_EQ(generators::next_smaller_head_size(128), 96);
+  EXPECT_EQ(generators::next_smaller_head_size(81), 80);
+  EXPECT_EQ(generators::next_smaller_head_size(4), 0);
 }
 
 TEST(Generators, SamplingIsDeterministic) {
