@@ -7,6 +7,7 @@
 #include "cli/engine_flags.hpp"
 #include "cli/output_file.hpp"
 #include "core/check/plan_file.hpp"
+#include "core/check/sglang_fa3_plan.hpp"
 #include "core/model/loader.hpp"
 
 namespace headroom::cli {
@@ -30,8 +31,12 @@ int plan_main(int argc, char** argv) {
   if (json_out) write_durably(*json_out, to_json(p).dump(2) + "\n");  // before anything is printed
   std::string mutants;
   for (const auto& name : o.mutants) mutants += (mutants.empty() ? ", mutants " : " ") + name;
-  print_plan(p, "headroom plan " + a.positional[0] + " (policy " + to_string(o.pol) + ", grouping " +
-                    to_string(o.grp) + mutants + ")");
+  // Under the sglang flavour fa3's groups are SGLang's schedule, not vLLM's builder.
+  const bool sglang_fa3 = plans_sglang_fa3(o);
+  print_plan(sglang_fa3 ? without_backend(p, backend::fa3) : p,
+             "headroom plan " + a.positional[0] + " (policy " + to_string(o.pol) + ", grouping " +
+                 to_string(o.grp) + mutants + ")");
+  if (sglang_fa3) std::fputs(sglang_fa3_plan_text(sglang_fa3_plan(m, o)).c_str(), stdout);
   return 0;
 }
 

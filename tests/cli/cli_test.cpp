@@ -86,6 +86,21 @@ TEST(Cli, PerLayerIsCleanOnBothBackendsAtEveryTp) {
   EXPECT_NE(r.out.find("verdict: OK"), std::string::npos);
 }
 
+TEST(Cli, PlanShowsSglangsFa3ScheduleUnderTheSglangFlavour) {
+  // vLLM's FA3 builder is what the vllm flavour plans; under sglang the fa3 groups give way to
+  // SGLang's schedule (core/check/sglang_fa3_plan.hpp), with the config's geometry over TP.
+  const auto vllm = run("plan " + config("llama-3-8b.json") + " --backend fa3 --tp 2");
+  ASSERT_EQ(vllm.code, 0) << vllm.out;
+  EXPECT_NE(vllm.out.find("fa3 group 0"), std::string::npos) << vllm.out;
+  EXPECT_EQ(vllm.out.find("SGLang fa3 decode schedule"), std::string::npos);
+  const auto sg = run("plan " + config("llama-3-8b.json") + " --backend fa3 --tp 2 --engine-flavour sglang");
+  ASSERT_EQ(sg.code, 0) << sg.out;
+  EXPECT_EQ(sg.out.find("fa3 group 0"), std::string::npos) << sg.out;
+  EXPECT_NE(sg.out.find("tp 2: SGLang fa3 decode schedule"), std::string::npos) << sg.out;
+  EXPECT_NE(sg.out.find("scheduled with the config's 16 heads, 4 kv heads, head_dim 128"), std::string::npos)
+      << sg.out;
+}
+
 TEST(Cli, LegacyGroupingReportsGroupAgreement) {
   const auto out = temp("legacy.json");
   auto r = run("check " + config("laguna-xs2.json") +
