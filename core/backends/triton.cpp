@@ -50,7 +50,9 @@ bool triton_segment_active(int64_t s, int64_t seq_len) {
 
 triton_shape triton_launch_shape(const rank_layer& l, const batch& b) {
   triton_shape s;
-  const int64_t g = l.num_heads / l.num_kv_heads;
+  // Fewer query heads than kv heads is no GQA group (vLLM's num_queries_per_kv would be 0 and its
+  // kernel would not launch): the shape is given as for a group of one.
+  const int64_t g = std::max<int64_t>(1, l.num_heads / l.num_kv_heads);
   s.block_m = g <= 16 ? 16 : next_pow2(g);
   s.block_q = s.block_m / g;
   s.grid_x = b.num_tokens() / s.block_q + b.num_seqs();

@@ -129,6 +129,12 @@ TEST(Triton, LaunchShapeFollowsGroupSize) {
   auto big = triton_launch_shape(sliding_layer(64, 2, 128), decode_batch(4, 100));
   EXPECT_EQ(big.block_m, 32);
   EXPECT_EQ(big.block_q, 1);
+  // Fewer query heads than kv heads (a builder's model-wide count under a layer's kv heads): the
+  // shape of a group of one, not a division by zero.
+  auto odd = triton_launch_shape(sliding_layer(1, 2, 128), decode_batch(4, 100));
+  EXPECT_EQ(odd.block_m, 16);
+  EXPECT_EQ(odd.block_q, 16);
+  EXPECT_EQ(odd.grid_x, 4 / 16 + 4);
 }
 
 TEST(Triton, HugeGeometryOverflowIsReported) {
