@@ -15,8 +15,6 @@ namespace headroom {
 namespace {
 
 constexpr int64_t int32_max = std::numeric_limits<int32_t>::max();
-// Above this many works per head the planner schedules head 0 only and every head reuses it.
-constexpr int64_t same_schedule_above = 4096;
 
 int32_t narrow(int64_t v, const char* field) {
   if (v > int32_max)
@@ -85,8 +83,7 @@ fi_prefill_sm90_plan plan_fi_prefill_sm90(int64_t builder_heads, int64_t kv_head
   p.total_num_rows = o.total_num_rows > 0 ? o.total_num_rows : b.num_tokens();
   if (p.total_num_rows > int64_t{std::numeric_limits<uint32_t>::max()} - 255)  // uint32, + T_q - 1
     throw input_error("flashinfer", "total_num_rows", std::to_string(p.total_num_rows), "under 2^32 - 255");
-  // A 64-wide value head leaves shared memory for 192 query rows a tile.
-  p.cta_tile_q = head_dim_vo == 64 ? 192 : 128;
+  p.cta_tile_q = fi_sm90_cta_tile_q(head_dim_vo);
 
   // (request, qo_len, kv_len) by kv length, longest first; std::sort, not stable, as upstream.
   std::vector<std::tuple<int64_t, int64_t, int64_t>> order;
@@ -105,7 +102,7 @@ fi_prefill_sm90_plan plan_fi_prefill_sm90(int64_t builder_heads, int64_t kv_head
 
   p.max_works_per_head =
       narrow(ceil_div(p.total_num_rows, p.cta_tile_q) + p.batch_size - 1, "max works per head");
-  p.same_schedule_for_all_heads = p.max_works_per_head > same_schedule_above;
+  p.same_schedule_for_all_heads = p.max_works_per_head > fi_sm90_same_schedule_above;
 
   cta_heap heap(p.num_ctas);
   std::vector<std::vector<work>> per_cta(static_cast<std::size_t>(p.num_ctas));

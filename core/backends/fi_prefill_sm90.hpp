@@ -39,6 +39,12 @@ struct fi_prefill_sm90_plan {
   std::vector<buffer_plan> buffers;
 };
 
+// The query rows of one tile: a 64-wide value head leaves shared memory for 192, else 128.
+inline int64_t fi_sm90_cta_tile_q(int64_t head_dim_vo) { return head_dim_vo == 64 ? 192 : 128; }
+// Above this many works per head (ceil(total_num_rows / T_q) + B - 1) the planner schedules head 0
+// only and every head reuses it.
+inline constexpr int64_t fi_sm90_same_schedule_above = 4096;
+
 // builder_heads / kv_heads: num_qo_heads / num_kv_heads. Reads o.cuda_graph, o.page_size (the unit
 // of kv_indptr: FlashInfer is handed page offsets for a paged cache; page_size 1 gives the token
 // offsets of a ragged one), o.total_num_rows (0: the batch's tokens) and o.device.num_sms. Throws

@@ -35,8 +35,8 @@ dumped_buffer block_table(const check_case& c) {
 
 // PrefillSM90Plan's fields (the wrappers whose backend is fa3) for the largest batches the builder
 // plans, as parameters named `prefix` + FlashInfer's field: decode, max_num_seqs one-row requests
-// on tensor cores (the case's graphs); prefill (eager, causal), the batch with the most query tiles
-// within max_num_batched_tokens, max_num_seqs - 1 requests of 2 rows and one of the rest.
+// on tensor cores (the case's graphs); prefill (eager, causal), the step with the most query tiles
+// within the engine's limits (fi_prefill_widest_step: check runs it too).
 void add_sm90_fields(builder_dump& d, const std::string& prefix, int64_t heads, int64_t kv, int64_t hd,
                      const batch& b, const flashinfer_options& o, bool causal) {
   const fi_prefill_sm90_plan p = plan_fi_prefill_sm90(heads, kv, hd, b, o, causal);
@@ -53,18 +53,12 @@ void add_sm90_fields(builder_dump& d, const std::string& prefix, int64_t heads, 
 void add_sm90_plans(builder_dump& d, const check_case& c, const engine& e, const attention_group& ag,
                     int64_t heads, int64_t kv, int64_t hd, const fi_wrapper_backends& wb) {
   flashinfer_options o = fi_options_of(c, e.rg, ag);
-  const int64_t seqs = c.engine.max_num_seqs, tokens = c.engine.max_num_batched_tokens;
+  const int64_t seqs = c.engine.max_num_seqs;
   if (o.tensor_core_decode && wb.decode.fa3)
     add_sm90_fields(d, "sm90_decode_", heads, kv, hd, decode_batch(seqs, c.engine.max_model_len), o, false);
-  const int64_t n = std::min(seqs, tokens / 2);
-  if (n < 1 || !wb.prefill.fa3) return;  // no request of 2 rows fits, or prefill plans on fa2
-  batch pre;
-  for (int64_t i = 0; i < n; ++i) {
-    const int64_t q = i + 1 < n ? 2 : tokens - 2 * (n - 1);
-    pre.seq_lens.push_back(q);
-    pre.query_lens.push_back(q);
-  }
-  o.cuda_graph = false;  // vLLM's prefill wrapper plans eagerly
+  const batch pre = fi_prefill_widest_step(c.engine, fi_sm90_cta_tile_q(hd));
+  if (pre.num_seqs() == 0 || !wb.prefill.fa3) return;  // no request of 2 rows fits, or prefill plans on fa2
+  o.cuda_graph = false;                                // vLLM's prefill wrapper plans eagerly
   add_sm90_fields(d, "sm90_prefill_", heads, kv, hd, pre, o, true);
 }
 

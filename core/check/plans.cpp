@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "core/backends/fi_prefill_sm90.hpp"
+#include "core/util/checked.hpp"
 #include "core/util/error.hpp"
 
 namespace headroom {
@@ -78,6 +80,49 @@ std::vector<planned_part> flashinfer_parts(const check_case& c, int64_t h, int64
     parts.push_back({prefill_planner(pre, op, wb.prefill.fa3, true), pre});
   }
   return parts;
+}
+
+// PrefillSM90Plan writes one work per (head, request, query tile of T rows), and every int
+// workspace part but work_indptr holds one int32 a work: eager, below the same-schedule bound, the
+// parts grow with H * sum_i ceil(q_i / T). So the widest step maximises sum_i ceil(q_i / T) over at
+// most max_num_seqs requests of at least 2 rows each (a 1-row request goes to the decode wrapper)
+// and at most B = max_num_batched_tokens rows in all:
+// - a request is a tile for 2 rows, a further tile costs T - 1 rows at best (ceil(q / T) <=
+//   1 + (q - 2) / (T - 1) for q >= 2, equal at q = T + 1), so many short requests beat few long
+//   ones: n = min(max_num_seqs, B / 2) requests, then the spare B - 2n rows as requests of T + 1
+//   rows, floor((B - 2n) / (T - 1)) of them while that is at most n; past n every request holds
+//   2 tiles and a further one costs T rows (q = kT + 1): floor((B - n) / T) further tiles.
+//   (n - 1 requests of 2 rows and one of the rest has floor((B - 2n + 1) / T) further tiles:
+//   never more, often fewer; with T = 128 and B - 2n = 254, 1 against 2.)
+// - past 4096 works a head (ceil(B / T) + n - 1) the planner schedules one head for all: with more
+//   than one head a step trimmed to that bound has more works, so n and B are trimmed to it (with
+//   one head a rank the untrimmed step would have a few more).
+// - a request holds at most max_model_len rows: B is at most n of them, and a request is cut to it.
+batch fi_prefill_widest_step(const engine_settings& e, int64_t cta_tile_q) {
+  const int64_t t = std::max<int64_t>(cta_tile_q, 2);
+  const int64_t model_len = e.max_model_len;
+  int64_t n = std::min(e.max_num_seqs, e.max_num_batched_tokens / 2);
+  if (n < 1 || model_len < 2) return {};
+  while (n > 1 && n + ceil_div(2 * n, t) - 1 > fi_sm90_same_schedule_above) --n;
+  const int64_t rows = std::min({e.max_num_batched_tokens, checked_mul(n, model_len, "rows"),
+                                 (fi_sm90_same_schedule_above + 1 - n) * t});
+  std::vector<int64_t> q(static_cast<std::size_t>(n), 2);
+  if (const int64_t more = (rows - 2 * n) / (t - 1); more <= n) {
+    for (int64_t i = 0; i < more; ++i) q[static_cast<std::size_t>(i)] = t + 1;
+  } else {
+    const int64_t further = (rows - n) / t;
+    for (int64_t i = 0; i < n; ++i)
+      q[static_cast<std::size_t>(i)] = (further / n + (i < further % n)) * t + 1;
+  }
+  int64_t used = 0;
+  for (int64_t x : q) used += x;
+  q.back() += rows - used;  // fewer rows than a further tile costs: no tile lost, every row used
+  batch b;
+  for (int64_t x : q) {
+    b.seq_lens.push_back(std::min(x, model_len));
+    b.query_lens.push_back(std::min(x, model_len));
+  }
+  return b;
 }
 
 namespace {

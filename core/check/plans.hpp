@@ -65,6 +65,12 @@ std::vector<planned_part> flashinfer_parts(const check_case& c, int64_t h, int64
                                            const batch& b, flashinfer_options o,
                                            const fi_wrapper_backends& wb);
 
+// The eager prefill step whose FlashInfer prefill plan has the most query tiles, so the most
+// PrefillSM90Plan works, within the engine's limits (max_num_seqs requests, max_num_batched_tokens
+// rows, max_model_len a request) for tiles of cta_tile_q rows: check runs it, plan prints its plan.
+// Empty when no request of 2 rows fits. The reasoning is at the definition (plans.cpp).
+batch fi_prefill_widest_step(const engine_settings& e, int64_t cta_tile_q);
+
 // The backends of a FlashInfer group's prefill and tensor-core decode wrappers: its dump's
 // fa3_prefill (both wrappers) and fa3_decode (the decode wrapper) where given, else the case's
 // --flashinfer-prefill, auto resolved for the builder's head size (fi_wrapper_backends_of).

@@ -143,13 +143,18 @@ const std::string flags = " --backend flashinfer --tp 1 --max-num-batched-tokens
 // Head dim 128 on the default sm90 device, bf16: the prefill wrapper is fa3, the tensor-core decode
 // wrapper fa2. With fa3 on both, 293 one-row decode requests overflow PrefillSM90Plan's 8 MiB int
 // workspace (flashinfer_prefill_test.cpp works the bytes out); under auto the decode requests go to
-// PrefillPlan, so the same check is clean, and plan carries the prefill fields only.
+// PrefillPlan, so only check's widest prefill step overflows it (8,917,536 bytes at 300 requests:
+// flashinfer_prefill_test.cpp), and plan carries the prefill fields only.
 TEST(FlashInferAuto, PlanSaysWhatAutoChoseAndCheckPlansEachWrapperSo) {
   const auto dir = scratch("fi_auto_plan");
   const std::string config = wide_config(dir, 128);
-  EXPECT_EQ(run_cli("check " + config + flags + "300 --flashinfer-prefill fa3").code, 1);
+  const auto fa3 = run_cli("check " + config + flags + "300 --flashinfer-prefill fa3");
+  EXPECT_EQ(fa3.code, 1);
+  EXPECT_NE(fa3.out.find("required 8401440 B"), std::string::npos) << fa3.out;  // decode batch 293 first
   const auto checked = run_cli("check " + config + flags + "300 --flashinfer-prefill auto");
-  EXPECT_EQ(checked.code, 0) << checked.out << checked.err;
+  EXPECT_EQ(checked.code, 1) << checked.out << checked.err;
+  EXPECT_EQ(checked.out.find("required 8401440 B"), std::string::npos) << checked.out;
+  EXPECT_NE(checked.out.find("required 8917536 B"), std::string::npos) << checked.out;
 
   const std::string out = (dir / "p.json").string();
   const auto r = run_cli("plan " + config + flags + "293 --flashinfer-prefill auto --json " + out);
@@ -165,13 +170,20 @@ TEST(FlashInferAuto, PlanSaysWhatAutoChoseAndCheckPlansEachWrapperSo) {
   EXPECT_EQ(q["fa3_decode"], 0);
   EXPECT_EQ(q.value("sm90_prefill_int_workspace_bytes", json()), 8716832);
   EXPECT_FALSE(q.contains("sm90_decode_total_works"));
-  // verify plans each wrapper as its parameter says: decode as fa3 overflows at 293 requests.
-  EXPECT_EQ(run_cli("verify " + out).code, 0);
+  // verify plans each wrapper as its parameter says, and runs check's steps: the widest prefill
+  // step overflows (plan's 8,716,832 bytes); decode as fa3 overflows at 293 requests too, and is
+  // the int_workspace finding reported first.
+  const auto verified = run_cli("verify " + out);
+  EXPECT_EQ(verified.code, 1);
+  EXPECT_NE(verified.out.find("required 8716832 B"), std::string::npos) << verified.out;
+  EXPECT_EQ(verified.out.find("required 8401440 B"), std::string::npos) << verified.out;
   json fa3_decode = p;
   fa3_decode["ranks"][0]["groups"][0]["parameters"]["fa3_decode"] = 1;
   const auto edited = dir / "fa3_decode.json";
   std::ofstream(edited) << fa3_decode.dump();
-  EXPECT_EQ(run_cli("verify " + edited.string()).code, 1);
+  const auto both = run_cli("verify " + edited.string());
+  EXPECT_EQ(both.code, 1);
+  EXPECT_NE(both.out.find("required 8401440 B"), std::string::npos) << both.out;
   // The engine-args key is the flag's.
   const auto args = dir / "args.json";
   std::ofstream(args) << R"({"flashinfer_prefill": "auto"})";

@@ -32,9 +32,9 @@ std::string wide_config(const fs::path& dir) {
   return f.string();
 }
 
-std::string check_of(const std::string& config, int seqs) {
-  return "check " + config + " --backend flashinfer --tp 1 --max-num-batched-tokens 2048 --max-num-seqs " +
-         std::to_string(seqs);
+std::string check_of(const std::string& config, int seqs, int tokens = 2048) {
+  return "check " + config + " --backend flashinfer --tp 1 --max-num-batched-tokens " +
+         std::to_string(tokens) + " --max-num-seqs " + std::to_string(seqs);
 }
 
 // Eager decode of N one-row requests on tensor cores: each request is one 128-row tile a head, so
@@ -42,11 +42,13 @@ std::string check_of(const std::string& config, int seqs) {
 // scheduled). Parts of 4,096 N bytes (a multiple of 16): six end at 24,576 N, work_indptr's
 // 133 x 4 = 532 bytes follow, batch_indices starts at the next multiple of 16 and ends at
 // 28,672 N + 544. N = 292: 8,372,768 bytes, inside 8 MiB (8,388,608); N = 293: 8,401,440, and
-// batch_indices is the part FlashInfer's allocator names.
+// batch_indices is the part FlashInfer's allocator names. check's widest prefill step (below) at
+// 292 requests and 584 tokens is 292 requests of 2 rows, one tile each: the decode's bytes, so
+// the check that fits there runs with 584 batched tokens.
 TEST(FlashInferPrefill, Sm90IntWorkspaceFitsThenOverflowsAtAHandComputedBatch) {
   const auto dir = scratch("fi_prefill_sm90_ws");
   const std::string config = wide_config(dir);
-  const auto fits = run_cli(check_of(config, 292) + " --flashinfer-prefill fa3");
+  const auto fits = run_cli(check_of(config, 292, 584) + " --flashinfer-prefill fa3");
   EXPECT_EQ(fits.code, 0) << fits.out << fits.err;
 
   const std::string out = (dir / "r.json").string();
@@ -85,8 +87,8 @@ TEST(FlashInferPrefill, Sm90IntWorkspaceFitsThenOverflowsAtAHandComputedBatch) {
 
 // plan's fields for N = 293 requests and 2,048 tokens. Decode: 1024 x 293 = 300,032 works, all
 // allocated (eager), work_indptr of 132 SMs + 1, 128-row tiles, 8,401,440 bytes (above). Prefill:
-// 292 requests of 2 rows and one of 2,048 - 584 = 1,464 rows, 292 + 12 = 304 tiles a head, so
-// 311,296 works; parts of 1,245,184 bytes: six to 7,471,104, work_indptr to 7,471,636,
+// check's widest step (above): spare 2,048 - 586 = 1,462 rows, 11 requests of 129 rows, 293 + 11 =
+// 304 tiles a head, so 311,296 works; parts of 1,245,184 bytes: six to 7,471,104, work_indptr to 7,471,636,
 // batch_indices from 7,471,648 to 8,716,832.
 TEST(FlashInferPrefill, PlanPrintsTheSm90Fields) {
   const auto dir = scratch("fi_prefill_sm90_plan");
@@ -129,6 +131,42 @@ TEST(FlashInferPrefill, PlanPrintsTheSm90Fields) {
   EXPECT_EQ(run_cli("verify " + dumped.string()).code, 0);
   // fa2 (the default) adds none of them.
   EXPECT_EQ(run_cli(base).out.find("fa3_prefill"), std::string::npos);
+}
+
+// check's widest prefill step: n = min(max_num_seqs, tokens / 2) requests of 2 rows or more (one
+// tile of 128 rows each), the spare tokens - 2n rows as requests of 129 rows, a further tile for
+// each 127 rows. PrefillSM90Plan writes 1024 works a tile (1024 heads), eager: parts of 4,096 t
+// bytes for t tiles a head, and as in the decode above the last part ends at 28,672 t + 544.
+// - 292 requests, 2,048 tokens: spare 1,464, 11 further tiles (1,397 rows), t = 303: 8,688,160
+//   bytes. The decode of 292 fits (above), so this is the prefill step's alone.
+// - 300 requests: spare 1,448, 11 further tiles, t = 311: 8,917,536 bytes; under auto the decode
+//   goes to PrefillPlan, and the prefill step is the one finding.
+TEST(FlashInferPrefill, CheckRunsTheWidestPrefillStepAndItsIntWorkspaceOverflows) {
+  const auto dir = scratch("fi_prefill_sm90_widest");
+  const std::string config = wide_config(dir);
+  const std::pair<std::string, int64_t> runs[] = {
+      {check_of(config, 292) + " --flashinfer-prefill fa3", 8688160},
+      {check_of(config, 300) + " --flashinfer-prefill auto", 8917536}};
+  for (const auto& [cmd, bytes] : runs) {
+    const std::string out = (dir / "r.json").string();
+    const auto r = run_cli(cmd + " --json " + out);
+    ASSERT_EQ(r.code, 1) << cmd << "\n" << r.out << r.err;
+    EXPECT_NE(r.out.find("batch_prefill_sm90_batch_indices"), std::string::npos) << r.out;
+    const json report = json::parse(slurp(out));
+    int hits = 0;
+    for (const auto& v : report["violations"])
+      if (v["buffer"] == "int_workspace") {
+        ++hits;
+        EXPECT_EQ(v["invariant"], "buffer_capacity");
+        EXPECT_EQ(v["capacity_bytes"], 8388608);
+        EXPECT_EQ(v["required_bytes"], bytes) << cmd;
+      }
+    EXPECT_EQ(hits, 1) << cmd << report["violations"].dump();
+    for (const auto& t : report["thresholds"])  // no decode batch fails: the prefill step does
+      if (t.contains("min_failing_decode_batch")) EXPECT_TRUE(t["min_failing_decode_batch"].is_null()) << cmd;
+  }
+  // fa2 plans the same step with PrefillPlan, whose int workspace the mirror does not check: clean.
+  EXPECT_EQ(run_cli(check_of(config, 300) + " --flashinfer-prefill fa2").code, 0);
 }
 
 TEST(FlashInferPrefill, BadValuesAndTargetsExitTwoWithOneLine) {
