@@ -51,12 +51,6 @@ std::vector<batch> extra_batches(int64_t seq_len, bool exhaustive) {
   return {prefill, chunked, mixed};
 }
 
-// The head dim the group's builder plans with: its dump's, else the mirror's.
-int64_t group_head_dim(const check_case& c, const engine& e, const attention_group& ag) {
-  if (const builder_dump* d = dump_of(c, ag)) return dumped_parameter(*d, "head_dim", "case", "builders.");
-  return builder_head_size(c, e.rg, ag);
-}
-
 // Every attention group of the case's (tp, backend) on the given batches; a whole-model check on
 // the model target adds, for a FlashInfer group, the prefill step that reaches the largest prefill
 // plan the engine's limits allow (fi_prefill_widest_step: PrefillSM90Plan's int workspace grows
@@ -70,7 +64,8 @@ void check_backend(const check_case& base, executor& ex, std::optional<double> t
   for (const auto& ag : e.groups) {
     std::vector<batch> steps = extra;
     if (ag.be == backend::flashinfer && whole_model && ex.kind() == target_kind::model)
-      if (batch b = fi_prefill_widest_step(base.engine, fi_sm90_cta_tile_q(group_head_dim(base, e, ag)));
+      if (batch b =
+              fi_prefill_widest_step(base.engine, fi_sm90_cta_tile_q(fi_builder_head_dim(base, e.rg, ag)));
           b.num_seqs() > 0)
         steps.push_back(std::move(b));
     group_result g = check_group({&e, &ag, base, &ex, tight, whole_model, &shell, model}, sweep, steps);

@@ -235,6 +235,11 @@ int64_t builder_head_size(const check_case& c, const rank_geometry& rg, const at
   return model_wide ? rg.head_size : ag.spec.head_size;
 }
 
+int64_t fi_builder_head_dim(const check_case& c, const rank_geometry& rg, const attention_group& ag) {
+  const builder_dump* d = dump_of(c, ag);
+  return d ? param(*d, "head_dim") : builder_head_size(c, rg, ag);
+}
+
 fi_wrapper_backends fi_backends_of(const check_case& c, const rank_geometry& rg, const attention_group& ag) {
   const builder_dump* d = dump_of(c, ag);
   const auto given = [&](const char* name) -> std::optional<fi_backend_choice> {
@@ -243,8 +248,8 @@ fi_wrapper_backends fi_backends_of(const check_case& c, const rank_geometry& rg,
     if (it == d->parameters.end()) return std::nullopt;
     return fi_backend_choice{it->second != 0, std::string("the plan's ") + name};
   };
-  const int64_t hd = d ? param(*d, "head_dim") : builder_head_size(c, rg, ag);
-  fi_wrapper_backends wb = fi_wrapper_backends_of(c.flashinfer, c.model.kv_dtype, hd);
+  fi_wrapper_backends wb =
+      fi_wrapper_backends_of(c.flashinfer, c.model.kv_dtype, fi_builder_head_dim(c, rg, ag));
   // A dump's own choice: fa3_prefill for both wrappers unless it gives the decode wrapper's.
   if (const auto prefill = given("fa3_prefill")) wb.prefill = wb.decode = *prefill;
   if (const auto decode = given("fa3_decode")) wb.decode = *decode;

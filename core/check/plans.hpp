@@ -85,6 +85,8 @@ std::optional<std::string> fa3_wrapper_of(const check_case& c);
 // model gives a hidden size.
 int64_t builder_kv_heads(const check_case& c, const rank_geometry& rg, const attention_group& ag);
 int64_t builder_head_size(const check_case& c, const rank_geometry& rg, const attention_group& ag);
+// The head dim a FlashInfer group's builder plans with: its dump's head_dim, else builder_head_size.
+int64_t fi_builder_head_dim(const check_case& c, const rank_geometry& rg, const attention_group& ag);
 
 // The attention plans of a batch (none for fa3, whose attention has no body here). Plans from a
 // dump use its parameters and capacities (docs/plan-schema.md); FlashInfer's plans, made per step,
