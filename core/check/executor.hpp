@@ -95,4 +95,8 @@ class model_executor final : public executor {
   observation run(const run_request& r) override;
 };
 
+// Throws input_error for a plan only the formulas judge (PrefillSM90Plan: no body here runs it),
+// naming `target`; the executors that run bodies call it first (check refuses such cases before).
+void refuse_model_only_plan(const run_request& r, target_kind target);
+
 }  // namespace headroom

@@ -1,7 +1,9 @@
 // The sizing formulas as an executor: what a run touches is what the model says it needs.
+#include <string>
 #include <variant>
 
 #include "core/check/executor.hpp"
+#include "core/util/error.hpp"
 #include "core/util/names.hpp"
 
 namespace headroom {
@@ -14,6 +16,12 @@ constexpr name_table<target_kind, 4> target_names = {{{target_kind::model, "mode
 }  // namespace
 
 const char* to_string(target_kind t) { return name_in(target_names, t, "unknown"); }
+
+void refuse_model_only_plan(const run_request& r, target_kind target) {
+  if (r.plan && std::holds_alternative<fi_prefill_sm90_plan>(*r.plan))
+    throw input_error(std::string("target ") + to_string(target), "plan",
+                      "PrefillSM90Plan (--flashinfer-prefill fa3)", "judged by --target model only");
+}
 
 observation model_observation(const any_plan& plan, const rank_layer& layer, const batch& b, dtype kv_dtype) {
   observation o;

@@ -127,9 +127,7 @@ gpu::gpu_response gpu_executor::execute(const gpu::gpu_request& rq) {
 }
 
 observation gpu_executor::run(const run_request& r) {
-  if (r.plan && std::holds_alternative<fi_prefill_sm90_plan>(*r.plan))  // check refuses it first
-    throw input_error("target gpu", "plan", "PrefillSM90Plan (--flashinfer-prefill fa3)",
-                      "judged by --target model only");
+  refuse_model_only_plan(r, target_kind::gpu);
   last_ = {};
   if (!r.layer || !r.plan || !r.b) throw std::invalid_argument("gpu executor: incomplete run request");
   std::vector<float> ref;

@@ -4,7 +4,6 @@
 #include <stdexcept>
 #include <variant>
 
-#include "core/util/error.hpp"
 #include "kernels/elem_type.hpp"
 #include "kernels/numeric.hpp"
 #include "kernels/reference.hpp"
@@ -109,9 +108,7 @@ observation run_typed(const run_request& r, sim_run_details& details) {
 
 observation sim_executor::run(const run_request& r) {
   if (!r.layer || !r.plan || !r.b) throw std::invalid_argument("sim executor: incomplete run request");
-  if (r.plan && std::holds_alternative<fi_prefill_sm90_plan>(*r.plan))  // check refuses it first
-    throw input_error("target sim", "plan", "PrefillSM90Plan (--flashinfer-prefill fa3)",
-                      "judged by --target model only");
+  refuse_model_only_plan(r, target_kind::sim);
   last_ = {};
   if (!is_attention_plan(*r.plan)) return run_meta(r, last_);
   return with_elem_type(r.kv_dtype, "sim executor", [&]<class T>() { return run_typed<T>(r, last_); });
