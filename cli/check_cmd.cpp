@@ -24,6 +24,11 @@ int check_main(int argc, char** argv) {
   if (auto v = a.get("--seed")) o.seed = to_seed("--seed", *v);
   const std::string target = a.get("--target").value_or("model");
   require_fa2_prefill_off_model(o.flashinfer.prefill_sm90, target, cmdline, "--flashinfer-prefill");
+  const kv_quant kv_cache = read_attributed(a, [&] { return kv_cache_of(a); }).value_or(kv_quant::none);
+  read_attributed(a, [&] {
+    require_cache_modelled(kv_cache, a.get("--kv-cache-dtype").value_or(""), target, o.backends, cmdline,
+                           "--kv-cache-dtype");
+  });
   const auto json_out = a.get("--json");
   std::vector<std::string> inputs = {a.positional[0]};  // --json never writes over one
   if (auto e = a.get("--engine-args")) inputs.push_back(*e);
@@ -31,6 +36,7 @@ int check_main(int argc, char** argv) {
 
   model_geometry m = load_model(a.positional[0]);
   if (kv_dtype) m.kv_dtype = *kv_dtype;
+  m.kv_cache = kv_cache;
   auto ex = make_executor(target);
   const report r = attributed_to(a.positional[0], [&] {
     require_auto_fa2_off_model(check_cases(m, o), target, cmdline, "--flashinfer-prefill");

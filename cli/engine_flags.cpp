@@ -108,6 +108,17 @@ void read_flashinfer(const parsed_args& a, generators::pinned_settings& p) {
     p.prefill_sm90 = *v == "fa3";
     p.prefill_auto = *v == "auto";
   }
+  if (const auto trtllm = bool_flag(a, "--use-trtllm-attention")) p.trtllm_attention_off = !*trtllm;
+  // An fp8 cache decodes on tensor cores: the CUDA-core decode plan's occupancy depends on
+  // sizeof(DTypeKV) (scheduler.cuh, BatchDecodeWithPagedKVCacheWorkEstimationDispatched) and the
+  // mirror's table (h200_params) is measured for 16-bit caches.
+  if (p.kv_cache.value_or(kv_quant::none) != kv_quant::none) {
+    if (!p.tensor_core_decode.value_or(true))
+      throw input_error(cmdline, "--flashinfer-decode", "cuda-cores",
+                        "given with an fp8 KV cache: the CUDA-core decode plan's occupancy under fp8 is not "
+                        "measured (vLLM decodes on tensor cores since v0.10.2)");
+    p.tensor_core_decode = true;
+  }
   p.disable_split_kv = bool_flag(a, "--batch-invariant");
   if (!p.disable_split_kv.value_or(false)) return;
   if (!p.tensor_core_decode.value_or(true))
@@ -159,6 +170,7 @@ engine_flag_settings read_engine_settings(const parsed_args& a, std::optional<in
   p.mamba_block_size = int_flag(a, "--mamba-block-size", 0, max_settings_block_size);
   p.extra_group_block_size = int_flag(a, "--extra-group-block-size", 0, max_settings_block_size);
   p.kv_dtype = dtype_of(a);
+  p.kv_cache = kv_cache_of(a);
   read_flashinfer(a, p);
   return out;
 }
@@ -189,6 +201,7 @@ void read_engine_flags(const parsed_args& a, check_options& o) {
   if (p.disable_split_kv) o.flashinfer.disable_split_kv = *p.disable_split_kv;
   if (p.prefill_sm90) o.flashinfer.prefill_sm90 = *p.prefill_sm90;
   if (p.prefill_auto) o.flashinfer.prefill_auto = *p.prefill_auto;
+  if (p.trtllm_attention_off) o.flashinfer.trtllm_attention_off = *p.trtllm_attention_off;
 }
 
 void require_fa2_prefill_off_model(bool prefill_sm90, const std::string& target, const std::string& source,
@@ -215,18 +228,67 @@ void require_auto_fa2_off_model(bool prefill_auto, const std::string& target, co
                           judged_on_model_only(target));
 }
 
+namespace {
+
+// vLLM's is_quantized_kv_cache (fp8*, *per_token_head, nvfp4*) and its turboquant_* caches.
+bool quantised_cache_name(const std::string& v) {
+  const auto ends_with = [&](const std::string& tail) {
+    return v.size() >= tail.size() && v.compare(v.size() - tail.size(), tail.size(), tail) == 0;
+  };
+  return v.rfind("fp8", 0) == 0 || v.rfind("nvfp4", 0) == 0 || v.rfind("turboquant", 0) == 0 ||
+         ends_with("per_token_head");
+}
+
+}  // namespace
+
 std::optional<dtype> dtype_of(const parsed_args& a) {
   auto read = [&](const char* flag) -> std::optional<dtype> {
     const auto v = a.get(flag);
-    if (!v || *v == "auto") return std::nullopt;
-    if (v->rfind("fp8", 0) == 0)
+    if (!v || *v == "auto" || parse_kv_quant(*v)) return std::nullopt;
+    if (quantised_cache_name(*v))
       throw input_error(cmdline, flag, *v,
-                        "fp8 is not modelled (the mirror's dtypes: bfloat16, float16, float32)");
+                        "not modelled (the mirror's: auto, bfloat16, float16, float32" +
+                            std::string(flag == std::string("--dtype") ? ")" : ", fp8, fp8_e4m3, fp8_e5m2)"));
     return parse_dtype(*v, cmdline, flag);
   };
+  const auto v = a.get("--dtype");
+  if (v && parse_kv_quant(*v))
+    throw input_error(cmdline, "--dtype", *v,
+                      "an fp8 model dtype is not modelled (fp8 is a cache dtype: --kv-cache-dtype)");
   const auto model = read("--dtype");
   const auto cache = read("--kv-cache-dtype");
   return cache ? cache : model;
+}
+
+std::optional<kv_quant> kv_cache_of(const parsed_args& a) {
+  const auto v = a.get("--kv-cache-dtype");
+  if (!v || *v == "auto") return std::nullopt;
+  if (const auto q = parse_kv_quant(*v)) return q;
+  dtype_of(a);  // any other value: a model dtype, or dtype_of's input_error
+  return kv_quant::none;
+}
+
+void require_cache_modelled(kv_quant q, const std::string& value, const std::string& target,
+                            const std::vector<headroom::backend>& backends, const std::string& source,
+                            const std::string& field) {
+  if (q == kv_quant::none) return;
+  if (target != "model")
+    throw input_error(source, field, value,
+                      "an fp8 KV cache is judged by --target model only: the " + target +
+                          " target runs bf16, fp16 and fp32 kernel bodies");
+  const auto has = [&](headroom::backend b) {
+    return std::find(backends.begin(), backends.end(), b) != backends.end();
+  };
+  if (q == kv_quant::fp8_e5m2 && has(headroom::backend::fa3))
+    throw input_error(
+        source, field, value,
+        "vLLM's FLASH_ATTN (FA3) takes fp8 e4m3 caches only (flash_attn_supports_kv_cache_dtype); "
+        "give --backend flashinfer");
+  if (q == kv_quant::fp8_e5m2 && has(headroom::backend::triton))
+    throw input_error(
+        source, field, value,
+        "vLLM's TRITON_ATTN runs with q quantised to fp8 on CUDA, which Attention.forward allows for "
+        "fp8 / fp8_e4m3 caches only (docs/audit.md); give --backend flashinfer");
 }
 
 std::string flags_of(const generators::pinned_settings& p) {
@@ -244,7 +306,12 @@ std::string flags_of(const generators::pinned_settings& p) {
   add("--max-model-len", p.max_model_len);
   add("--max-num-batched-tokens", p.max_num_batched_tokens);
   add("--block-size", p.block_size);
-  if (p.kv_dtype) (s += " --kv-cache-dtype ") += to_string(*p.kv_dtype);
+  if (p.kv_cache.value_or(kv_quant::none) != kv_quant::none) {  // the model's dtype apart
+    if (p.kv_dtype) (s += " --dtype ") += to_string(*p.kv_dtype);
+    (s += " --kv-cache-dtype ") += to_string(*p.kv_cache);
+  } else if (p.kv_dtype) {
+    (s += " --kv-cache-dtype ") += to_string(*p.kv_dtype);
+  }
   add("--num-speculative-tokens", p.num_speculative_tokens);
   if (p.cg_mode) (s += " --cudagraph-mode ") += to_string(*p.cg_mode);
   add_list("--cudagraph-capture-sizes", p.capture_sizes);
@@ -259,6 +326,7 @@ std::string flags_of(const generators::pinned_settings& p) {
     s += " --flashinfer-prefill auto";
   else if (p.prefill_sm90)
     (s += " --flashinfer-prefill ") += *p.prefill_sm90 ? "fa3" : "fa2";
+  if (p.trtllm_attention_off) (s += " --use-trtllm-attention ") += *p.trtllm_attention_off ? "false" : "true";
   if (p.disable_split_kv) (s += " --batch-invariant ") += *p.disable_split_kv ? "true" : "false";
   return s;
 }

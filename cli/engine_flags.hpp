@@ -91,9 +91,21 @@ void require_auto_fa2_off_model(const std::vector<check_case>& cases, const std:
 void require_auto_fa2_off_model(bool prefill_auto, const std::string& target, const std::string& source,
                                 const std::string& field);
 
-// The dtype --kv-cache-dtype or --dtype asks for (nullopt: auto, the config's). The mirror has one
-// dtype for the KV cache, queries and outputs; --kv-cache-dtype other than auto wins.
+// The model dtype --kv-cache-dtype or --dtype asks for (nullopt: auto, the config's): queries,
+// outputs and, unless the cache is fp8, the cache. A --kv-cache-dtype naming a model dtype wins
+// over --dtype (the mirror then has one dtype); an fp8 one leaves the model's dtype to --dtype.
 std::optional<dtype> dtype_of(const parsed_args& a);
+// The cache's fp8 format --kv-cache-dtype asks for (vLLM's fp8, fp8_e4m3, fp8_e5m2): nullopt when
+// not given or auto, kv_quant::none when it names a model dtype. vLLM's other quantised caches
+// (fp8_inc, fp8_ds_mla, *_per_token_head, nvfp4*, turboquant_*) are input_errors: not modelled.
+std::optional<kv_quant> kv_cache_of(const parsed_args& a);
+// An fp8 cache on a target that runs kernel bodies (sim, gpu, engine: bf16 / fp16 / fp32 only),
+// and fp8_e5m2 with `backends` holding fa3 (vLLM's FLASH_ATTN takes e4m3 only) or triton (vLLM's
+// Attention.forward asserts e4m3 when it quantises q, which it does for TRITON_ATTN on CUDA):
+// input_errors naming `source` / `field` and `value` (as given: fp8 for fp8_e4m3).
+void require_cache_modelled(kv_quant q, const std::string& value, const std::string& target,
+                            const std::vector<headroom::backend>& backends, const std::string& source,
+                            const std::string& field);
 
 // The flags that pin `p` (" --tp 1,2 --block-size 32 --kv-cache-dtype float16"), for fuzz's repro
 // lines.

@@ -62,10 +62,14 @@ const std::vector<flag_spec> engine_flags = {
      "vLLM max_num_batched_tokens"},
     {"--block-size", k::value, "N",
      "KV-cache block size in tokens, 1..65536 (default 16); FlashInfer's page size too", "vLLM block_size"},
-    {"--kv-cache-dtype", k::value, "auto|bfloat16|float16|float32",
-     "KV-cache dtype (default auto: the config's); fp8 caches are not modelled", "vLLM kv_cache_dtype"},
+    {"--kv-cache-dtype", k::value, "auto|bfloat16|float16|float32|fp8|fp8_e4m3|fp8_e5m2",
+     "KV-cache dtype (default auto: the model's); a model dtype here is the model's too, an fp8 one (fp8 = "
+     "fp8_e4m3) a 1-byte cache under the model's queries and outputs, judged on --target model only "
+     "(fp8_e5m2 with flashinfer only: vLLM's FLASH_ATTN refuses it, its TRITON_ATTN asserts)",
+     "vLLM kv_cache_dtype"},
     {"--dtype", k::value, "auto|bfloat16|float16|float32",
-     "the model's dtype (default auto: the config's); --kv-cache-dtype other than auto wins", "vLLM dtype"},
+     "the model's dtype (default auto: the config's); a --kv-cache-dtype naming a model dtype wins",
+     "vLLM dtype"},
     {"--num-speculative-tokens", k::value, "K", "speculative tokens per step, 0..16 (default 0)",
      "vLLM speculative_config.num_speculative_tokens"},
     {"--spec-tokens", k::value, "K", "the old name of --num-speculative-tokens", ""},
@@ -112,6 +116,10 @@ const std::vector<flag_spec> engine_flags = {
      "dtypes and head dim (auto: fa3 for prefill on sm90 with head dim 64, 128 or 256, fa2 for decode "
      "without fp8); fa3 is judged on --target model only (default fa2)",
      "FlashInfer backend"},
+    {"--use-trtllm-attention", k::value, "true|false",
+     "with an fp8 cache on sm90, false plans FlashInfer's decode wrapper with fp8 queries, so "
+     "--flashinfer-prefill auto can pick fa3 for it (default: unset, bf16 / fp16 queries as for XQA decode)",
+     "vLLM attention_config.use_trtllm_attention"},
     {"--batch-invariant", k::value, "true|false",
      "vLLM's batch-invariant mode: FlashInfer decoding on tensor cores, planned with split-KV disabled, "
      "a 2 GiB float workspace (default false)",
@@ -143,9 +151,12 @@ const std::pair<std::string_view, std::string_view> fuzz_pins[] = {
     {"--block-size",
      "pin every case's KV-cache block size, 1..65536, FlashInfer's page size too (default: drawn, 8, 16 or "
      "32)"},
-    {"--kv-cache-dtype", "pin every case's dtype (default auto: drawn); fp8 caches are not modelled"},
+    {"--kv-cache-dtype",
+     "pin every case's KV-cache dtype (default auto: the drawn model dtype; fp8 is never drawn): a model "
+     "dtype pins the model's too, fp8 / fp8_e4m3 / fp8_e5m2 a 1-byte cache, on --target model only "
+     "(fp8_e5m2: --backend flashinfer)"},
     {"--dtype",
-     "the model's dtype, pinned likewise (default auto: drawn); --kv-cache-dtype other than auto "
+     "the model's dtype, pinned likewise (default auto: drawn); a --kv-cache-dtype naming a model dtype "
      "wins"},
     {"--num-speculative-tokens",
      "pin every case's speculative tokens per step, 0..16 (default: drawn, 0..3)"},
@@ -173,6 +184,10 @@ const std::pair<std::string_view, std::string_view> fuzz_pins[] = {
     {"--flashinfer-prefill",
      "pin every case's FlashInfer prefill planner, fa2, fa3 or auto (fa3 and auto: --target model only; "
      "default fa2, not drawn)"},
+    {"--use-trtllm-attention",
+     "pin every case's vLLM use_trtllm_attention: false gives FlashInfer's decode wrapper fp8 queries with "
+     "an "
+     "fp8 cache on sm90 (default: unset)"},
     {"--batch-invariant",
      "pin every case's split-KV switch: true disables it and decodes on tensor cores, as vLLM's "
      "batch-invariant mode (default: drawn, true in 1 of 4)"},

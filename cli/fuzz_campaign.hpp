@@ -27,7 +27,8 @@ struct fuzz_options {
   sglang_settings sglang_pins;     // SGLang's settings every case takes (profile.pins has no field for them)
   std::optional<std::string> out;  // folder for counterexample files
   int jobs = 1;
-  std::string profile_flags;  // the flags that shape the cases, for repro lines
+  std::string kv_cache_given;  // --kv-cache-dtype as given, for messages
+  std::string profile_flags;   // the flags that shape the cases, for repro lines
 };
 
 // Busy time of one oracle, summed over job threads (and ranks).

@@ -83,6 +83,7 @@ fuzz_options read_fuzz_options(int argc, char** argv) {
   if (auto v = a.get("--jobs")) o.jobs = static_cast<int>(to_int("--jobs", *v, 1, 1024));
   o.target = a.get("--target").value_or("sim");
   read_profile(a, o);
+  o.kv_cache_given = a.get("--kv-cache-dtype").value_or("");
   o.profile.formulas_only = o.target == "model";
   if (auto v = a.get("--out")) o.out = *v;
   return o;
@@ -94,6 +95,8 @@ int fuzz_main(int argc, char** argv) {
                                 "--flashinfer-prefill");
   require_auto_fa2_off_model(o.profile.pins.prefill_auto.value_or(false), o.target, cmdline,
                              "--flashinfer-prefill");
+  require_cache_modelled(o.profile.pins.kv_cache.value_or(kv_quant::none), o.kv_cache_given, o.target,
+                         o.profile.backends, cmdline, "--kv-cache-dtype");
   make_executor(o.target);  // a target that cannot run here is bad input, before any output
   if (o.out) prepare_fuzz_out(*o.out);
   const fuzz_summary s = run_fuzz(o);  // says the seed on stderr once its jobs have started

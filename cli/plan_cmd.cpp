@@ -20,6 +20,11 @@ int plan_main(int argc, char** argv) {
   merge_engine_args(a, command("plan"));
   const check_options o = options_of(a);
   const auto kv_dtype = read_attributed(a, [&] { return dtype_of(a); });
+  const kv_quant kv_cache = read_attributed(a, [&] { return kv_cache_of(a); }).value_or(kv_quant::none);
+  read_attributed(a, [&] {
+    require_cache_modelled(kv_cache, a.get("--kv-cache-dtype").value_or(""), "model", o.backends, cmdline,
+                           "--kv-cache-dtype");
+  });
   const auto json_out = a.get("--json");
   std::vector<std::string> inputs = {a.positional[0]};  // --json never writes over one
   if (auto e = a.get("--engine-args")) inputs.push_back(*e);
@@ -27,6 +32,7 @@ int plan_main(int argc, char** argv) {
 
   model_geometry m = load_model(a.positional[0]);
   if (kv_dtype) m.kv_dtype = *kv_dtype;
+  m.kv_cache = kv_cache;
   const plan_file p = mirror_plan(m, o);
   if (json_out) write_durably(*json_out, to_json(p).dump(2) + "\n");  // before anything is printed
   std::string mutants;

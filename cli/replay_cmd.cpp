@@ -43,6 +43,9 @@ int replay_main(int argc, char** argv) {
     c.mutants = make_mutant_set(all, cmdline, "--mutant");
   }
   for (const auto& c : cases)
+    require_cache_modelled(c.model.kv_cache, to_string(c.model.kv_cache), target, {c.be}, file,
+                           "kv_cache_dtype");
+  for (const auto& c : cases)
     require_fa2_prefill_off_model(c.flashinfer.prefill_sm90 && !c.flashinfer.prefill_auto, target, file,
                                   "flashinfer.prefill_sm90");
   try {  // a case the checker would refuse is refused as run_case would, naming the file

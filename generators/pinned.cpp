@@ -35,10 +35,12 @@ void pin(const pinned_settings& p, check_case& c) {
   pin_one(p.block_size, c.block_size);
   pin_one(p.block_size, c.flashinfer.page_size);
   pin_one(p.kv_dtype, c.model.kv_dtype);
+  pin_one(p.kv_cache, c.model.kv_cache);
   pin_one(p.tensor_core_decode, c.flashinfer.tensor_core_decode);
   pin_one(p.disable_split_kv, c.flashinfer.disable_split_kv);
   pin_one(p.prefill_sm90, c.flashinfer.prefill_sm90);
   pin_one(p.prefill_auto, c.flashinfer.prefill_auto);
+  pin_one(p.trtllm_attention_off, c.flashinfer.trtllm_attention_off);
 }
 
 bool holds(const pinned_settings& p, const check_case& c) {

@@ -19,7 +19,8 @@ struct pinned_settings {
   std::optional<int64_t> max_model_len;
   std::optional<int64_t> max_num_batched_tokens;
   std::optional<int64_t> block_size;  // the KV cache's, and FlashInfer's page size
-  std::optional<dtype> kv_dtype;      // the mirror's one dtype of cache, queries and outputs
+  std::optional<dtype> kv_dtype;      // the model's dtype: queries, outputs, the cache unless fp8
+  std::optional<kv_quant> kv_cache;   // the cache's fp8 format (none: the model's dtype); never drawn
   std::optional<int64_t> num_speculative_tokens;
   std::optional<cudagraph_mode> cg_mode;
   std::optional<std::vector<int64_t>> capture_sizes;
@@ -34,6 +35,7 @@ struct pinned_settings {
   std::optional<bool> disable_split_kv;
   std::optional<bool> prefill_sm90;  // FlashInfer's prefill planner: PrefillSM90Plan (fa3) or PrefillPlan
   std::optional<bool> prefill_auto;  // ... or each wrapper's as backend="auto" resolves it (auto)
+  std::optional<bool> trtllm_attention_off;  // vLLM's use_trtllm_attention given as False
   bool operator==(const pinned_settings&) const = default;
 };
 

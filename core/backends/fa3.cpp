@@ -51,8 +51,11 @@ fa3_plan plan_fa3(const engine_settings& s, const engine_step& st, const fa3_gro
   const bool graphs = has_full_graphs(s.cg_mode);
   p.run_splits = graphs && st.num_tokens <= max_capture_of(s) ? fa3_graph_max_splits : 0;
   p.sched_splits = m.split_mismatch && graphs ? fa3_graph_max_splits : p.run_splits;
-  fa3_call c{
-      g.q_heads, g.kv_heads, g.head_size, g.page_size, g.window, std::max<int64_t>(st.max_query_len, 1), 0};
+  fa3_call c{g.q_heads,   g.kv_heads,
+             g.head_size, g.page_size,
+             g.window,    std::max<int64_t>(st.max_query_len, 1),
+             0,           fa3_build::vllm_fork,
+             g.e4m3};
   for (int64_t len : st.b.seq_lens) c.max_seq_len = std::max(c.max_seq_len, len);  // max_seqlen_k
   const bool swizzle = fa3_head_swizzle(c.max_query_len, c.max_seq_len, g.head_size, g.window);
   p.sched_resolved = resolved_splits(p.sched_splits, fa3_heuristic_splits(c));

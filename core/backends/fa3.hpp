@@ -51,12 +51,15 @@ enum class fa3_build { vllm_fork, upstream };
 // What vLLM's FlashAttentionMetadataBuilder passes to one get_scheduler_metadata call besides the
 // batch: the model's query heads per rank (num_heads_q), the group's kv heads, head size (= head
 // size v), block size (page_size: paged KV, always), sliding window (sent as (window - 1, 0),
-// causal=True; 0: none), and the step's max_seqlen_q / max_seqlen_k. 16-bit q/k/v, no softcap.
+// causal=True; 0: none), and the step's max_seqlen_q / max_seqlen_k. No softcap. 16-bit q/k/v, or
+// with an fp8 cache e4m3 (vLLM's _get_scheduler_metadata passes qkv_dtype fp8 then, and its
+// attention layer quantises q; SGLang passes its cache dtype): params.is_e4m3, element size 1.
 // `build` picks the tree whose tiles the split heuristic uses.
 struct fa3_call {
   int64_t q_heads = 1, kv_heads = 1, head_size = 128, page_size = 16, window = 0;
   int64_t max_query_len = 1, max_seq_len = 0;
   fa3_build build = fa3_build::vllm_fork;
+  bool e4m3 = false;
 };
 
 // FA3's mask after mha_fwd_get_scheduler_metadata's normalisation: a window_size_left >=
@@ -68,15 +71,18 @@ struct fa3_mask {
 };
 fa3_mask fa3_mask_of(const fa3_call& c);
 
-// kBlockM x kBlockN of tile_size_fwd_sm90 for 16-bit elements and head size v = head size
-// (`head_size_rounded`: 64, 96, 128, 192 or 256).
+// kBlockM x kBlockN of tile_size_fwd_sm90 for head size v = head size (`head_size_rounded`: 64,
+// 96, 128, 192 or 256), 16-bit elements, or e4m3 (element_size 1: the fork's FP8 branch with
+// two-level accumulation, which vLLM's build leaves on: FLASHATTENTION_DISABLE_FP8_TWO_LEVEL_
+// ACCUMULATION is set only by hopper/setup.py's environment switch).
 struct fa3_tile {
   int64_t m = 0, n = 0;
 };
 fa3_tile fa3_tile_size(int64_t head_size_rounded, bool causal, bool local, bool paged_kv_non_tma,
-                       bool one_mma_wg);
+                       bool one_mma_wg, bool e4m3 = false);
 // The same table in Dao-AILab's hopper/tile_size.h at 0251105 (no one-MMA-warpgroup tiles).
-fa3_tile fa3_upstream_tile_size(int64_t head_size_rounded, bool causal, bool local, bool paged_kv_non_tma);
+fa3_tile fa3_upstream_tile_size(int64_t head_size_rounded, bool causal, bool local, bool paged_kv_non_tma,
+                                bool e4m3 = false);
 
 // The split count FA3 picks when told 0 (hopper/flash_api.cpp get_num_splits on SM90, varlen: the
 // batch counts as 1, the query packed over the GQA group), then num_splits_heuristic
@@ -121,6 +127,7 @@ struct fa3_plan {
 struct fa3_group {
   int64_t q_heads = 1, kv_heads = 1, head_size = 128, page_size = 16, window = 0;
   int64_t run_q_heads = 0, run_kv_heads = 0, run_head_size = 0;
+  bool e4m3 = false;  // an fp8 cache: schedule and run are e4m3 (fa3_call)
 };
 
 fa3_plan plan_fa3(const engine_settings& s, const engine_step& st, const fa3_group& g, const fa3_mutants& m);

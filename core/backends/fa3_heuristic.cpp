@@ -1,7 +1,7 @@
 // FA3's split heuristic and mask normalisation (fa3.hpp), after vllm-project/flash-attention's
 // hopper/flash_api.cpp (mha_fwd_get_scheduler_metadata, get_pagedkv_tma, get_num_splits),
 // hopper/heuristics.h (use_one_mma_wg, num_splits_heuristic) and hopper/tile_size.h
-// (tile_size_fwd_sm90), for SM90, 16-bit elements, paged KV, no softcap, head size v = head size;
+// (tile_size_fwd_sm90), for SM90, 16-bit or e4m3 elements, paged KV, no softcap, head size v = head size;
 // for fa3_build::upstream the tiles of Dao-AILab's hopper/tile_size.h at 0251105 (get_num_splits
 // and num_splits_heuristic read the same there).
 #include <algorithm>
@@ -62,7 +62,34 @@ fa3_mask fa3_mask_of(const fa3_call& c) {
   return m;
 }
 
-fa3_tile fa3_tile_size(int64_t d, bool causal, bool local, bool paged_kv_non_tma, bool one_mma_wg) {
+namespace {
+
+// tile_size_fwd_sm90's FP8 branch (element_size 1) in the vLLM fork, two-level accumulation on:
+// the one-MMA-warpgroup (decode) tiles, else the prefill tiles; causal and paged-KV TMA do not
+// change them.
+fa3_tile fork_e4m3_tile(int64_t d, bool local, bool one_mma_wg) {
+  if (one_mma_wg) return d <= 96 ? fa3_tile{64, 128} : fa3_tile{64, 96};
+  if (d <= 64) return {192, 128};
+  if (d <= 96) return {128, 128};
+  if (d <= 128) return {128, 192};
+  if (d <= 192) return {128, 96};
+  return {128, local ? 64 : 128};
+}
+
+// The FP8 branch of Dao-AILab's tile_size_fwd_sm90 at 0251105 (no V column-major, no softcap).
+fa3_tile upstream_e4m3_tile(int64_t d, bool local, bool paged_kv_non_tma) {
+  if (d <= 64) return {192, 160};
+  if (d <= 96) return {192, 128};
+  if (d <= 128) return {128, paged_kv_non_tma ? 160 : 224};
+  if (d <= 192) return {128, paged_kv_non_tma && local ? 128 : 160};
+  return {128, local ? 64 : 128};
+}
+
+}  // namespace
+
+fa3_tile fa3_tile_size(int64_t d, bool causal, bool local, bool paged_kv_non_tma, bool one_mma_wg,
+                       bool e4m3) {
+  if (e4m3) return fork_e4m3_tile(d, local, one_mma_wg);
   if (d <= 64) {
     if (one_mma_wg) return {64, 192};
     return {192, causal ? 128 : (local || paged_kv_non_tma) ? 160 : 192};
@@ -76,7 +103,8 @@ fa3_tile fa3_tile_size(int64_t d, bool causal, bool local, bool paged_kv_non_tma
   return {128, local ? 64 : 80};
 }
 
-fa3_tile fa3_upstream_tile_size(int64_t d, bool causal, bool local, bool paged_kv_non_tma) {
+fa3_tile fa3_upstream_tile_size(int64_t d, bool causal, bool local, bool paged_kv_non_tma, bool e4m3) {
+  if (e4m3) return upstream_e4m3_tile(d, local, paged_kv_non_tma);
   if (d <= 64) return {192, (causal || local || paged_kv_non_tma) ? 128 : 192};
   if (d <= 96) return {192, (local || paged_kv_non_tma) ? 128 : 144};
   if (d <= 128) return {128, (causal || local || paged_kv_non_tma) ? 128 : 176};
@@ -100,14 +128,14 @@ int64_t packed_query(const fa3_call& c) {
 fa3_tile call_tile(const fa3_call& c, const fa3_mask& mk, int64_t q_packed) {
   const int64_t d = rounded_head_size(c.head_size);
   if (c.build == fa3_build::upstream) {
-    const fa3_tile tma = fa3_upstream_tile_size(d, mk.causal, mk.local, false);
+    const fa3_tile tma = fa3_upstream_tile_size(d, mk.causal, mk.local, false, c.e4m3);
     const bool paged_tma = c.page_size % tma.n == 0 && q_packed > tma.m;
-    return fa3_upstream_tile_size(d, mk.causal, mk.local, !paged_tma);
+    return fa3_upstream_tile_size(d, mk.causal, mk.local, !paged_tma, c.e4m3);
   }
   const bool one_wg = (c.head_size == 128 || c.head_size == 64) && !mk.local && q_packed <= 64;
-  const fa3_tile tma = fa3_tile_size(d, mk.causal, mk.local, false, one_wg);
+  const fa3_tile tma = fa3_tile_size(d, mk.causal, mk.local, false, one_wg, c.e4m3);
   const bool paged_tma = !mk.local && c.page_size % tma.n == 0 && q_packed > tma.m;
-  return fa3_tile_size(d, mk.causal, mk.local, !paged_tma, one_wg);
+  return fa3_tile_size(d, mk.causal, mk.local, !paged_tma, one_wg, c.e4m3);
 }
 
 }  // namespace
@@ -123,7 +151,9 @@ int64_t fa3_heuristic_splits(const fa3_call& c) {
                 : std::max<int64_t>(0, std::min(c.max_seq_len, mk.window_right + mk.window_left + 1 + t.m));
   const int64_t n_blocks = ceil_div(loaded, t.n), m_blocks = ceil_div(q_packed, t.m);
   const int64_t total = checked_mul(c.kv_heads, m_blocks, "fa3 m-blocks");  // the batch counts as 1
-  const int64_t kv_head_bytes = checked_product("fa3 kv head bytes", c.max_seq_len, 2 * c.head_size, 2);
+  // size_one_kv_head: seqlen_k x (d + dv) x (is_e4m3 ? 1 : 2).
+  const int64_t kv_head_bytes =
+      checked_product("fa3 kv head bytes", c.max_seq_len, 2 * c.head_size, c.e4m3 ? 1 : 2);
   return splits_heuristic(total, fa3_num_sms, n_blocks, m_blocks, kv_head_bytes, mk.causal || mk.local,
                           fa3_max_splits);
 }

@@ -47,6 +47,18 @@ fi_dtype fi_dtype_of(dtype d) {
   return fi_dtype::bf16;
 }
 
+fi_dtype fi_dtype_of(dtype d, kv_quant q) {
+  switch (q) {
+    case kv_quant::fp8_e4m3:
+      return fi_dtype::fp8_e4m3;
+    case kv_quant::fp8_e5m2:
+      return fi_dtype::fp8_e5m2;
+    case kv_quant::none:
+      break;
+  }
+  return fi_dtype_of(d);
+}
+
 const char* to_string(fi_dtype d) {
   switch (d) {
     case fi_dtype::bf16:
@@ -83,7 +95,14 @@ fi_backend_choice resolve_auto_backend(fi_wrapper w, const fi_backend_args& a) {
   return determine_attention_backend(a);
 }
 
-fi_wrapper_backends fi_wrapper_backends_of(const flashinfer_options& o, dtype d, int64_t head_dim) {
+fi_dtype fi_q_dtype(fi_wrapper w, dtype model, kv_quant cache, int64_t compute_major, bool trtllm_off) {
+  if (cache == kv_quant::none) return fi_dtype_of(model);
+  const bool fp8_q = compute_major == 10 || (compute_major == 9 && (w == fi_wrapper::prefill || trtllm_off));
+  return fp8_q ? fi_dtype_of(model, cache) : fi_dtype_of(model);
+}
+
+fi_wrapper_backends fi_wrapper_backends_of(const flashinfer_options& o, dtype d, int64_t head_dim,
+                                           kv_quant cache) {
   if (!o.prefill_auto) {
     const fi_backend_choice named{o.prefill_sm90,
                                   o.prefill_sm90 ? "--flashinfer-prefill fa3" : "--flashinfer-prefill fa2"};
@@ -91,10 +110,12 @@ fi_wrapper_backends fi_wrapper_backends_of(const flashinfer_options& o, dtype d,
   }
   fi_backend_args a;
   a.compute_major = o.device.compute_major;
-  a.q = a.kv = fi_dtype_of(d);
+  a.kv = fi_dtype_of(d, cache);
   a.head_dim_qk = a.head_dim_vo = head_dim;
-  return {resolve_auto_backend(fi_wrapper::prefill, a),
-          resolve_auto_backend(fi_wrapper::tensor_core_decode, a)};
+  a.q = fi_q_dtype(fi_wrapper::prefill, d, cache, a.compute_major);
+  const fi_backend_choice prefill = resolve_auto_backend(fi_wrapper::prefill, a);
+  a.q = fi_q_dtype(fi_wrapper::tensor_core_decode, d, cache, a.compute_major, o.trtllm_attention_off);
+  return {prefill, resolve_auto_backend(fi_wrapper::tensor_core_decode, a)};
 }
 
 }  // namespace headroom

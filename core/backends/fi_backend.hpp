@@ -17,10 +17,12 @@
 namespace headroom {
 
 // The element types determine_attention_backend tells apart: fp8 (either format) and NVFP4 (a
-// packed uint8 cache) beside the mirror's dtypes, which it treats alike. The command line reaches
-// only the mirror's (fp8 is not modelled there); the others are here for the conditions.
+// packed uint8 cache) beside the model dtypes, which it treats alike. The command line reaches the
+// model dtypes and fp8 caches (--kv-cache-dtype fp8, fp8_e4m3, fp8_e5m2); NVFP4 is here for the
+// conditions.
 enum class fi_dtype { bf16, fp16, fp32, fp8_e4m3, fp8_e5m2, nvfp4 };
 fi_dtype fi_dtype_of(dtype d);
+fi_dtype fi_dtype_of(dtype d, kv_quant q);  // the cache's: q's fp8 format, else d
 const char* to_string(fi_dtype d);
 
 // determine_attention_backend's arguments.
@@ -59,11 +61,22 @@ struct fi_wrapper_backends {
   bool operator==(const fi_wrapper_backends&) const = default;
 };
 
-// Both wrappers' backends for a builder of head size `head_dim` whose queries, cache and outputs
-// are `d` (the mirror's one dtype) under o: with o.prefill_auto resolved as vLLM's builder calls the
-// wrappers (FlashInferMetadataBuilder.build at 8e958902: pos_encoding_mode "NONE", no custom mask,
-// use_fp16_qk_reduction left False, head_dim_qk only, so head_dim_vo = head_dim_qk) on o.device;
-// else o.prefill_sm90 names the backend of both (fa3 or fa2, as --flashinfer-prefill says).
-fi_wrapper_backends fi_wrapper_backends_of(const flashinfer_options& o, dtype d, int64_t head_dim);
+// The query dtype vLLM's builder plans each wrapper with (FlashInferMetadataBuilder.get_q_data_type
+// at 8e958902, disable_flashinfer_q_quantization left unset): the model's dtype without an fp8
+// cache; with one, the cache's fp8 format for prefill on compute capability 9.0 or the 10.x family,
+// and for decode on the 10.x family, and on 9.0 only when use_trtllm_attention is False
+// (`trtllm_off`; unset or True, decode keeps the model's dtype, which XQA decode needs); elsewhere
+// the model's dtype.
+fi_dtype fi_q_dtype(fi_wrapper w, dtype model, kv_quant cache, int64_t compute_major,
+                    bool trtllm_off = false);
+
+// Both wrappers' backends for a builder of head size `head_dim` whose outputs are `d` (the model's
+// dtype) and whose cache is `d` or the fp8 format `cache`, under o: with o.prefill_auto resolved as
+// vLLM's builder calls the wrappers (FlashInferMetadataBuilder.build at 8e958902: pos_encoding_mode
+// "NONE", no custom mask, use_fp16_qk_reduction left False, head_dim_qk only, so head_dim_vo =
+// head_dim_qk; q as fi_q_dtype with o.trtllm_attention_off) on o.device; else o.prefill_sm90 names the
+// backend of both (fa3 or fa2, as --flashinfer-prefill says).
+fi_wrapper_backends fi_wrapper_backends_of(const flashinfer_options& o, dtype d, int64_t head_dim,
+                                           kv_quant cache = kv_quant::none);
 
 }  // namespace headroom

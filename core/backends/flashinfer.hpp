@@ -55,6 +55,10 @@ struct flashinfer_options {
   // backend="auto" (--flashinfer-prefill auto): each wrapper's backend resolved per attention group
   // as FlashInfer resolves it (fi_backend.hpp); prefill_sm90 is then not read.
   bool prefill_auto = false;
+  // vLLM's attention_config.use_trtllm_attention given as False: with an fp8 cache on sm90 the
+  // decode wrapper's q is then fp8 too (get_q_data_type; unset or True, q keeps the model's dtype
+  // for XQA decode). Read only by auto's decode resolution (fi_backend.hpp).
+  bool trtllm_attention_off = false;
   int64_t total_num_rows = 0;  // > 0: the rows a graph was captured for (else the batch's tokens)
   // With cuda_graph, disable_split_kv and uniform_q_len > 0, launch exactly the written work
   // entries (FlashInfer PR 4430, proposed; FlashInfer fb28d72 does not have it: false there). Off, the

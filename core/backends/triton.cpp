@@ -43,10 +43,12 @@ bool triton_uses_3d(const triton_plan& p, const batch& b) {
   return b.max_query_len() <= 1 && b.num_seqs() <= p.thr;
 }
 
-bool triton_segment_active(int64_t s, int64_t seq_len) {
-  const int64_t tiles_per_segment = ceil_div(seq_len, triton_segments * triton_tile);
-  return s * tiles_per_segment * triton_tile < seq_len;
+bool triton_segment_active(int64_t s, int64_t seq_len, int64_t tile) {
+  const int64_t tiles_per_segment = ceil_div(seq_len, triton_segments * tile);
+  return s * tiles_per_segment * tile < seq_len;
 }
+
+int64_t triton_decode_tile(kv_quant cache) { return cache == kv_quant::none ? triton_tile : triton_tile_fp8; }
 
 triton_shape triton_launch_shape(const rank_layer& l, const batch& b) {
   triton_shape s;
@@ -70,7 +72,7 @@ std::vector<buffer_need> triton_needs(const triton_plan& p, const rank_layer& l,
   for (int64_t t = 0; t < b.num_seqs(); ++t) {  // pure decode: token t is request t
     int64_t s_max = -1;
     for (int64_t s = 0; s < triton_segments; ++s)
-      if (triton_segment_active(s, b.seq_lens[static_cast<std::size_t>(t)])) s_max = s;
+      if (triton_segment_active(s, b.seq_lens[static_cast<std::size_t>(t)], p.decode_tile)) s_max = s;
     if (s_max < 0) continue;
     // Highest (h, s) row of this token: ((t*H_l + H_l-1)*16 + s_max).
     const int64_t row =

@@ -14,6 +14,7 @@ namespace headroom {
 
 inline constexpr int64_t triton_segments = 16;        // softmax segments per sequence (NUM_SEGMENTS)
 inline constexpr int64_t triton_tile = 16;            // TILE_SIZE for 16-bit KV in 3D decode
+inline constexpr int64_t triton_tile_fp8 = 32;        // ... with an fp8 cache (q quantised to fp8)
 inline constexpr int64_t triton_thr_numerator = 128;  // thr = 128 // KV
 
 struct triton_options {
@@ -28,10 +29,13 @@ int64_t triton_threshold(int64_t kv_heads_b, const triton_options& o, const engi
 
 struct triton_plan {
   int64_t thr = 0;
-  int64_t builder_heads = 0;         // H_b
-  int64_t builder_kv_heads = 0;      // KV_b used for thr
-  int64_t head_size_padded = 0;      // Dp_b
-  bool int32_offsets = false;        // q / output offsets in 32 bits (the int32-token-offsets mutant)
+  int64_t builder_heads = 0;     // H_b
+  int64_t builder_kv_heads = 0;  // KV_b used for thr
+  int64_t head_size_padded = 0;  // Dp_b
+  bool int32_offsets = false;    // q / output offsets in 32 bits (the int32-token-offsets mutant)
+  // TILE_SIZE_DECODE: _get_tile_size gives 16 for q of 2+ bytes, 32 for 1 (an fp8 cache on CUDA:
+  // Attention.forward quantises q, query_quant); segments are whole tiles.
+  int64_t decode_tile = triton_tile;
   std::vector<buffer_plan> buffers;  // segm_output, segm_max, segm_expsum (fp32)
 };
 
@@ -41,7 +45,9 @@ triton_plan plan_triton(int64_t builder_heads, int64_t builder_kv_heads, int64_t
 // 3D path: pure decode with num_seqs <= thr. Otherwise the 2D path touches no buffer.
 bool triton_uses_3d(const triton_plan& p, const batch& b);
 // Segment s of a sequence of length L is active iff s * ceil(L / (16*TILE)) * TILE < L.
-bool triton_segment_active(int64_t s, int64_t seq_len);
+bool triton_segment_active(int64_t s, int64_t seq_len, int64_t tile = triton_tile);
+// The decode tile of a cache (triton_tile, or triton_tile_fp8 for an fp8 one).
+int64_t triton_decode_tile(kv_quant cache);
 
 // Launch shape for the layer (BLOCK_M, BLOCK_Q, grids).
 struct triton_shape {

@@ -64,6 +64,7 @@ json to_json(const flashinfer_options& f) {
           {"tensor_core_decode", f.tensor_core_decode},
           {"prefill_sm90", f.prefill_sm90},
           {"prefill_auto", f.prefill_auto},
+          {"trtllm_attention_off", f.trtllm_attention_off},
           {"fixed_split_size", f.fixed_split_size},
           {"uniform_q_len", f.uniform_q_len},
           {"num_colocated_ctas", f.num_colocated_ctas},
@@ -108,6 +109,7 @@ flashinfer_options flashinfer_from_json(const json& j, const std::string& file, 
   f.tensor_core_decode = jr::get_bool_or(j, "tensor_core_decode", f.tensor_core_decode, file, p);
   f.prefill_sm90 = jr::get_bool_or(j, "prefill_sm90", f.prefill_sm90, file, p);
   f.prefill_auto = jr::get_bool_or(j, "prefill_auto", f.prefill_auto, file, p);
+  f.trtllm_attention_off = jr::get_bool_or(j, "trtllm_attention_off", f.trtllm_attention_off, file, p);
   f.fixed_split_size = jr::get_int_or(j, "fixed_split_size", f.fixed_split_size, file, p, -1, 1LL << 31);
   f.uniform_q_len = jr::get_int_or(j, "uniform_q_len", f.uniform_q_len, file, p, 0, 1LL << 31);
   f.num_colocated_ctas = jr::get_int_or(j, "num_colocated_ctas", f.num_colocated_ctas, file, p, 0, 1 << 20);

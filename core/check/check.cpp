@@ -4,7 +4,6 @@
 #include <cctype>
 #include <memory>
 
-#include "core/backends/fi_prefill_sm90.hpp"
 #include "core/check/group_check.hpp"
 #include "core/check/plans.hpp"
 #include "core/util/error.hpp"
@@ -51,10 +50,8 @@ std::vector<batch> extra_batches(int64_t seq_len, bool exhaustive) {
   return {prefill, chunked, mixed};
 }
 
-// Every attention group of the case's (tp, backend) on the given batches; a whole-model check on
-// the model target adds, for a FlashInfer group, the prefill step that reaches the largest prefill
-// plan the engine's limits allow (fi_prefill_widest_step: PrefillSM90Plan's int workspace grows
-// with it; the simulator and the GPU run the shorter batches above only).
+// Every attention group of the case's (tp, backend) on the given batches (a whole-model check on
+// the model target adds a FlashInfer group's widest prefill step: check_group).
 void check_backend(const check_case& base, executor& ex, std::optional<double> tight,
                    const decode_sweep& sweep, const std::vector<batch>& extra, bool whole_model, report& r) {
   const engine e = make_engine(base);
@@ -62,13 +59,7 @@ void check_backend(const check_case& base, executor& ex, std::optional<double> t
   shell.model = {};
   const auto model = std::make_shared<const model_geometry>(base.model);
   for (const auto& ag : e.groups) {
-    std::vector<batch> steps = extra;
-    if (ag.be == backend::flashinfer && whole_model && ex.kind() == target_kind::model)
-      if (batch b =
-              fi_prefill_widest_step(base.engine, fi_sm90_cta_tile_q(fi_builder_head_dim(base, e.rg, ag)));
-          b.num_seqs() > 0)
-        steps.push_back(std::move(b));
-    group_result g = check_group({&e, &ag, base, &ex, tight, whole_model, &shell, model}, sweep, steps);
+    group_result g = check_group({&e, &ag, base, &ex, tight, whole_model, &shell, model}, sweep, extra);
     for (auto& v : g.violations) {
       if (!base.builders.empty()) name_as_dumped(v);
       r.violations.push_back(std::move(v));

@@ -8,6 +8,7 @@
 #include <set>
 #include <tuple>
 
+#include "core/backends/fi_prefill_sm90.hpp"
 #include "core/check/class_checks.hpp"
 #include "core/check/plan_runs.hpp"
 
@@ -129,6 +130,29 @@ void run_class_checks(const group_context& ctx, int64_t builder_heads, int64_t l
   }
 }
 
+// A whole-model check on the model target runs a FlashInfer group on the widest eager prefill
+// step the engine's limits allow for its prefill wrapper's planner (the simulator and the GPU run
+// the shorter batches only): PrefillSM90Plan's int workspace grows with the heads and the query
+// tiles (fi_prefill_widest_step), PrefillPlan's with the packed rows (fi_fa2_widest_step).
+std::vector<batch> with_widest_prefill(const group_context& ctx, int64_t builder_heads,
+                                       const std::vector<batch>& extra) {
+  std::vector<batch> steps = extra;
+  const check_case& c = ctx.base;
+  if (c.be != backend::flashinfer || !ctx.whole_model || ctx.ex->kind() != target_kind::model) return steps;
+  const int64_t hd = fi_builder_head_dim(c, ctx.eng->rg, *ctx.ag);
+  batch b;
+  if (fi_backends_of(c, ctx.eng->rg, *ctx.ag).prefill.fa3) {
+    b = fi_prefill_widest_step(c.engine, fi_sm90_cta_tile_q(hd));
+  } else {
+    flashinfer_options o = fi_options_of(c, ctx.eng->rg, *ctx.ag);
+    o.kv_dtype_bytes = dtype_bytes(c.model.kv_dtype);
+    b = fi_fa2_widest_step(
+        c.engine, builder_heads / std::max<int64_t>(1, fi_builder_kv_heads(c, ctx.eng->rg, *ctx.ag)), hd, o);
+  }
+  if (b.num_seqs() > 0) steps.push_back(std::move(b));
+  return steps;
+}
+
 }  // namespace
 
 group_result check_group(const group_context& ctx, const decode_sweep& sweep,
@@ -190,7 +214,7 @@ group_result check_group(const group_context& ctx, const decode_sweep& sweep,
     const batch b = sweep.at(i);
     if (run_batch(b) && !min_fail) min_fail = b.num_seqs();
   }
-  for (const auto& b : extra) run_batch(b);
+  for (const auto& b : with_widest_prefill(ctx, hr.builder_heads, extra)) run_batch(b);
   for (auto& [f, where] : runner.tight_findings()) log.add(make_violation(std::move(f), where), 0);
   for (auto& v : log.take()) res.violations.push_back(std::move(v));
   threshold t = threshold_of(ctx, hr.builder_heads, max_heads);

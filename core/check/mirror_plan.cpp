@@ -138,6 +138,18 @@ std::string auto_choice_note(const check_case& c, const engine& e, const attenti
   return s;
 }
 
+// An fp8 cache's KV-cache groups: the spec's page bytes (vLLM's page_size_bytes) beside the model
+// dtype's.
+std::string fp8_cache_note(const check_case& c, const engine& e, std::size_t group) {
+  const kv_spec& spec = e.kv_groups[group].spec;
+  kv_spec unquantised = spec;
+  unquantised.quant = kv_quant::none;
+  return "kv cache tp " + std::to_string(c.tp) + " group " + std::to_string(group) + ": " +
+         to_string(spec.quant) + " (1 byte an element; queries and outputs " + to_string(c.model.kv_dtype) +
+         "), page_size_bytes " + std::to_string(page_size_bytes(spec)) + " (" + to_string(c.model.kv_dtype) +
+         " cache: " + std::to_string(page_size_bytes(unquantised)) + ")";
+}
+
 }  // namespace
 
 plan_file mirror_plan(const model_geometry& m, const check_options& o) {
@@ -160,6 +172,8 @@ plan_file mirror_plan(const model_geometry& m, const check_options& o) {
       c.triton = o.triton;
       c.flashinfer = o.flashinfer;
       const engine e = make_engine(c);
+      if (be == o.backends.front() && m.kv_cache != kv_quant::none)
+        for (std::size_t g = 0; g < e.kv_groups.size(); ++g) p.notes.push_back(fp8_cache_note(c, e, g));
       for (const auto& ag : e.groups) {
         const head_resolution hr =
             resolve_heads(e.reg, ag.builder_layers, effective_policy(c), e.rg.model_wide_heads);

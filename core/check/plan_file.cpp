@@ -91,7 +91,8 @@ plan_rank rank_from_json(const json& j, const model_geometry& m, int64_t block_s
   const rank_geometry rg = to_rank(m, r.tp);
   if (j.contains("layers")) check_layers(j.at("layers"), rg, file, path + "layers");
   const registry reg = make_registry(rg);
-  const std::vector<kv_cache_group> kv = make_kv_cache_groups(reg, m.kv_dtype, block_size, hybrid);
+  const std::vector<kv_cache_group> kv =
+      make_kv_cache_groups(reg, m.kv_dtype, block_size, hybrid, m.kv_cache);
   const json& groups = jr::field(j, "groups", file, path);
   if (!groups.is_array() || groups.size() > static_cast<std::size_t>(max_layers))
     throw input_error(file, path + "groups", jr::shown(groups), "expected a list of attention groups");

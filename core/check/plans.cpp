@@ -59,7 +59,8 @@ std::pair<batch, batch> split_batch(const batch& b) {
 std::vector<planned_part> flashinfer_parts(const check_case& c, int64_t h, int64_t kv, int64_t hd,
                                            const batch& b, flashinfer_options o,
                                            const fi_wrapper_backends& wb) {
-  o.kv_dtype_bytes = o.o_dtype_bytes = dtype_bytes(c.model.kv_dtype);
+  o.kv_dtype_bytes = kv_cache_bytes(c.model.kv_dtype, c.model.kv_cache);  // sizeof(DTypeKV): 1 for fp8
+  o.o_dtype_bytes = dtype_bytes(c.model.kv_dtype);  // vLLM's o_data_type: the model's dtype
   const auto prefill_planner = [&](const batch& x, const flashinfer_options& ox, bool fa3,
                                    bool causal) -> any_plan {
     if (fa3) return plan_fi_prefill_sm90(h, kv, hd, x, ox, causal);
@@ -141,7 +142,7 @@ std::vector<attention_group> dumped_groups(const check_case& c, const registry& 
     ag.index = d.index;
     ag.kv_group = d.kv_group;
     ag.be = d.be;
-    ag.spec = spec_of(*first, c.model.kv_dtype, c.block_size);
+    ag.spec = spec_of(*first, c.model.kv_dtype, c.block_size, c.model.kv_cache);
     ag.layers = d.layers;
     ag.builder_layers = d.layers;
     out.push_back(std::move(ag));
@@ -164,6 +165,7 @@ std::vector<planned_part> dumped_parts(const check_case& c, const rank_geometry&
     p.thr = param(d, "seq_threshold_3D");
     p.head_size_padded = param(d, "headdim_padded");
     p.int32_offsets = has_mutant(c.mutants, "int32-token-offsets");
+    p.decode_tile = triton_decode_tile(c.model.kv_cache);
     for (const auto& m : mirror_buffers(d))
       for (auto& b : p.buffers)
         if (b.name == m.name) b.capacity_bytes = m.capacity_bytes;
@@ -195,7 +197,7 @@ engine make_engine(const check_case& c) {
   engine e;
   e.rg = to_rank(c.model, c.tp);
   e.reg = make_registry(e.rg);
-  e.kv_groups = make_kv_cache_groups(e.reg, c.model.kv_dtype, c.block_size, c.hybrid);
+  e.kv_groups = make_kv_cache_groups(e.reg, c.model.kv_dtype, c.block_size, c.hybrid, c.model.kv_cache);
   e.groups = c.builders.empty() ? make_attention_groups(e.kv_groups, e.reg, c.be, effective_grouping(c))
                                 : dumped_groups(c, e.reg);
   return e;
@@ -248,8 +250,8 @@ fi_wrapper_backends fi_backends_of(const check_case& c, const rank_geometry& rg,
     if (it == d->parameters.end()) return std::nullopt;
     return fi_backend_choice{it->second != 0, std::string("the plan's ") + name};
   };
-  fi_wrapper_backends wb =
-      fi_wrapper_backends_of(c.flashinfer, c.model.kv_dtype, fi_builder_head_dim(c, rg, ag));
+  fi_wrapper_backends wb = fi_wrapper_backends_of(c.flashinfer, c.model.kv_dtype,
+                                                  fi_builder_head_dim(c, rg, ag), c.model.kv_cache);
   // A dump's own choice: fa3_prefill for both wrappers unless it gives the decode wrapper's.
   if (const auto prefill = given("fa3_prefill")) wb.prefill = wb.decode = *prefill;
   if (const auto decode = given("fa3_decode")) wb.decode = *decode;
@@ -278,6 +280,7 @@ std::vector<planned_part> plan_parts(const check_case& c, const rank_geometry& r
   if (c.be == backend::triton) {
     triton_plan p = plan_triton(builder_heads, kv, d, c.triton, c.engine);
     p.int32_offsets = has_mutant(c.mutants, "int32-token-offsets");
+    p.decode_tile = triton_decode_tile(c.model.kv_cache);
     return {{std::move(p), b}};
   }
   std::vector<planned_part> parts =

@@ -54,7 +54,8 @@ flashinfer_options fi_options_of(const check_case& c);
 // vLLM's builder plans it).
 flashinfer_options fi_options_of(const check_case& c, const rank_geometry& rg, const attention_group& ag);
 // FlashInfer's wrappers allocate an 8 MiB int workspace and a page-locked host buffer of its shape
-// (decode.py / prefill.py); vLLM's builder passes neither, so those are what it plans into.
+// (decode.py / prefill.py); vLLM's builder passes neither, so those are what it plans into: the
+// mirror's FlashInfer plans (DecodePlan, PrefillPlan, PrefillSM90Plan) carry them (plan_parts).
 inline constexpr int64_t fi_int_workspace_default = int64_t{8} << 20;
 
 // FlashInfer's plans for one step of b (builder geometry h / kv / hd): decode requests through the
@@ -68,8 +69,14 @@ std::vector<planned_part> flashinfer_parts(const check_case& c, int64_t h, int64
 // The eager prefill step whose FlashInfer prefill plan has the most query tiles, so the most
 // PrefillSM90Plan works, within the engine's limits (max_num_seqs requests, max_num_batched_tokens
 // rows, max_model_len a request) for tiles of cta_tile_q rows: check runs it, plan prints its plan.
-// Empty when no request of 2 rows fits. The reasoning is at the definition (plans.cpp).
+// Empty when no request of 2 rows fits. The reasoning is at the definition (fi_widest_step.cpp).
 batch fi_prefill_widest_step(const engine_settings& e, int64_t cta_tile_q);
+// The eager prefill step whose FA2 PrefillPlan carves the most int workspace bytes within the same
+// limits, for `group` packed rows a query row (qo heads / kv heads) and the builder's head dim
+// (its tile height) with o's kv dtype and device: check runs it for groups whose prefill wrapper
+// runs fa2. Empty when no request of 2 rows fits. The reasoning is at the definition.
+batch fi_fa2_widest_step(const engine_settings& e, int64_t group, int64_t head_dim,
+                         const flashinfer_options& o);
 
 // The backends of a FlashInfer group's prefill and tensor-core decode wrappers: its dump's
 // fa3_prefill (both wrappers) and fa3_decode (the decode wrapper) where given, else the case's
@@ -87,6 +94,8 @@ int64_t builder_kv_heads(const check_case& c, const rank_geometry& rg, const att
 int64_t builder_head_size(const check_case& c, const rank_geometry& rg, const attention_group& ag);
 // The head dim a FlashInfer group's builder plans with: its dump's head_dim, else builder_head_size.
 int64_t fi_builder_head_dim(const check_case& c, const rank_geometry& rg, const attention_group& ag);
+// ... and its kv heads: its dump's num_kv_heads, else builder_kv_heads.
+int64_t fi_builder_kv_heads(const check_case& c, const rank_geometry& rg, const attention_group& ag);
 
 // The attention plans of a batch (none for fa3, whose attention has no body here). Plans from a
 // dump use its parameters and capacities (docs/plan-schema.md); FlashInfer's plans, made per step,

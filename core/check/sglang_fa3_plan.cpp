@@ -80,7 +80,8 @@ std::vector<sglang_fa3_rank_plan> sglang_fa3_plan(const model_geometry& m, const
       if (l.kind != attn_kind::sliding && l.sliding_window == 0) full.push_back(l);
     rp.full_layers = static_cast<int64_t>(full.size());
     rp.sliding_layers = static_cast<int64_t>(rg.layers.size()) - rp.full_layers;
-    const fa3_group g{rp.q_heads, rp.kv_heads, rp.head_size, rp.page_size, 0};
+    fa3_group g{rp.q_heads, rp.kv_heads, rp.head_size, rp.page_size, 0};
+    g.e4m3 = m.kv_cache == kv_quant::fp8_e4m3;
     if (rp.disabled.empty() && !full.empty()) {
       engine_settings eager = s;
       eager.cg_mode = cudagraph_mode::none;

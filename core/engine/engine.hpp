@@ -40,9 +40,15 @@ struct kv_spec {
   int64_t head_size_v = 0;
   dtype kv_dtype = dtype::bf16;
   int64_t block_size = 16;
-  int64_t sliding_window = 0;  // 0: full attention
+  int64_t sliding_window = 0;       // 0: full attention
+  kv_quant quant = kv_quant::none;  // an fp8 cache: 1-byte elements (the spec's dtype is uint8)
   auto operator<=>(const kv_spec&) const = default;
 };
+
+// vLLM's page_size_bytes of a FullAttentionSpec / SlidingWindowSpec without padding or per-token
+// scales (kv_cache_interface.py real_page_size_bytes): block_size x kv heads x (head size + head
+// size v) x the cache element's bytes. Checked arithmetic.
+int64_t page_size_bytes(const kv_spec& s);
 
 // Every attention layer, by prefix. Adding a duplicate prefix throws; lookups of unknown names
 // return nullptr (the engine silently drops them).
@@ -59,7 +65,7 @@ class registry {
 };
 
 registry make_registry(const rank_geometry& g);
-kv_spec spec_of(const rank_layer& l, dtype kv_dtype, int64_t block_size);
+kv_spec spec_of(const rank_layer& l, dtype kv_dtype, int64_t block_size, kv_quant q = kv_quant::none);
 
 struct kv_cache_group {
   kv_spec spec;
@@ -68,7 +74,7 @@ struct kv_cache_group {
 
 // Hybrid manager on: bucket by spec, balance bucket sizes; off: promote sliding to full first.
 std::vector<kv_cache_group> make_kv_cache_groups(const registry& reg, dtype kv_dtype, int64_t block_size,
-                                                 bool hybrid);
+                                                 bool hybrid, kv_quant q = kv_quant::none);
 
 struct attention_group {
   int index = 0;     // global index over all attention groups of one backend

@@ -12,10 +12,10 @@ namespace {
 // Buckets of layer names by spec, in order of first appearance.
 std::vector<std::pair<kv_spec, std::vector<std::string>>> bucket_by_spec(const registry& reg, dtype kv_dtype,
                                                                          int64_t block_size,
-                                                                         bool promote_sliding) {
+                                                                         bool promote_sliding, kv_quant q) {
   std::vector<std::pair<kv_spec, std::vector<std::string>>> buckets;
   for (const auto& name : reg.names()) {
-    kv_spec s = spec_of(*reg.find(name), kv_dtype, block_size);
+    kv_spec s = spec_of(*reg.find(name), kv_dtype, block_size, q);
     if (promote_sliding) s.sliding_window = 0;
     auto it = std::find_if(buckets.begin(), buckets.end(), [&](auto& b) { return b.first == s; });
     if (it == buckets.end())
@@ -29,8 +29,8 @@ std::vector<std::pair<kv_spec, std::vector<std::string>>> bucket_by_spec(const r
 }  // namespace
 
 std::vector<kv_cache_group> make_kv_cache_groups(const registry& reg, dtype kv_dtype, int64_t block_size,
-                                                 bool hybrid) {
-  auto buckets = bucket_by_spec(reg, kv_dtype, block_size, !hybrid);
+                                                 bool hybrid, kv_quant q) {
+  auto buckets = bucket_by_spec(reg, kv_dtype, block_size, !hybrid, q);
   std::vector<kv_cache_group> groups;
   if (buckets.empty()) return groups;
   if (!hybrid || buckets.size() == 1) {

@@ -2,6 +2,7 @@
 #include <stdexcept>
 
 #include "core/engine/engine.hpp"
+#include "core/util/checked.hpp"
 
 namespace headroom {
 
@@ -23,8 +24,9 @@ registry make_registry(const rank_geometry& g) {
   return reg;
 }
 
-kv_spec spec_of(const rank_layer& l, dtype kv_dtype, int64_t block_size) {
+kv_spec spec_of(const rank_layer& l, dtype kv_dtype, int64_t block_size, kv_quant q) {
   kv_spec s;
+  s.quant = q;
   s.num_kv_heads = l.num_kv_heads;
   s.head_size = l.head_size;
   s.head_size_v = l.head_size_v;
@@ -32,6 +34,11 @@ kv_spec spec_of(const rank_layer& l, dtype kv_dtype, int64_t block_size) {
   s.block_size = block_size;
   s.sliding_window = l.kind == attn_kind::sliding ? l.sliding_window : 0;
   return s;
+}
+
+int64_t page_size_bytes(const kv_spec& s) {
+  return checked_product("page_size_bytes", s.block_size, s.num_kv_heads,
+                         checked_add(s.head_size, s.head_size_v), kv_cache_bytes(s.kv_dtype, s.quant));
 }
 
 }  // namespace headroom

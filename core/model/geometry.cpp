@@ -22,6 +22,26 @@ int dtype_bytes(dtype d) {
   return 0;
 }
 
+int kv_cache_bytes(dtype model, kv_quant q) { return q == kv_quant::none ? dtype_bytes(model) : 1; }
+
+const char* to_string(kv_quant q) {
+  switch (q) {
+    case kv_quant::none:
+      return "auto";
+    case kv_quant::fp8_e4m3:
+      return "fp8_e4m3";
+    case kv_quant::fp8_e5m2:
+      return "fp8_e5m2";
+  }
+  return "?";
+}
+
+std::optional<kv_quant> parse_kv_quant(const std::string& s) {
+  if (s == "fp8" || s == "fp8_e4m3") return kv_quant::fp8_e4m3;  // CUDA: fp8 is e4m3 (CacheConfig)
+  if (s == "fp8_e5m2") return kv_quant::fp8_e5m2;
+  return std::nullopt;
+}
+
 namespace {
 
 constexpr name_table<dtype, 3> dtype_names = {

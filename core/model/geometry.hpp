@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -10,8 +11,17 @@ namespace headroom {
 
 enum class attn_kind { full, sliding, none };  // none: no attention (mamba, linear, no-op)
 enum class dtype { bf16, fp16, fp32 };
+// A KV cache quantised apart from the model's dtype (vLLM --kv-cache-dtype fp8 / fp8_e4m3 /
+// fp8_e5m2, CacheConfig.cache_dtype; the cache tensor is torch.uint8, STR_DTYPE_TO_TORCH_DTYPE):
+// none, the cache holds the model's dtype.
+enum class kv_quant { none, fp8_e4m3, fp8_e5m2 };
 
 int dtype_bytes(dtype d);
+// One cache element's bytes: 1 for fp8 (get_dtype_size(torch.uint8)), else the model dtype's.
+int kv_cache_bytes(dtype model, kv_quant q);
+const char* to_string(kv_quant q);  // "auto" for none (vLLM's name), else "fp8_e4m3" / "fp8_e5m2"
+// vLLM's fp8 spellings (fp8 is fp8_e4m3 on CUDA); nullopt for any other string.
+std::optional<kv_quant> parse_kv_quant(const std::string& s);
 const char* to_string(dtype d);
 const char* to_string(attn_kind k);
 dtype parse_dtype(const std::string& s, const std::string& file, const std::string& field);
@@ -46,19 +56,20 @@ struct geometry_origin {
 
 // The whole model: the model-wide values the engine's builders read, plus every layer.
 struct model_geometry {
-  std::string source;               // file it was loaded from (for messages); not serialised
-  std::string name;                 // model name (architecture or file stem)
-  int64_t num_attention_heads = 0;  // model-wide query heads (total)
-  int64_t num_kv_heads = 0;         // model-wide kv heads (total)
-  int64_t head_size = 0;            // model-wide head size
-  int64_t hidden_size = 0;          // the config's hidden_size; 0: unknown
-  dtype kv_dtype = dtype::bf16;     // KV cache / activations dtype
+  std::string source;                  // file it was loaded from (for messages); not serialised
+  std::string name;                    // model name (architecture or file stem)
+  int64_t num_attention_heads = 0;     // model-wide query heads (total)
+  int64_t num_kv_heads = 0;            // model-wide kv heads (total)
+  int64_t head_size = 0;               // model-wide head size
+  int64_t hidden_size = 0;             // the config's hidden_size; 0: unknown
+  dtype kv_dtype = dtype::bf16;        // the model's dtype: queries, outputs, and the cache unless quantised
+  kv_quant kv_cache = kv_quant::none;  // the KV cache's fp8 format (--kv-cache-dtype), if any
   std::vector<layer_geometry> layers;
   geometry_origin origin;  // field paths for messages; not serialised, not compared
   bool operator==(const model_geometry& o) const {
     return name == o.name && num_attention_heads == o.num_attention_heads && num_kv_heads == o.num_kv_heads &&
            head_size == o.head_size && hidden_size == o.hidden_size && kv_dtype == o.kv_dtype &&
-           layers == o.layers;
+           kv_cache == o.kv_cache && layers == o.layers;
   }
 };
 

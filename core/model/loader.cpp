@@ -54,6 +54,14 @@ model_geometry parse_explicit(const json& j, const std::string& file) {
   m.head_size = count(j, "head_dim", file, "", 1, max_head_size);
   m.hidden_size = jr::get_int_or(j, "hidden_size", 0, file, "", 0, max_hidden_size);
   if (j.contains("dtype")) m.kv_dtype = parse_dtype(jr::get_string(j, "dtype", file, ""), file, "dtype");
+  if (j.contains("kv_cache_dtype")) {  // an fp8 cache (vLLM's spellings); written by to_json
+    const std::string v = jr::get_string(j, "kv_cache_dtype", file, "");
+    const auto q = v == "auto" ? std::optional<kv_quant>(kv_quant::none) : parse_kv_quant(v);
+    if (!q)
+      throw input_error(file, "kv_cache_dtype", "\"" + v + "\"",
+                        "unsupported cache dtype (expected auto, fp8, fp8_e4m3 or fp8_e5m2)");
+    m.kv_cache = *q;
+  }
   const json& layers = j.at("layers");
   if (layers.empty() || layers.size() > static_cast<std::size_t>(max_layers))
     throw input_error(file, "layers", "a list of " + std::to_string(layers.size()),
@@ -98,6 +106,7 @@ json to_json(const model_geometry& m) {
               {"dtype", to_string(m.kv_dtype)},
               {"layers", std::move(layers)}};
   if (m.hidden_size > 0) out["hidden_size"] = m.hidden_size;  // optional: 0 is unknown
+  if (m.kv_cache != kv_quant::none) out["kv_cache_dtype"] = to_string(m.kv_cache);
   return out;
 }
 

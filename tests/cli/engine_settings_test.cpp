@@ -40,7 +40,7 @@ TEST(EngineSettings, BadValuesNameTheFlagAndTheValue) {
       {"--block-size 0", {"'--block-size' = 0", "1..65536"}},
       {"--block-size 65537", {"'--block-size' = 65537", "1..65536"}},
       {"--max-num-batched-tokens 255", {"'--max-num-batched-tokens' = 255", "at least max_num_seqs (256)"}},
-      {"--kv-cache-dtype fp8_e4m3", {"'--kv-cache-dtype' = fp8_e4m3", "not modelled"}},
+      {"--kv-cache-dtype fp8_inc", {"'--kv-cache-dtype' = fp8_inc", "not modelled"}},
       {"--kv-cache-dtype int8", {"'--kv-cache-dtype' = \"int8\"", "unsupported dtype"}},
       {"--dtype double", {"'--dtype' = \"double\"", "unsupported dtype"}},
       {"--num-speculative-tokens 17", {"'--num-speculative-tokens' = 17", "0..16"}},
@@ -333,7 +333,7 @@ TEST(EngineSettings, EngineArgsFileErrorsNameTheFileAndTheKey) {
       {R"({"speculative_config": {"method": "ngram", "num_speculative_tokens": 3}})",
        {"'speculative_config.method'", "ngram", "EAGLE"}},
       {R"({"speculative_config": {"method": "eagle"}})", {"'speculative_config.num_speculative_tokens'"}},
-      {R"({"kv_cache_dtype": "fp8"})", {"'kv_cache_dtype' = fp8", "not modelled"}},
+      {R"({"kv_cache_dtype": "fp8_ds_mla"})", {"'kv_cache_dtype' = fp8_ds_mla", "not modelled"}},
       {R"({"tensor_parallel_size": 3})", {"laguna-xs2.json", "tp 3"}},  // the config refuses it
       {R"({"enforce_eager": 1})", {"'enforce_eager'", "true or false"}},
       {R"({"engine_flavour": "sglang"})", {"'engine_flavour'", "not an engine argument"}},

@@ -3,11 +3,16 @@
 // key, cli/engine_flags.cpp): with fa3 check plans the FlashInfer groups' prefill and tensor-core
 // decode with PrefillSM90Plan and checks its int workspace parts against the wrappers' fixed 8 MiB
 // int workspace; plan prints the plan's fields; a bad value, or fa3 on a target that runs FA2
-// bodies, is exit 2 with one line naming the flag and the value.
+// bodies, is exit 2 with one line naming the flag and the value. With fa2 check's own DecodePlan and
+// PrefillPlan parts are checked against the same 8 MiB, on FA2's own widest prefill step.
 //
 // The expectations are FlashInfer's layout worked by hand (scheduler.cuh at fb28d72,
 // PrefillSM90Plan: seven per-work int32 parts of max_total_num_works entries and work_indptr of
 // SMs + 1, each from a multiple of 16 in AlignedAllocator's order), never the mirror's output.
+// PrefillPlanImpl, eager and unsplit: request_indices, qo_tile_indices and kv_tile_indices (4
+// bytes a work each, from multiples of 16), o_indptr (4 x (batch + 1), from a multiple of 16) and
+// the chunk size (4 bytes, alignment 1); a request of q rows is ceil(g q / T) works, g = qo heads /
+// kv heads, T the tile height FA2DetermineCtaTileQ gives the average packed length.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -16,6 +21,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/backends/flashinfer.hpp"
+#include "core/check/plans.hpp"
 #include "tests/cli/cli_run.hpp"
 
 namespace {
@@ -23,14 +30,31 @@ namespace {
 using namespace headroom_test;
 using nlohmann::json;
 
-// One layer of 1024 query heads, 8 kv heads of 128: at TP 1 the builder plans 1024 heads.
-std::string wide_config(const fs::path& dir) {
-  const fs::path f = dir / "wide.json";
-  std::ofstream(f) << R"({"architectures": ["LlamaForCausalLM"], "model_type": "llama",
-    "hidden_size": 131072, "num_attention_heads": 1024, "num_key_value_heads": 8, "head_dim": 128,
-    "num_hidden_layers": 1, "vocab_size": 32000, "torch_dtype": "bfloat16"})";
+// One Llama layer of `heads` query heads and `kv` kv heads of 128, as dir/name.
+std::string llama_config(const fs::path& dir, const std::string& name, int heads, int kv) {
+  const fs::path f = dir / name;
+  std::ofstream(f) << R"({"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": )"
+                   << heads * 128 << R"(, "num_attention_heads": )" << heads << R"(, "num_key_value_heads": )"
+                   << kv << R"(, "head_dim": 128, "num_hidden_layers": 1, "vocab_size": 32000,
+    "torch_dtype": "bfloat16"})";
   return f.string();
 }
+
+// The report's buffer_capacity findings on int_workspace (8 MiB), each needing `bytes`.
+int int_workspace_overflows(const json& report, int64_t bytes) {
+  int hits = 0;
+  for (const auto& v : report["violations"])
+    if (v["buffer"] == "int_workspace") {
+      ++hits;
+      EXPECT_EQ(v["invariant"], "buffer_capacity");
+      EXPECT_EQ(v["capacity_bytes"], 8388608);
+      EXPECT_EQ(v["required_bytes"], bytes);
+    }
+  return hits;
+}
+
+// 1024 query heads, 8 kv heads: at TP 1 the builder plans 1024 heads.
+std::string wide_config(const fs::path& dir) { return llama_config(dir, "wide.json", 1024, 8); }
 
 std::string check_of(const std::string& config, int seqs, int tokens = 2048) {
   return "check " + config + " --backend flashinfer --tp 1 --max-num-batched-tokens " +
@@ -73,7 +97,7 @@ TEST(FlashInferPrefill, Sm90IntWorkspaceFitsThenOverflowsAtAHandComputedBatch) {
     }
   EXPECT_TRUE(threshold);
 
-  // fa2 (the default) plans with PrefillPlan, whose parts the mirror does not check here: clean.
+  // fa2 (the default) plans with DecodePlan and PrefillPlan, whose int parts fit 8 MiB here: clean.
   EXPECT_EQ(run_cli(check_of(config, 300)).code, 0);
   EXPECT_EQ(run_cli(check_of(config, 300) + " --flashinfer-prefill fa2").code, 0);
   // The engine-args key reaches the check; a flag overrides it.
@@ -153,20 +177,64 @@ TEST(FlashInferPrefill, CheckRunsTheWidestPrefillStepAndItsIntWorkspaceOverflows
     ASSERT_EQ(r.code, 1) << cmd << "\n" << r.out << r.err;
     EXPECT_NE(r.out.find("batch_prefill_sm90_batch_indices"), std::string::npos) << r.out;
     const json report = json::parse(slurp(out));
-    int hits = 0;
-    for (const auto& v : report["violations"])
-      if (v["buffer"] == "int_workspace") {
-        ++hits;
-        EXPECT_EQ(v["invariant"], "buffer_capacity");
-        EXPECT_EQ(v["capacity_bytes"], 8388608);
-        EXPECT_EQ(v["required_bytes"], bytes) << cmd;
-      }
-    EXPECT_EQ(hits, 1) << cmd << report["violations"].dump();
+    EXPECT_EQ(int_workspace_overflows(report, bytes), 1) << cmd << report["violations"].dump();
     for (const auto& t : report["thresholds"])  // no decode batch fails: the prefill step does
       if (t.contains("min_failing_decode_batch")) EXPECT_TRUE(t["min_failing_decode_batch"].is_null()) << cmd;
   }
-  // fa2 plans the same step with PrefillPlan, whose int workspace the mirror does not check: clean.
+  // fa2 runs its own widest step (flashinfer_fa2_workspace_test.cpp); its int parts fit: clean.
   EXPECT_EQ(run_cli(check_of(config, 300) + " --flashinfer-prefill fa2").code, 0);
+}
+
+// At the defaults (256 requests, 8,192 tokens, max_model_len 4,096) with one query head a kv head
+// of 128: the average packed length decides the tile. Up to 16 it is 16 rows (one kv step, 16 x
+// 128 x 2 + 2 x 128 x 16 x 4 x 2 = 36,864 bytes, fits 232,448), which caps the rows at 17 x 256 -
+// 1 = 4,351; a request is a tile for 2 rows and two for 17, so 255 requests of 17 rows (3,839
+// spare rows, 15 a tile) and one of 4,351 - 4,335 = 16 rows (one tile): 511 tiles. The 64-row
+// tile (all 8,192 rows, average 32) makes a further tile cost 63 rows: 256 + 121 = 377; the
+// 128-row one (past 64 a request on average) fewer still. Int workspace: 511 x 4 = 2,044 bytes a
+// part at 0, 2,048 and 4,096 (to 6,140), o_indptr 257 x 4 = 1,028 from 6,144 (to 7,172), the chunk
+// size to 7,176.
+TEST(FlashInferPrefill, Fa2WidestStepAtTheDefaultsUsesTheSixteenRowTile) {
+  using namespace headroom;
+  const engine_settings e;  // 256 / 8,192 / 4,096
+  const flashinfer_options o;
+  const batch b = fi_fa2_widest_step(e, 1, 128, o);
+  ASSERT_EQ(b.num_seqs(), 256);
+  for (int i = 0; i < 255; ++i) EXPECT_EQ(b.query_lens[static_cast<std::size_t>(i)], 17) << i;
+  EXPECT_EQ(b.query_lens.back(), 16);
+  EXPECT_EQ(b.seq_lens, b.query_lens);  // no context: a context adds kv chunks only to split plans
+  const fi_prefill_plan p = plan_fi_prefill(1, 1, 128, b, o);
+  EXPECT_EQ(p.cta_tile_q, 16);
+  EXPECT_FALSE(p.split_kv);
+  EXPECT_EQ(p.padded_batch_size, 511);
+  EXPECT_EQ(fi_int_workspace_bytes(p), 7176);
+}
+
+// g = 128: every query row is one 128-row tile (packed 128 q, average past 64), so a step of R
+// rows is R works however it is split; with 2 requests (o_indptr 3 x 4 = 12 bytes) and R a
+// multiple of 4 the parts end at 12 R + 12 + 4. max_model_len 349,526 lets both requests hold
+// half of R.
+// - R = 699,048: 8,388,576 + 16 = 8,388,592 bytes, inside 8 MiB (8,388,608): exit 0.
+// - R = 699,052: 8,388,624 + 16 = 8,388,640 bytes: PrefillPlanImpl's allocator raises (it is
+//   kv_tile_indices, from 5,592,416 to 8,388,624, that passes the end): exit 1 on int_workspace.
+// PrefillSM90Plan's widest step would stop at 4,096 tiles a head of 128 rows (524,160 rows,
+// 6,289,936 bytes for FA2), short of both.
+TEST(FlashInferPrefill, Fa2CheckReportsPrefillPlanPastTheIntWorkspace) {
+  const auto dir = scratch("fi_fa2_ws");
+  const std::string config = llama_config(dir, "g128.json", 128, 1);  // g = 128
+  const auto check = [&](int tokens) {
+    return "check " + config + " --backend flashinfer --tp 1 --max-num-seqs 2 --max-model-len 349526" +
+           " --max-num-batched-tokens " + std::to_string(tokens);
+  };
+  const auto fits = run_cli(check(699048));
+  EXPECT_EQ(fits.code, 0) << fits.out << fits.err;
+
+  const std::string out = (dir / "r.json").string();
+  const auto r = run_cli(check(699052) + " --json " + out);
+  ASSERT_EQ(r.code, 1) << r.out << r.err;
+  const json report = json::parse(slurp(out));
+  EXPECT_EQ(int_workspace_overflows(report, 8388640), 1) << report["violations"].dump();
+  EXPECT_NE(r.out.find("the planner raises"), std::string::npos) << r.out;
 }
 
 TEST(FlashInferPrefill, BadValuesAndTargetsExitTwoWithOneLine) {

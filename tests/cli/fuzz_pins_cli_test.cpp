@@ -109,7 +109,7 @@ TEST(FuzzPinsCli, BadValuesAreTheLineCheckPrints) {
       "--max-model-len 0",
       "--max-num-batched-tokens 0",
       "--max-num-seqs 64 --max-num-batched-tokens 32",
-      "--kv-cache-dtype fp8",
+      "--kv-cache-dtype fp8_inc",
       "--dtype double",
       "--num-speculative-tokens 17",
       "--spec-tokens 1 --num-speculative-tokens 1",

@@ -127,7 +127,8 @@ void check_c3_fa3_sglang(const class_scope& s, std::vector<class_finding>& out) 
   std::vector<step_probe> probes = s.sweep ? decode_probes(c) : case_probes(c);
   if (s.sweep)
     for (auto& p : sglang_capture_probes(c)) probes.push_back(std::move(p));
-  const fa3_group g{rg.model_wide_heads, rg.model_wide_kv_heads, rg.head_size, ag.spec.block_size, 0};
+  fa3_group g{rg.model_wide_heads, rg.model_wide_kv_heads, rg.head_size, ag.spec.block_size, 0};
+  g.e4m3 = c.model.kv_cache == kv_quant::fp8_e4m3;  // SGLang's qkv_dtype: its cache dtype
   auto plans = [&](const step_probe& p, const rank_layer& l) {
     const sglang_fa3_pass pass = sglang_fa3_pass_of(c.engine, p.st);
     if (&l != layers.front() || pass == sglang_fa3_pass::none) return std::vector<planned_part>{};
@@ -162,8 +163,9 @@ void check_c3_fa3_metadata(const class_scope& s, std::vector<class_finding>& out
   }
   const attention_group& ag = *s.ctx.ag;
   // vLLM's builder: the model's query heads per rank, the group's kv heads, head size and blocks.
-  const fa3_group g{s.ctx.eng->rg.model_wide_heads, builder_kv_heads(c, s.ctx.eng->rg, ag),
-                    builder_head_size(c, s.ctx.eng->rg, ag), ag.spec.block_size, ag.spec.sliding_window};
+  fa3_group g{s.ctx.eng->rg.model_wide_heads, builder_kv_heads(c, s.ctx.eng->rg, ag),
+              builder_head_size(c, s.ctx.eng->rg, ag), ag.spec.block_size, ag.spec.sliding_window};
+  g.e4m3 = c.model.kv_cache == kv_quant::fp8_e4m3;  // _get_scheduler_metadata: qkv_dtype fp8
   const auto layers = group_layers(s.ctx);
   const fa3_mutants m = fa3_mutants_of(c);
   auto plans = [&](const step_probe& p, const rank_layer& l) {
