@@ -83,49 +83,6 @@ std::vector<planned_part> flashinfer_parts(const check_case& c, int64_t h, int64
   return parts;
 }
 
-// PrefillSM90Plan writes one work per (head, request, query tile of T rows), and every int
-// workspace part but work_indptr holds one int32 a work: eager, below the same-schedule bound, the
-// parts grow with H * sum_i ceil(q_i / T). So the widest step maximises sum_i ceil(q_i / T) over at
-// most max_num_seqs requests of at least 2 rows each (a 1-row request goes to the decode wrapper)
-// and at most B = max_num_batched_tokens rows in all:
-// - a request is a tile for 2 rows, a further tile costs T - 1 rows at best (ceil(q / T) <=
-//   1 + (q - 2) / (T - 1) for q >= 2, equal at q = T + 1), so many short requests beat few long
-//   ones: n = min(max_num_seqs, B / 2) requests, then the spare B - 2n rows as requests of T + 1
-//   rows, floor((B - 2n) / (T - 1)) of them while that is at most n; past n every request holds
-//   2 tiles and a further one costs T rows (q = kT + 1): floor((B - n) / T) further tiles.
-//   (n - 1 requests of 2 rows and one of the rest has floor((B - 2n + 1) / T) further tiles:
-//   never more, often fewer; with T = 128 and B - 2n = 254, 1 against 2.)
-// - past 4096 works a head (ceil(B / T) + n - 1) the planner schedules one head for all: with more
-//   than one head a step trimmed to that bound has more works, so n and B are trimmed to it (with
-//   one head a rank the untrimmed step would have a few more).
-// - a request holds at most max_model_len rows: B is at most n of them, and a request is cut to it.
-batch fi_prefill_widest_step(const engine_settings& e, int64_t cta_tile_q) {
-  const int64_t t = std::max<int64_t>(cta_tile_q, 2);
-  const int64_t model_len = e.max_model_len;
-  int64_t n = std::min(e.max_num_seqs, e.max_num_batched_tokens / 2);
-  if (n < 1 || model_len < 2) return {};
-  while (n > 1 && n + ceil_div(2 * n, t) - 1 > fi_sm90_same_schedule_above) --n;
-  const int64_t rows = std::min({e.max_num_batched_tokens, checked_mul(n, model_len, "rows"),
-                                 (fi_sm90_same_schedule_above + 1 - n) * t});
-  std::vector<int64_t> q(static_cast<std::size_t>(n), 2);
-  if (const int64_t more = (rows - 2 * n) / (t - 1); more <= n) {
-    for (int64_t i = 0; i < more; ++i) q[static_cast<std::size_t>(i)] = t + 1;
-  } else {
-    const int64_t further = (rows - n) / t;
-    for (int64_t i = 0; i < n; ++i)
-      q[static_cast<std::size_t>(i)] = (further / n + (i < further % n)) * t + 1;
-  }
-  int64_t used = 0;
-  for (int64_t x : q) used += x;
-  q.back() += rows - used;  // fewer rows than a further tile costs: no tile lost, every row used
-  batch b;
-  for (int64_t x : q) {
-    b.seq_lens.push_back(std::min(x, model_len));
-    b.query_lens.push_back(std::min(x, model_len));
-  }
-  return b;
-}
-
 namespace {
 
 // The attention groups a dump describes, in its order, for the case's backend.
@@ -242,6 +199,11 @@ int64_t fi_builder_head_dim(const check_case& c, const rank_geometry& rg, const 
   return d ? param(*d, "head_dim") : builder_head_size(c, rg, ag);
 }
 
+int64_t fi_builder_kv_heads(const check_case& c, const rank_geometry& rg, const attention_group& ag) {
+  const builder_dump* d = dump_of(c, ag);
+  return d ? param(*d, "num_kv_heads") : builder_kv_heads(c, rg, ag);
+}
+
 fi_wrapper_backends fi_backends_of(const check_case& c, const rank_geometry& rg, const attention_group& ag) {
   const builder_dump* d = dump_of(c, ag);
   const auto given = [&](const char* name) -> std::optional<fi_backend_choice> {
@@ -285,12 +247,16 @@ std::vector<planned_part> plan_parts(const check_case& c, const rank_geometry& r
   }
   std::vector<planned_part> parts =
       flashinfer_parts(c, builder_heads, kv, d, b, fi_options_of(c, rg, ag), fi_backends_of(c, rg, ag));
-  // PrefillSM90Plan's parts checked against the engine's fixed int workspace (the dumped one above):
-  // the FA2 plans' fit it on every bundled config, these are the ones that grow with the heads.
+  // Every part checked against the wrappers' fixed int workspace and its page-locked copy, as the
+  // dumped ones above: AlignedAllocator raises past it in DecodePlanImpl, PrefillPlanImpl and
+  // PrefillSM90Plan alike (PrefillSM90Plan's grow with the heads, FA2's with the packed rows).
   for (auto& p : parts)
-    if (auto* s = std::get_if<fi_prefill_sm90_plan>(&p.plan))
-      s->buffers = {{"int_workspace", fi_int_workspace_default, 1},
-                    {"page_locked_int_workspace", fi_int_workspace_default, 1}};
+    std::visit(
+        [](auto& x) {
+          x.buffers.push_back({"int_workspace", fi_int_workspace_default, 1});
+          x.buffers.push_back({"page_locked_int_workspace", fi_int_workspace_default, 1});
+        },
+        p.plan);
   return parts;
 }
 
