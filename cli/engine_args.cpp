@@ -40,7 +40,8 @@ const key_rule top_rules[] = {
     {"cudagraph_capture_sizes", "--cudagraph-capture-sizes", kind::int_list},
     {"max_cudagraph_capture_size", "--max-cudagraph-capture-size", kind::integer},
     {"mamba_block_size", "--mamba-block-size", kind::integer},
-    // SGLang's server arguments (max_running_requests, enable_two_batch_overlap, attn_cp_size), and
+    // SGLang's server arguments (max_running_requests, enable_two_batch_overlap, attn_cp_size,
+    // cp_strategy), and
     // the mirror's two SGLang settings no server argument names
     // (docs/design.md): each needs --engine-flavour sglang, which no engine-arguments file names.
     {"max_running_requests", "--max-running-requests", kind::integer},
@@ -48,6 +49,7 @@ const key_rule top_rules[] = {
     {"gathered_buffer", "--gathered-buffer", kind::boolean},
     {"enable_two_batch_overlap", "--two-batch-overlap", kind::boolean},
     {"attn_cp_size", "--attn-cp-size", kind::integer},
+    {"cp_strategy", "--cp-strategy", kind::text},
     // The mirror's FlashInfer decode path and prefill planner and vLLM's batch-invariant mode, which no
     // engine argument names: vLLM always decodes on tensor cores since v0.10.2 and reads VLLM_BATCH_INVARIANT
     // from the environment (docs/design.md).
@@ -81,8 +83,8 @@ const std::set<std::string> ignored_compilation = {"mode",
                                                    "cudagraph_num_of_warmups"};
 // The Python module's keyword arguments: the top-level keys less the TP size (its `tp`), two
 // nested settings under their own names, and the engine flavour, which no vLLM file names (SGLang's
-// max_running_requests, attn_tp_size, gathered_buffer, enable_two_batch_overlap and attn_cp_size,
-// flashinfer_decode, flashinfer_prefill and batch_invariant are top-level keys).
+// max_running_requests, attn_tp_size, gathered_buffer, enable_two_batch_overlap, attn_cp_size and
+// cp_strategy, flashinfer_decode, flashinfer_prefill and batch_invariant are top-level keys).
 const std::vector<key_rule>& keyword_rules() {
   static const std::vector<key_rule> rules = [] {
     std::vector<key_rule> r;

@@ -54,7 +54,7 @@ std::optional<int64_t> int_flag(const parsed_args& a, const char* flag, int64_t 
 }
 
 const char* const sglang_flags[] = {"--max-running-requests", "--attn-tp-size", "--gathered-buffer",
-                                    "--two-batch-overlap", "--attn-cp-size"};
+                                    "--two-batch-overlap",    "--attn-cp-size", "--cp-strategy"};
 
 // A flag of two values: true for `yes`, false for `no`, nullopt where not given.
 std::optional<bool> two_way_flag(const parsed_args& a, const char* flag, const std::string& yes,
@@ -85,6 +85,7 @@ sglang_settings read_sglang(const parsed_args& a, generators::pinned_settings& p
   s.gathered_buffer = bool_flag(a, "--gathered-buffer");
   s.two_batch_overlap = bool_flag(a, "--two-batch-overlap");
   s.attn_cp_size = int_flag(a, "--attn-cp-size", 1, max_settings_attn_cp);
+  s.cp_zigzag = two_way_flag(a, "--cp-strategy", "zigzag", "interleave");
   if (s.req_pool_size && !p.max_num_seqs) p.max_num_seqs = s.req_pool_size;
   if (s.req_pool_size && *p.max_num_seqs > *s.req_pool_size)
     throw input_error(cmdline, "--max-running-requests", std::to_string(*s.req_pool_size),
@@ -181,6 +182,7 @@ void pin(const sglang_settings& s, engine_settings& e) {
   if (s.gathered_buffer) e.gathered_buffer = *s.gathered_buffer;
   if (s.two_batch_overlap) e.two_batch_overlap = *s.two_batch_overlap;
   if (s.attn_cp_size) e.attn_cp_size = *s.attn_cp_size;
+  if (s.cp_zigzag) e.cp_zigzag = *s.cp_zigzag;
 }
 
 bool holds(const sglang_settings& s, const engine_settings& e) {
@@ -339,6 +341,7 @@ std::string flags_of(const sglang_settings& g) {
   if (g.two_batch_overlap)
     s += std::string(" --two-batch-overlap ") + (*g.two_batch_overlap ? "true" : "false");
   if (g.attn_cp_size) s += " --attn-cp-size " + std::to_string(*g.attn_cp_size);
+  if (g.cp_zigzag) s += std::string(" --cp-strategy ") + (*g.cp_zigzag ? "zigzag" : "interleave");
   return s;
 }
 

@@ -35,7 +35,7 @@ void merge_engine_args(parsed_args& a, const nlohmann::json& j, const std::strin
 void merge_keyword_settings(parsed_args& a, const nlohmann::json& j, const std::string& name);
 
 // SGLang's settings (engine_settings' req_pool_size, attn_tp_size, gathered_buffer,
-// two_batch_overlap, attn_cp_size; the sglang
+// two_batch_overlap, attn_cp_size, cp_zigzag; the sglang
 // flavour only), nullopt where not given. generators::pinned_settings has no field for them, so
 // fuzz pins them after the generators draw a case (fuzz_campaign.hpp: sample_fuzz_case,
 // keeps_pins).
@@ -45,8 +45,10 @@ struct sglang_settings {
   std::optional<bool> gathered_buffer;    // --gathered-buffer
   std::optional<bool> two_batch_overlap;  // --two-batch-overlap
   std::optional<int64_t> attn_cp_size;    // --attn-cp-size
+  std::optional<bool> cp_zigzag;          // --cp-strategy zigzag|interleave
   bool empty() const {
-    return !req_pool_size && !attn_tp_size && !gathered_buffer && !two_batch_overlap && !attn_cp_size;
+    return !req_pool_size && !attn_tp_size && !gathered_buffer && !two_batch_overlap && !attn_cp_size &&
+           !cp_zigzag;
   }
   bool operator==(const sglang_settings&) const = default;
 };

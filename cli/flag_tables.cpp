@@ -106,6 +106,10 @@ const std::vector<flag_spec> engine_flags = {
      "SGLang: the attention CP size, 1..64 (default 1); graph batches padded to it when the rest of the "
      "alignment is no multiple of it, DP-attention eager batches padded to it",
      "SGLang get_parallel().attn_cp_size"},
+    {"--cp-strategy", k::value, "zigzag|interleave",
+     "SGLang: prefill CP's sharding; zigzag (sequence split) pads DP-attention eager batches to twice the "
+     "attention CP size (default interleave: once)",
+     "SGLang --cp-strategy (get_cp_padding_align_size)"},
     {"--flashinfer-decode", k::value, "tensor-cores|cuda-cores",
      "FlashInfer's decode path: its prefill planner and kernel (tensor-cores, vLLM's since v0.10.2) or its "
      "decode plan and kernel (cuda-cores, vLLM's before for GQA groups up to 4) (default tensor-cores)",

@@ -20,11 +20,12 @@ int64_t graph_requests(const engine_settings& s, int64_t graph_size) {
 // get_eager_max_batch_size (utils/common.py at 34af3ff) for a batch of `reqs` requests: under
 // require_mlp_sync (DP attention, which attn_tp_size > 1 stands for, or a gathered buffer) rounded
 // up to the attention TP size, then to get_cp_padding_align_size (layers/cp/padding.py): the
-// attention CP size (x2 under prefill CP in sequence-split mode, which is not modelled); else
-// `reqs` itself.
+// attention CP size, twice it under prefill CP in sequence-split mode (is_prefill_cp_in_seq_split
+// or is_dsa_prefill_cp_in_seq_split: --cp-strategy zigzag, whose legacy mode is in-seq-split);
+// else `reqs` itself. prepare_mlp_sync_batch pads an eager batch's tokens with the same size.
 int64_t sglang_eager_batch(const engine_settings& s, int64_t reqs) {
   if (s.attn_tp_size == 1 && !s.gathered_buffer) return reqs;
-  return round_up(round_up(reqs, s.attn_tp_size), s.attn_cp_size);
+  return round_up(round_up(reqs, s.attn_tp_size), s.attn_cp_size * (s.cp_zigzag ? 2 : 1));
 }
 
 }  // namespace

@@ -23,6 +23,7 @@ json to_json(const engine_settings& s) {
           {"gathered_buffer", s.gathered_buffer},
           {"two_batch_overlap", s.two_batch_overlap},
           {"attn_cp_size", s.attn_cp_size},
+          {"cp_zigzag", s.cp_zigzag},
           {"head_tile", s.head_tile},
           {"mamba_block_size", s.mamba_block_size},
           {"extra_group_block_size", s.extra_group_block_size}};
@@ -57,6 +58,7 @@ engine_settings settings_from_json(const json& j, const std::string& file, const
   s.gathered_buffer = jr::get_bool_or(j, "gathered_buffer", s.gathered_buffer, file, path);
   s.two_batch_overlap = jr::get_bool_or(j, "two_batch_overlap", s.two_batch_overlap, file, path);
   s.attn_cp_size = jr::get_int_or(j, "attn_cp_size", s.attn_cp_size, file, path, 1, big);
+  s.cp_zigzag = jr::get_bool_or(j, "cp_zigzag", s.cp_zigzag, file, path);
   s.head_tile = jr::get_int_or(j, "head_tile", s.head_tile, file, path, 0, big);
   s.mamba_block_size = jr::get_int_or(j, "mamba_block_size", s.mamba_block_size, file, path, 0, big);
   s.extra_group_block_size =

@@ -39,6 +39,7 @@ struct engine_settings {
   bool gathered_buffer = false;        // SGLang: require_gathered_buffer (graph batches padded to attn TP)
   bool two_batch_overlap = false;      // SGLang: enable_two_batch_overlap (graph batches padded to 2)
   int64_t attn_cp_size = 1;            // SGLang: attn_cp_size (graph and DP-attention eager batches padded)
+  bool cp_zigzag = false;              // SGLang: cp_strategy zigzag (that eager padding x2)
   int64_t head_tile = 0;               // C9: an MLA kernel's minimum heads per rank (16); 0: none
   int64_t mamba_block_size = 0;        // C11: the Mamba group's block size; 0: the attention blocks'
   int64_t extra_group_block_size = 0;  // C11: one more KV-cache group's (drafter, ring buffer); 0: none

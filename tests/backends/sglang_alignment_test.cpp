@@ -98,19 +98,51 @@ TEST(SglangAlignment, EagerCeilingPadsToAttentionCpUnderMlpSync) {
   EXPECT_EQ(sglang_eager_ceiling(s), 102);
 }
 
+// Prefill CP in sequence-split mode (--cp-strategy zigzag; is_prefill_cp_in_seq_split) doubles
+// get_cp_padding_align_size, and only it: pool 100, attention TP 8 (DP attention), CP 3: eager
+// ceil_align(ceil_align(100, 8), 2 x 3) = ceil_align(104, 6) = 108 (105 without); the graph
+// alignment takes attn_cp_size itself, 1 -> 3, ceiling 102 either way; rows max(102, 108) = 108,
+// the graph-ceiling-only mutant 102; a warm-up dummy of 100 requests binds 108 eager, 102 graphed.
+// Without MLP sync no padding at all: 100. A gather at attention TP 1 and CP 1: ceil_align(101, 2)
+// = 102 for a pool of 101 (101 without zigzag).
+TEST(SglangAlignment, ZigzagCpDoublesTheEagerCpPadding) {
+  engine_settings s = sglang(100);
+  s.capture_sizes = {100};
+  s.attn_tp_size = 8;
+  s.attn_cp_size = 3;
+  s.cp_zigzag = true;
+  EXPECT_EQ(sglang_eager_ceiling(s), 108);
+  EXPECT_EQ(sglang_graph_ceiling(s), 102);
+  EXPECT_EQ(request_meta_rows(s, {}), 108);
+  EXPECT_EQ(request_meta_rows(s, {false, true, false}), 102);
+  const engine_step warmup = realise_step(s, {step_kind::dummy, 100, true, 0}, {}, {});
+  EXPECT_EQ(request_meta_batches(s, warmup), (std::vector<int64_t>{102, 108}));
+  s.attn_tp_size = 1;
+  EXPECT_EQ(sglang_eager_ceiling(s), 100);
+  engine_settings g = sglang(101);
+  g.gathered_buffer = true;
+  g.cp_zigzag = true;
+  EXPECT_EQ(sglang_eager_ceiling(g), 102);
+  g.cp_zigzag = false;
+  EXPECT_EQ(sglang_eager_ceiling(g), 101);
+}
+
 // A case's engine JSON carries both settings, round trip, each range-checked by name.
 TEST(SglangAlignment, CaseJsonCarriesAndChecksThem) {
   engine_settings s = sglang(5);
   s.two_batch_overlap = true;
   s.attn_cp_size = 3;
+  s.cp_zigzag = true;
   const nlohmann::json j = to_json(s);
   EXPECT_EQ(j["two_batch_overlap"], true);
   EXPECT_EQ(j["attn_cp_size"], 3);
+  EXPECT_EQ(j["cp_zigzag"], true);
   EXPECT_EQ(settings_from_json(j, "case.json", "engine."), s);
   const std::pair<nlohmann::json, std::string> bad[] = {
       {{{"attn_cp_size", 0}}, "engine.attn_cp_size"},
       {{{"attn_cp_size", 65}}, "engine.attn_cp_size"},
       {{{"two_batch_overlap", "yes"}}, "two_batch_overlap"},
+      {{{"cp_zigzag", 2}}, "cp_zigzag"},
   };
   for (const auto& [b, field] : bad) {
     try {

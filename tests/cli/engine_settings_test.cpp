@@ -75,6 +75,9 @@ TEST(EngineSettings, BadValuesNameTheFlagAndTheValue) {
       {"--engine-flavour sglang --attn-cp-size 0", {"'--attn-cp-size' = 0", "1..64"}},
       {"--engine-flavour sglang --attn-cp-size 65", {"'--attn-cp-size' = 65", "1..64"}},
       {"--engine-flavour sglang --attn-cp-size 2x", {"'--attn-cp-size' = \"2x\"", "expected an integer"}},
+      {"--cp-strategy zigzag", {"'--cp-strategy' = zigzag", "an SGLang setting"}},
+      {"--engine-flavour sglang --cp-strategy ring",
+       {"'--cp-strategy' = \"ring\"", "expected zigzag or interleave"}},
   };
   for (const auto& [flags, pieces] : cases) {
     const auto r = run_cli("check " + laguna + " " + flags);
@@ -231,7 +234,9 @@ std::map<std::string, json> sglang_buffers(const std::string& flags, const fs::p
 //   Two-batch overlap (alignment 2), --max-num-seqs 5 --max-running-requests 21: graph ceiling 22,
 //   eager 21 (no MLP sync): rows 22 (23); the same with the gather at attention TP 4: 2 x 4 = 8,
 //   graph 24, eager 24: rows 24 (25). Attention CP 5 at attention TP 8 (DP attention), pool 20:
-//   alignment 1 -> 5, graph 20; eager ceil_align(ceil_align(20, 8), 5) = 25: rows 25 (26).
+//   alignment 1 -> 5, graph 20; eager ceil_align(ceil_align(20, 8), 5) = 25: rows 25 (26). Under
+//   --cp-strategy zigzag the eager CP padding is 2 x 5: ceil_align(24, 10) = 30, rows 30 (31); the
+//   graph alignment stays 5.
 TEST(EngineSettings, SglangSettingsReachThePlan) {
   const auto dir = scratch("engine_sglang");
   const json e = sglang_engine("--max-running-requests 20 --attn-tp-size 8 --gathered-buffer true", dir);
@@ -244,6 +249,8 @@ TEST(EngineSettings, SglangSettingsReachThePlan) {
   const json tbo = sglang_engine("--two-batch-overlap true --attn-cp-size 3", dir);
   EXPECT_EQ(tbo["two_batch_overlap"], true);
   EXPECT_EQ(tbo["attn_cp_size"], 3);
+  EXPECT_EQ(tbo["cp_zigzag"], false);
+  EXPECT_EQ(sglang_engine("--attn-cp-size 3 --cp-strategy zigzag", dir)["cp_zigzag"], true);
   EXPECT_EQ(sglang_engine("--max-num-seqs 5 --max-running-requests 21", dir)["max_num_seqs"], 5);
   EXPECT_EQ(sglang_engine("", dir)["req_pool_size"], 0);  // 0: the pool is max_num_seqs
   const std::tuple<std::string, int, int> rows[] = {
@@ -259,6 +266,8 @@ TEST(EngineSettings, SglangSettingsReachThePlan) {
        "--gathered-buffer true",
        25, -1},
       {"--max-running-requests 20 --attn-tp-size 8 --attn-cp-size 5", 26, -1},
+      {"--max-running-requests 20 --attn-tp-size 8 --attn-cp-size 5 --cp-strategy interleave", 26, -1},
+      {"--max-running-requests 20 --attn-tp-size 8 --attn-cp-size 5 --cp-strategy zigzag", 31, -1},
   };
   for (const auto& [flags, indptr, metadata] : rows) {
     auto fi = sglang_buffers("--backend flashinfer " + flags, dir);
