@@ -141,8 +141,8 @@ TEST(Fp8Cache, TritonDecodeTileIs32UnderAnFp8Cache) {
 
   headroom::model_geometry m = headroom::load_model(source_path("configs/llama-3-8b.json"));
   m.kv_cache = kv_quant::fp8_e4m3;
-  const headroom::check_case c = headroom::make_case(m, 1, headroom::backend::triton, headroom::policy::per_layer,
-                                                     headroom::grouping::heads, true, 16, 0);
+  const headroom::check_case c = headroom::make_case(
+      m, 1, headroom::backend::triton, headroom::policy::per_layer, headroom::grouping::heads, true, 16, 0);
   const headroom::engine e = headroom::make_engine(c);
   const auto parts = headroom::plan_parts(c, e.rg, e.groups.at(0), e.rg.model_wide_heads, b);
   ASSERT_EQ(parts.size(), 1u);
@@ -193,9 +193,10 @@ TEST(Fp8Cache, RefusedWhereNotModelled) {
   EXPECT_EQ(bad_input_problem(run_cli("check" + llama + " --kv-cache-dtype fp8_inc"),
                               {"'--kv-cache-dtype' = fp8_inc", "not modelled"}),
             "");
-  EXPECT_EQ(bad_input_problem(run_cli("check" + llama + " --kv-cache-dtype fp8 --flashinfer-decode cuda-cores"),
-                              {"'--flashinfer-decode' = cuda-cores", "fp8 KV cache"}),
-            "");
+  EXPECT_EQ(
+      bad_input_problem(run_cli("check" + llama + " --kv-cache-dtype fp8 --flashinfer-decode cuda-cores"),
+                        {"'--flashinfer-decode' = cuda-cores", "fp8 KV cache"}),
+      "");
   EXPECT_EQ(bad_input_problem(run_cli("check" + llama + " --kv-cache-dtype fp8_e5m2 --backend triton"),
                               {"'--kv-cache-dtype' = fp8_e5m2", "TRITON_ATTN", "Attention.forward"}),
             "");
