@@ -43,6 +43,8 @@ run_settings settings_of(const run_options& o) {
   if (!o.engine_args.is_null())
     cli::merge_engine_args(a, o.engine_args, o.engine_args_name, cli::command("check"));
   run_settings r{cli::options_of(a), cli::read_attributed(a, [&] { return cli::dtype_of(a); })};
+  r.kv_cache = cli::read_attributed(a, [&] { return cli::kv_cache_of(a); }).value_or(kv_quant::none);
+  r.kv_cache_given = a.get("--kv-cache-dtype").value_or("");
   check_options& c = r.options;
   if (o.backend == "all")
     c.backends = {backend::triton, backend::flashinfer, backend::fa3};
@@ -60,15 +62,27 @@ run_settings settings_of(const run_options& o) {
   return r;
 }
 
+namespace {
+
+// The model's dtype and the cache's fp8 format on `m`, after the same refusals as the command line.
+void apply_dtypes(model_geometry& m, const run_settings& s, const std::string& target) {
+  cli::require_cache_modelled(s.kv_cache, s.kv_cache_given, target, s.options.backends, arguments,
+                              "kv_cache_dtype");
+  if (s.kv_dtype) m.kv_dtype = *s.kv_dtype;
+  m.kv_cache = s.kv_cache;
+}
+
+}  // namespace
+
 nlohmann::json plan(model_geometry m, const run_options& o) {
   const run_settings s = settings_of(o);
-  if (s.kv_dtype) m.kv_dtype = *s.kv_dtype;
+  apply_dtypes(m, s, "model");
   return to_json(mirror_plan(m, s.options));
 }
 
 nlohmann::json check(model_geometry m, const run_options& o) {
   const run_settings s = settings_of(o);
-  if (s.kv_dtype) m.kv_dtype = *s.kv_dtype;
+  apply_dtypes(m, s, o.target);
   cli::require_fa2_prefill_off_model(s.options.flashinfer.prefill_sm90, o.target, arguments,
                                      "flashinfer_prefill");
   auto ex = executor_of(o.target);

@@ -49,6 +49,8 @@ model_geometry config_from_json(const nlohmann::json& j, const std::string& name
 struct run_settings {
   check_options options;
   std::optional<dtype> kv_dtype;
+  kv_quant kv_cache = kv_quant::none;  // kv_cache_dtype fp8 / fp8_e4m3 / fp8_e5m2
+  std::string kv_cache_given;          // kv_cache_dtype as given, for messages
 };
 run_settings settings_of(const run_options& o);
 

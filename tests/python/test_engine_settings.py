@@ -199,6 +199,18 @@ def test_flashinfer_prefill_keyword(tmp_path):
         headroom.check(LAGUNA, backend="flashinfer", tp=1, flashinfer_prefill="fa3", target="sim")
 
 
+# kv_cache_dtype fp8: the same plan as the command line's (an fp8 cache: page bytes 16 x 8 x (128 + 128)
+# x 1 = 32,768 in its notes, and the model's kv_cache_dtype), the sim target refused.
+def test_fp8_kv_cache_keyword(tmp_path):
+    p = headroom.plan(LAGUNA, backend="flashinfer", tp=1, kv_cache_dtype="fp8")
+    assert p == cli_json(tmp_path, "plan", LAGUNA, "--backend", "flashinfer", "--tp", "1", "--kv-cache-dtype", "fp8")
+    assert p["model"]["kv_cache_dtype"] == "fp8_e4m3"
+    assert any("page_size_bytes 32768" in n for n in p["notes"])
+    assert headroom.check(LAGUNA, backend="flashinfer", tp=1, kv_cache_dtype="fp8")["ok"]
+    with pytest.raises(ValueError, match="field 'kv_cache_dtype' = fp8: an fp8 KV cache is judged by --target model"):
+        headroom.check(LAGUNA, backend="flashinfer", tp=1, kv_cache_dtype="fp8", target="sim")
+
+
 # auto: each wrapper's backend as FlashInfer's backend="auto" resolves it (laguna: head dim 128 on
 # the default sm90 device, bf16: fa3 for prefill, fa2 for tensor-core decode), refused off the model
 # target since it resolves to fa3.
@@ -243,7 +255,7 @@ def test_sglang_keywords_need_the_sglang_flavour_and_a_pool_past_the_step():
 
 BAD = [  # keyword, value, the flag's value on the command line
     ("block_size", 0, "0"), ("block_size", 65537, "65537"), ("max_model_len", 0, "0"),
-    ("max_num_batched_tokens", 255, "255"), ("kv_cache_dtype", "fp8_e4m3", "fp8_e4m3"),
+    ("max_num_batched_tokens", 255, "255"), ("kv_cache_dtype", "fp8_inc", "fp8_inc"),
     ("dtype", "double", "double"), ("num_speculative_tokens", 17, "17"), ("cudagraph_mode", "FULLY", "FULLY"),
     ("cudagraph_capture_sizes", [1, 4, 2], "1,4,2"), ("max_cudagraph_capture_size", 0, "0"),
     ("max_num_seqs", 0, "0"), ("engine_flavour", "vllm_ascend", "vllm_ascend"), ("engine_flavour", "SGLang", "SGLang"),
