@@ -28,6 +28,11 @@ int verify_main(int argc, char** argv) {
       for (const char* name : {"fa3_prefill", "fa3_decode"})
         if (auto it = g.parameters.find(name); it != g.parameters.end())
           require_fa2_prefill_off_model(it->second != 0, target, file, std::string("parameters.") + name);
+  std::vector<backend> backends;  // the plan's builders'
+  for (const auto& r : p.ranks)
+    for (const auto& g : r.groups) backends.push_back(g.be);
+  require_cache_modelled(p.model.kv_cache, to_string(p.model.kv_cache), target, backends, file,
+                         "model.kv_cache_dtype");
   require_fa2_prefill_off_model(p.flashinfer.prefill_sm90 && !p.flashinfer.prefill_auto, target, file,
                                 "flashinfer.prefill_sm90");
   auto ex = make_executor(target);

@@ -221,4 +221,15 @@ TEST(Fp8Cache, ReplayKeepsTheCache) {
   EXPECT_EQ(run_cli("replay " + report + " --violation 0").code, 1);
 }
 
+// A plan file keeps its fp8 cache too: verify runs it on the model target, refuses it on sim.
+TEST(Fp8Cache, VerifyKeepsTheCache) {
+  const auto dir = scratch("fp8_verify");
+  const std::string plan = (dir / "p.json").string();
+  ASSERT_EQ(run_cli("plan" + llama + " --backend flashinfer --kv-cache-dtype fp8 --json " + plan).code, 0);
+  EXPECT_EQ(bad_input_problem(run_cli("verify " + plan + " --target sim"),
+                              {"'model.kv_cache_dtype' = fp8_e4m3", "--target model only"}),
+            "");
+  EXPECT_EQ(run_cli("verify " + plan).code, 0);
+}
+
 }  // namespace
