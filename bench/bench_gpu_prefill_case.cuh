@@ -54,10 +54,10 @@ inline flashinfer_options prefill_options() {
   return o;
 }
 
-// The attention launch of the case: its warps and dynamic shared memory (the body's block() and
-// shared_bytes()), and the blocks per SM the occupancy API gives for them.
-inline void launch_shape(prefill_case& c) {
-  using K = fi_batch_prefill<bf16, head_dim>;
+// The attention launch of the case (the kernel launch_plan picks): its warps and dynamic shared
+// memory (the body's block() and shared_bytes()), and the blocks per SM the occupancy API gives.
+template <class K>
+inline void launch_shape_of(prefill_case& c) {
   const auto& p = std::get<fi_prefill_params<bf16>>(c.run.params);
   const launch_dim b = K::block(p);
   const std::size_t smem = K::shared_bytes(p);
@@ -68,6 +68,13 @@ inline void launch_shape(prefill_case& c) {
   HEADROOM_CUDA_TRY(
       cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, fn, static_cast<int>(b.count()), smem));
   c.warps = b.count() / 32, c.smem_bytes = static_cast<int64_t>(smem), c.blocks_per_sm = blocks;
+}
+inline void launch_shape(prefill_case& c) {
+  const auto& p = std::get<fi_prefill_params<bf16>>(c.run.params);
+  if (fi_prefill_wg<bf16, head_dim>(p))
+    launch_shape_of<fi_batch_prefill<bf16, head_dim, 1, true>>(c);
+  else
+    launch_shape_of<fi_batch_prefill<bf16, head_dim>>(c);
 }
 
 inline std::unique_ptr<prefill_case> make_prefill_case(int64_t batch_size, int64_t q_len, cudaStream_t s) {

@@ -10,33 +10,17 @@
 // cross-warp combine: each lane stores its own rows.
 #pragma once
 
-#include "kernels/attend_tile_stage.hpp"
+#include "kernels/attend_tile_wg.hpp"
 
 namespace headroom {
 
-// op over the lane's 2 N elements of row i (0: g, 1: g + 8) in the first N blocks of a score tile,
-// as a tree (no chain of N dependent operations).
-template <int N, int NB, class Op>
-HEADROOM_HOST_DEVICE float tile_row_reduce(const float (&s)[NB][4], int i, Op op) {
-  static_assert(N <= NB && (N & (N - 1)) == 0, "a power of two of the tile's blocks");
-  float x[N];
-  HEADROOM_UNROLL
-  for (int nb = 0; nb < N; ++nb) x[nb] = op(s[nb][2 * i], s[nb][2 * i + 1]);
-  HEADROOM_UNROLL
-  for (int w = N / 2; w >= 1; w /= 2) HEADROOM_UNROLL
-  for (int nb = 0; nb < w; ++nb) x[nb] = op(x[nb], x[nb + w]);
-  return x[0];
-}
-
-// S = Q K^T over the first NK keys of step `step` (all tile_keys, or half of them: the sweep's last
-// keys), then the online softmax of the lane's two rows in log2 units
-// (scores times scale * log2(e), a positive scale: one fused multiply-add and one ex2 a score);
-// leaves P in pa.
+// S = Q K^T over the first NK keys of a step (all tile_keys, or half of them: the sweep's last
+// keys), with the lanes' K operands from 16-byte shared loads.
 template <class T, int Dp, int NK, class Ctx, class SV, class QV, class Regs>
-HEADROOM_HOST_DEVICE void tile_scores(Ctx& ctx, const paged_attention_inputs<T>& p, const SV& st,
-                                      const QV& sq, Regs& rg, const tile_sweep& sw, int64_t step, int slot) {
+HEADROOM_HOST_DEVICE void tile_products(Ctx& ctx, const SV& st, const QV& sq, Regs& rg, const tile_sweep& sw,
+                                        int slot) {
   using L = tile_lane<Dp>;
-  constexpr int NB = NK / 8, KB = NK / 16;
+  constexpr int NB = NK / 8;
   ctx.threads([&](const thread_idx& t) {
     HEADROOM_UNROLL
     for (int nb = 0; nb < NB; ++nb) HEADROOM_UNROLL
@@ -56,54 +40,6 @@ HEADROOM_HOST_DEVICE void tile_scores(Ctx& ctx, const paged_attention_inputs<T>&
             r.s[nb]};
       });
   }
-  const int32_t k0 = static_cast<int32_t>(step) * L::KT;
-  ctx.threads([&](const thread_idx& t) {
-    auto& r = rg.st[t];
-    const int q = t.x % 4;
-    const int32_t vlo = r.vlo[0] > r.vlo[1] ? r.vlo[0] : r.vlo[1],
-                  vhi = r.vhi[0] < r.vhi[1] ? r.vhi[0] : r.vhi[1];
-    if (!(k0 >= vlo && k0 + NK <= vhi)) {  // only diagonal and edge steps are masked
-      HEADROOM_UNROLL
-      for (int nb = 0; nb < NB; ++nb) HEADROOM_UNROLL
-      for (int c = 0; c < 4; ++c) {
-        const int32_t key = k0 + 8 * nb + 2 * q + c % 2;
-        if (!(key >= r.vlo[c / 2] && key < r.vhi[c / 2])) r.s[nb][c] = neg_inf();
-      }
-    }
-    const auto mx = [](float a, float b) { return fmax_f(a, b); };
-    rg.red[t] = {{tile_row_reduce<NB>(r.s, 0, mx), tile_row_reduce<NB>(r.s, 1, mx)}};
-  });
-  ctx.lane_max(rg.red, 4);  // the 4 lanes of equal g hold the same two rows
-  const float sl2 = p.scale * 1.4426950408889634f;
-  ctx.threads([&](const thread_idx& t) {
-    auto& r = rg.st[t];
-    float mu[2], alpha[2];
-    HEADROOM_UNROLL
-    for (int i = 0; i < 2; ++i) {
-      const float mn = fmax_f(r.m[i], rg.red[t][i] * sl2);
-      mu[i] = mn == neg_inf() ? 0.0f : mn;  // a row that saw no key yet: every term below is 0
-      alpha[i] = fast_exp2(r.m[i] - mu[i]);
-      r.m[i] = mn;
-      r.l[i] *= alpha[i];
-    }
-    if (alpha[0] != 1.0f || alpha[1] != 1.0f) {  // the maxima moved: rescale what was summed
-      HEADROOM_UNROLL
-      for (int f = 0; f < L::F; ++f) HEADROOM_UNROLL
-      for (int c = 0; c < 4; ++c) r.o[f][c] *= alpha[c / 2];
-    }
-    HEADROOM_UNROLL
-    for (int nb = 0; nb < NB; ++nb) HEADROOM_UNROLL
-    for (int c = 0; c < 4; ++c) r.s[nb][c] = fast_exp2(fmadd(r.s[nb][c], sl2, -mu[c / 2]));
-    HEADROOM_UNROLL
-    for (int kb = 0; kb < KB; ++kb) HEADROOM_UNROLL
-    for (int h = 0; h < 2; ++h) {  // keys 16kb + 8h + 2q, + 1 of rows g (a0 / a2) and g + 8 (a1 / a3)
-      const float(&x)[4] = r.s[2 * kb + h];
-      r.pa[kb][2 * h] = pack2_rn<T>(x[0], x[1]);
-      r.pa[kb][2 * h + 1] = pack2_rn<T>(x[2], x[3]);
-    }
-    r.l[0] += tile_row_reduce<NB>(r.s, 0, [](float a, float b) { return a + b; });
-    r.l[1] += tile_row_reduce<NB>(r.s, 1, [](float a, float b) { return a + b; });
-  });
 }
 
 // O += P V over the step's first NK keys: per 16 keys and 16 dims one ldmatrix.trans and two
@@ -125,11 +61,27 @@ HEADROOM_HOST_DEVICE void tile_values(Ctx& ctx, const SV& st, Regs& rg, int slot
   }
 }
 
+// One step of NK keys from stage `slot`: scores, softmax, values (WG: the warpgroup pass's products).
+template <class T, int Dp, bool WG, int NK, class Ctx, class SV, class QV, class Regs>
+HEADROOM_HOST_DEVICE void tile_step(Ctx& ctx, const paged_attention_inputs<T>& p, const SV& st, const QV& sq,
+                                    Regs& rg, const tile_sweep& sw, int64_t step, int slot) {
+  if constexpr (WG) {
+    tile_wg_products<T, Dp, NK>(ctx, st, rg, slot);
+    tile_softmax<T, NK>(ctx, p, rg, step);
+    tile_wg_values<T, Dp, NK>(ctx, st, rg, slot);
+  } else {
+    tile_products<T, Dp, NK>(ctx, st, sq, rg, sw, slot);
+    tile_softmax<T, NK>(ctx, p, rg, step);
+    tile_values<T, Dp, NK>(ctx, st, rg, slot);
+  }
+}
+
 // The sweep's steps, S = tile_stages: step k's key rows are read (into koff) S steps ahead, its
 // copies issued S - 1 steps ahead, one commit group per step (empty past the last, so step k is
 // always group k). The barrier of step k completes its stage for every warp, and ends every warp's
-// reads of the stage and the koff slot that the step then refills.
-template <class T, int Dp, class Ctx, class Sh, class QV, class Regs>
+// reads of the stage and the koff slot that the step then refills. WG: the warpgroup pass, whose
+// products read the stage through the async proxy (hence the fence before the barrier).
+template <class T, int Dp, bool WG, class Ctx, class Sh, class QV, class Regs>
 HEADROOM_HOST_DEVICE void tile_steps(Ctx& ctx, const paged_attention_inputs<T>& p, Sh& s, const tile_span& sp,
                                      const tile_sweep& sw, const QV& sq, Regs& rg) {
   constexpr int S = tile_stages, KT = tile_keys<Dp>;
@@ -138,26 +90,25 @@ HEADROOM_HOST_DEVICE void tile_steps(Ctx& ctx, const paged_attention_inputs<T>& 
   for (int k = 0; k < S && k < sw.steps; ++k) tile_rows_of<T, Dp>(ctx, p, ko, sp, sw, k, k);
   ctx.sync();  // koff (and q in shared memory) for every thread
   for (int k = 0; k < S - 1; ++k) {
-    if (k < sw.steps) tile_issue<T, Dp>(ctx, p, st, ko, k);
+    if (k < sw.steps) tile_issue<T, Dp, WG>(ctx, p, st, ko, k);
     ctx.async_commit();
   }
   // slot = step % S, counted rather than divided; the step S - 1 ahead uses the slot before it.
   for (int64_t step = 0, slot = 0; step < sw.steps; ++step, slot = slot + 1 == S ? 0 : slot + 1) {
     const int sl = static_cast<int>(slot), ahead = sl == 0 ? S - 1 : sl - 1;
     ctx.template async_wait<S - 2>();
+    if constexpr (WG) ctx.fence_async_proxy();
     ctx.sync();
-    if (step + S - 1 < sw.steps) tile_issue<T, Dp>(ctx, p, st, ko, ahead);
+    if (step + S - 1 < sw.steps) tile_issue<T, Dp, WG>(ctx, p, st, ko, ahead);
     ctx.async_commit();
     if (step + S < sw.steps) tile_rows_of<T, Dp>(ctx, p, ko, sp, sw, step + S, sl);
     if constexpr (KT >= 32) {
       if (step + 1 == sw.steps && sw.khi - sw.klo - step * KT <= KT / 2) {  // a short last step
-        tile_scores<T, Dp, KT / 2>(ctx, p, st, sq, rg, sw, step, sl);
-        tile_values<T, Dp, KT / 2>(ctx, st, rg, sl);
+        tile_step<T, Dp, WG, KT / 2>(ctx, p, st, sq, rg, sw, step, sl);
         continue;
       }
     }
-    tile_scores<T, Dp, KT>(ctx, p, st, sq, rg, sw, step, sl);
-    tile_values<T, Dp, KT>(ctx, st, rg, sl);
+    tile_step<T, Dp, WG, KT>(ctx, p, st, sq, rg, sw, step, sl);
   }
 }
 
@@ -192,15 +143,20 @@ HEADROOM_HOST_DEVICE void tile_store(Ctx& ctx, const paged_attention_inputs<T>& 
   });
 }
 
-// The pass over the span's rows, sweep by sweep; dst_row(query, head) names each row's element row.
-template <class T, int Dp, class Ctx, class Sh, class DstRow>
-HEADROOM_HOST_DEVICE void attend_tile(Ctx& ctx, const paged_attention_inputs<T>& p, Sh& s,
+// The sweeps of one pass (WG: the warpgroup pass, attend_tile_wg.hpp).
+template <class T, int Dp, bool WG, class Ctx, class Sh, class DstRow>
+HEADROOM_HOST_DEVICE void tile_sweeps(Ctx& ctx, const paged_attention_inputs<T>& p, Sh& s,
                                       const tile_span& sp, buffer_ref<T> dst, buffer_ref<float> lse,
                                       bool with_lse, const DstRow& dst_row) {
   constexpr int KT = tile_keys<Dp>;
   const int64_t rows = tile_rows * ctx.block_dim().y, G = sp.group, win = p.sliding_window;
   const auto sq = ctx.template shared<attn_chunk>(s.q, tile_q_in_regs<Dp> ? attn_chunk : rows * Dp, "tile_q");
-  auto rg = make_tile_registers<Dp>(ctx);
+  auto rg = [&] {
+    if constexpr (WG)
+      return make_tile_wg_registers<Dp>(ctx);
+    else
+      return make_tile_registers<Dp>(ctx);
+  }();
   for (int64_t base = sp.rows_lo; base < sp.rows_hi; base += rows) {
     tile_sweep sw;
     sw.base = base;
@@ -212,10 +168,22 @@ HEADROOM_HOST_DEVICE void attend_tile(Ctx& ctx, const paged_attention_inputs<T>&
     sw.steps = sw.khi > sw.klo ? (sw.khi - sw.klo + KT - 1) / KT : 0;
     sw.idle_from = static_cast<int>((sw.last - base) / tile_rows + 1);
     if (base > sp.rows_lo) ctx.sync();  // the sweep before still reads koff, the stage and q
-    tile_begin<T, Dp>(ctx, p, sp, sw, sq, rg);
-    tile_steps<T, Dp>(ctx, p, s, sp, sw, sq, rg);
+    if constexpr (WG)
+      tile_wg_begin<T, Dp>(ctx, p, sp, sw, rg);
+    else
+      tile_begin<T, Dp>(ctx, p, sp, sw, sq, rg);
+    tile_steps<T, Dp, WG>(ctx, p, s, sp, sw, sq, rg);
     tile_store<T, Dp>(ctx, p, sp, sw, rg, dst, lse, with_lse, dst_row);
   }
+}
+
+// The pass over the span's rows, sweep by sweep; dst_row(query, head) names each row's element row.
+// WG: the warpgroup pass where the context has wgmma (tile_wg_body), else the mma pass.
+template <class T, int Dp, bool WG, class Ctx, class Sh, class DstRow>
+HEADROOM_HOST_DEVICE void attend_tile(Ctx& ctx, const paged_attention_inputs<T>& p, Sh& s,
+                                      const tile_span& sp, buffer_ref<T> dst, buffer_ref<float> lse,
+                                      bool with_lse, const DstRow& dst_row) {
+  tile_sweeps<T, Dp, WG && tile_wg_fits<Dp> && Ctx::has_wgmma>(ctx, p, s, sp, dst, lse, with_lse, dst_row);
 }
 
 }  // namespace headroom

@@ -68,7 +68,7 @@ struct tile_shared {
   static constexpr int64_t stage_elems = 2 * KT * Dp;
   static constexpr int64_t q_elems = tile_q_in_regs<Dp> ? attn_chunk : W * tile_rows * Dp;
   int64_t koff[tile_stages * KT];  // element offsets of the steps' key rows (block table, once)
-  alignas(16) T kv[tile_stages * stage_elems];
+  alignas(1024) T kv[tile_stages * stage_elems];  // 1024: the warpgroup pass's swizzle atoms
   alignas(16) T q[q_elems];  // the sweep's q rows, [row][Dp] swizzled as the stage (last: see bytes)
   static_assert(tile_stages * stage_elems + q_elems < (int64_t{1} << 31), "32-bit shared offsets");
   static constexpr std::size_t bytes(int64_t warps) {
@@ -92,6 +92,15 @@ HEADROOM_HOST_DEVICE inline int32_t tile_row_at(int32_t row, int chunk) {
 template <int Dp, int KT>
 HEADROOM_HOST_DEVICE inline int32_t tile_kv_at(int slot, int kv, int key, int chunk) {
   return (slot * 2 + kv) * KT * Dp + tile_row_at<Dp>(key, chunk);
+}
+
+// The same chunk in the warpgroup pass's stage (attend_tile_wg.hpp): [slot][K|V][Dp / 64][key][64]. Stages
+// and column blocks start at multiples of 1024 bytes, so the swizzle of the offset within one is the swizzle
+// of the whole offset.
+template <int Dp, int KT>
+HEADROOM_HOST_DEVICE inline int32_t tile_wg_kv_at(int slot, int kv, int key, int chunk) {
+  return (slot * 2 + kv) * KT * Dp + (chunk / 8) * KT * 64 +
+         static_cast<int32_t>(sw128_at(64 * key + attn_chunk * (chunk % 8)));
 }
 
 // One lane's registers (compile-time indices only, so nvcc keeps them in registers).

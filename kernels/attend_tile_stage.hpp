@@ -30,13 +30,33 @@ HEADROOM_HOST_DEVICE vec<T, attn_chunk> tile_q_chunk(const View& v, int64_t off,
   return x;
 }
 
-// The lanes' rows: visible keys (relative to klo), an empty state, q (registers or shared memory).
+// A lane's two rows at the start of a sweep: their visible keys (relative to klo; a row past the
+// sweep, never stored, gets the sweep's and no mask of its own) and an empty softmax state.
+template <class Lane, class T>
+HEADROOM_HOST_DEVICE void tile_row_state(Lane& r, const paged_attention_inputs<T>& p, const tile_span& sp,
+                                         const tile_sweep& sw, const thread_idx& t) {
+  const int64_t G = sp.group, win = p.sliding_window;
+  HEADROOM_UNROLL
+  for (int i = 0; i < 2; ++i) {
+    const int64_t row = sw.base + tile_rows * t.y + t.x / 4 + 8 * i;
+    const int64_t pos = sp.shift + row / G;
+    int64_t vlo = win > 0 && pos - win + 1 > sw.klo ? pos - win + 1 : sw.klo;
+    int64_t vhi = pos + 1 < sw.khi ? pos + 1 : sw.khi;
+    if (row > sw.last) vlo = sw.klo, vhi = sw.khi;
+    r.vlo[i] = static_cast<int32_t>(vlo - sw.klo);
+    r.vhi[i] = static_cast<int32_t>((vhi > vlo ? vhi : vlo) - sw.klo);
+    r.m[i] = neg_inf();
+    r.l[i] = 0.0f;
+  }
+}
+
+// The lanes' rows (tile_row_state), q (registers or shared memory), zero accumulators.
 template <class T, int Dp, class Ctx, class QV, class Regs>
 HEADROOM_HOST_DEVICE void tile_begin(Ctx& ctx, const paged_attention_inputs<T>& p, const tile_span& sp,
                                      const tile_sweep& sw, const QV& sq, Regs& rg) {
   constexpr int CPR = Dp / attn_chunk;  // chunks per row
   const auto qg = ctx.global(p.q);
-  const int64_t G = sp.group, win = p.sliding_window, D = p.head_size;
+  const int64_t G = sp.group, D = p.head_size;
   const auto q_off = [&](int64_t row) {  // element offset of packed row `row`'s q, -1 past the sweep
     if (row > sw.last) return int64_t{-1};
     return token_offset(ctx, p.int32_offsets, sp.qo_start + row / G, p.num_heads, D, sp.kvh * G + row % G);
@@ -45,19 +65,11 @@ HEADROOM_HOST_DEVICE void tile_begin(Ctx& ctx, const paged_attention_inputs<T>& 
     auto& r = rg.st[t];
     const int g = t.x / 4, q = t.x % 4;
     tile_lane_offsets<Dp>(r, t.x);
-    HEADROOM_UNROLL
-    for (int i = 0; i < 2; ++i) {
-      const int64_t row = sw.base + tile_rows * t.y + g + 8 * i;
-      const int64_t pos = sp.shift + row / G;
-      int64_t vlo = win > 0 && pos - win + 1 > sw.klo ? pos - win + 1 : sw.klo;
-      int64_t vhi = pos + 1 < sw.khi ? pos + 1 : sw.khi;
-      if (row > sw.last) vlo = sw.klo, vhi = sw.khi;  // never stored: no mask of its own
-      r.vlo[i] = static_cast<int32_t>(vlo - sw.klo);
-      r.vhi[i] = static_cast<int32_t>((vhi > vlo ? vhi : vlo) - sw.klo);
-      r.m[i] = neg_inf();
-      r.l[i] = 0.0f;
-      if constexpr (tile_q_in_regs<Dp>) {
-        const int64_t off = t.y < sw.idle_from ? q_off(row) : -1;
+    tile_row_state(r, p, sp, sw, t);
+    if constexpr (tile_q_in_regs<Dp>) {
+      HEADROOM_UNROLL
+      for (int i = 0; i < 2; ++i) {
+        const int64_t off = t.y < sw.idle_from ? q_off(sw.base + tile_rows * t.y + g + 8 * i) : -1;
         HEADROOM_UNROLL
         for (int j = 0; j < Dp / 32; ++j) pack8(tile_q_chunk<T>(qg, off, 32 * j + 8 * q), r.q[j][i]);
       }
@@ -99,8 +111,8 @@ HEADROOM_HOST_DEVICE void tile_rows_of(Ctx& ctx, const paged_attention_inputs<T>
 }
 
 // The K and V chunks of the step whose key rows are in koff slot `slot` into its stage, spread over
-// the block's threads.
-template <class T, int Dp, class Ctx, class SV, class KO>
+// the block's threads; WG: in the warpgroup pass's layout (tile_wg_kv_at).
+template <class T, int Dp, bool WG, class Ctx, class SV, class KO>
 HEADROOM_HOST_DEVICE void tile_issue(Ctx& ctx, const paged_attention_inputs<T>& p, const SV& st, const KO& ko,
                                      int slot) {
   constexpr int KT = tile_keys<Dp>, CPR = Dp / attn_chunk;
@@ -111,8 +123,14 @@ HEADROOM_HOST_DEVICE void tile_issue(Ctx& ctx, const paged_attention_inputs<T>& 
     for (int i = t.linear; i < KT * CPR; i += n) {  // a quarter warp: 8 chunks of one key
       const int key = i / CPR, c = i % CPR;
       const int64_t off = ko.load(slot * KT + key) + c * attn_chunk;
-      ctx.template copy_async<attn_chunk>(st, tile_kv_at<Dp, KT>(slot, 0, key, c), kc, off);
-      ctx.template copy_async<attn_chunk>(st, tile_kv_at<Dp, KT>(slot, 1, key, c), vc, off);
+      const auto at = [&](int kv) {
+        if constexpr (WG)
+          return tile_wg_kv_at<Dp, KT>(slot, kv, key, c);
+        else
+          return tile_kv_at<Dp, KT>(slot, kv, key, c);
+      };
+      ctx.template copy_async<attn_chunk>(st, at(0), kc, off);
+      ctx.template copy_async<attn_chunk>(st, at(1), vc, off);
     }
   });
 }

@@ -11,7 +11,9 @@
 //                     (output dtype) and tmp_s (log-sum-exp, fp32), rows of H heads. Inside the
 //                     tile: the tile pass (attend_tile.hpp, a warp per 16 packed rows) for bf16 /
 //                     fp16 with whole, aligned rows up to head size 256; else passes of attn_rows
-//                     rows through attend_range().
+//                     rows through attend_range(). fi_batch_prefill<..., WG = true> is the same
+//                     body with the tile pass on warpgroup products (attend_tile_wg.hpp), the
+//                     kernel launch_plan takes where fi_prefill_wg holds.
 //   fi_prefill_merge  grid (R, H), R = total_num_rows: merges partial rows merge_indptr[t] ..
 //                     merge_indptr[t + 1] into output row t.
 #pragma once
@@ -115,7 +117,20 @@ struct fi_prefill_shared {
   };
 };
 
-template <class T, int Dp, int Stages = 1>
+// Whether a launch runs fi_batch_prefill's warpgroup kernel (WG): the tile pass at head sizes 64 and
+// 128 in blocks of whole warpgroups (attend_tile_wg.hpp). The same work, indexing and buffers as
+// the other kernel; only the inside of a tile differs.
+template <class T, int Dp>
+inline constexpr bool fi_prefill_has_wg = tile_wg_fits<Dp>&& attn_on_tensor_cores<T, Dp>;
+template <class T, int Dp>
+inline bool fi_prefill_wg(const fi_prefill_params<T>& p) {
+  if constexpr (fi_prefill_has_wg<T, Dp>)
+    return fi_prefill_tiled<T, Dp>(p) && tile_wg_launch<Dp>(p.cta_tile_q);
+  else
+    return false;
+}
+
+template <class T, int Dp, int Stages = 1, bool WG = false>
 struct fi_batch_prefill {
   using params = fi_prefill_params<T>;
   using shared_storage = fi_prefill_shared<T, Dp, Stages>;
@@ -151,11 +166,12 @@ struct fi_batch_prefill {
     if constexpr (on_tensor_cores) {
       if (fi_prefill_tiled<T, Dp>(p)) {
         const tile_span sp{it.req, it.qo_start, shift, G, kvh, it.rows_lo, it.rows_hi, it.lo, it.hi};
-        attend_tile<T, Dp>(ctx, p.in, s.tile, sp, p.split ? p.tmp_v : p.output, p.tmp_s, p.split,
-                           [&](int64_t qi, int64_t head) { return out_row(qi) * H + head; });
+        attend_tile<T, Dp, WG>(ctx, p.in, s.tile, sp, p.split ? p.tmp_v : p.output, p.tmp_s, p.split,
+                               [&](int64_t qi, int64_t head) { return out_row(qi) * H + head; });
         return;
       }
     }
+    // (The warpgroup kernel is launched only where the tile pass runs: fi_prefill_wg.)
     const int64_t win = p.in.sliding_window;
     auto rg = make_attn_registers<T, Dp>(ctx);
     for (int64_t base = it.rows_lo; base < it.rows_hi; base += attn_rows) {

@@ -44,18 +44,19 @@ if ! command -v nvcc >/dev/null 2>&1 && [[ -x /usr/local/cuda/bin/nvcc ]]; then
 fi
 
 # Ninja when it is there (ninja-build): it schedules the whole tree's units on every core at once.
-# Without a device the CUDA code is compiled to PTX only (sm_90's virtual architecture: the front end
-# and NVVM run, ptxas does not; a device would compile the PTX at load): 40% less CUDA compile
-# time on a build machine with no GPU, such as CI. With one (nvidia-smi lists a GPU) sm_90 SASS is
-# built. HEADROOM_CUDA_ARCHITECTURES overrides both (e.g. 90 for binaries built here and carried to
-# a device).
+# Without a device the CUDA code is compiled to PTX only (sm_90a's virtual architecture: the front
+# end and NVVM run, ptxas does not; a device would compile the PTX at load): 40% less CUDA compile
+# time on a build machine with no GPU, such as CI. With one (nvidia-smi lists a GPU) sm_90a SASS is
+# built: 90a, not 90, because the prefill tile pass uses Hopper's warpgroup products (wgmma), which
+# only the arch-specific target has. HEADROOM_CUDA_ARCHITECTURES overrides both (e.g. 90a for
+# binaries built here and carried to a device).
 if [[ ! -f "$build/CMakeCache.txt" ]]; then
   generator=()
   command -v ninja >/dev/null 2>&1 && generator=(-G Ninja)
   archs="${HEADROOM_CUDA_ARCHITECTURES:-}"
   if [[ -z "$archs" ]]; then
-    archs=90-virtual
-    nvidia-smi -L 2>/dev/null | grep -q '^GPU' && archs=90
+    archs=90a-virtual
+    nvidia-smi -L 2>/dev/null | grep -q '^GPU' && archs=90a
   fi
   cmake -S "$root" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="$archs" >&2
 fi

@@ -27,7 +27,7 @@ if [[ "${1:-}" == "--pack" ]]; then
   build="$(cd "$2" && pwd)"; carry="$3"
   rm -rf "$carry" && mkdir -p "$carry"
   src="$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$build/CMakeCache.txt")"
-  (cd "$build" && find . -name CTestTestfile.cmake -o -name gpu_lane_test -o -name gpu_campaign_test -o -name gpu_agree -o -name prop_sim_gpu_test \
+  (cd "$build" && find . -name CTestTestfile.cmake -o -name gpu_lane_test -o -name gpu_campaign_test -o -name gpu_wgmma_test -o -name gpu_agree -o -name prop_sim_gpu_test \
       -o -name headroom_gpu_worker -o -path ./cli/headroom -o -name engine_agree -o -name 'headroom_*_driver' \
       -o -name headroom_engine_worker -o -name vllm_triton_driver.py) | while read -r f; do
     mkdir -p "$carry/$(dirname "$f")" && cp -p "$build/$f" "$carry/$f"

@@ -47,6 +47,22 @@
 //                             gets its N fragments of the transposed matrices in regs (warp_ops.hpp).
 //                             Each lane's row is checked as its own aligned load. Whole warps only;
 //                             block-uniform.
+//   ctx.wgmma<T, N, MN, KS>(sv, lbo, r, sel)
+//                             issues KS warpgroup products D += A B (wgmma.mma_async m64nNk16, fp32
+//                             accumulate, in order, one commit group) with B from shared view sv:
+//                             sel(R&, s) -> wgmma_operands{a, d, b} of product s; B (16 x N) at
+//                             unswizzled element offset b in 128-byte swizzled rows, K-major or
+//                             MN-major (MN; column blocks lbo elements apart): device_types.hpp's
+//                             wgmma_b_at and sw128_at. The view's start is 1024-byte aligned on a
+//                             GPU. Until a wgmma_wait completes the group, its A and D registers
+//                             and B must not change (nor D be read); the simulator computes the
+//                             products at the issue. Whole warpgroups only; block-uniform.
+//   ctx.wgmma_wait<P>(r, pins) until at most P groups of the warpgroup are in flight; pins(R&, pin)
+//                             calls pin(array) on each accumulator array the completed groups
+//                             wrote, which the GPU ties to the wait. Block-uniform.
+//   ctx.fence_async_proxy()   orders this thread's shared-memory writes (stores, landed copies)
+//                             before wgmma's reads of them (fence.proxy.async); a barrier after it
+//                             publishes them to the block. Block-uniform.
 //   ctx.copy_async<N>(dst, di, src, si)
 //                             inside threads(): this thread's asynchronous copy of N elements (4, 8
 //                             or 16 bytes, aligned on both sides) from global view src at si to

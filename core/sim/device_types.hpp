@@ -80,4 +80,26 @@ struct matrix_row {
   uint32_t* regs;
 };
 
+// One lane's part of a warpgroup's product D = A * B + D (ctx.wgmma: wgmma.mma_async m64nNk16):
+// A registers by value (the warp's 16 rows of the
+// 64, mma_operands' A layout), D (N / 2 floats, mma's C layout for each 8 columns) accumulated in place, and
+// b, the element offset in the shared view where B's first row starts (the same in every lane of the
+// warpgroup).
+struct wgmma_operands {
+  uint32_t a[4];
+  float* d;
+  int64_t b;
+};
+
+// B of ctx.wgmma sits in rows of 64 16-bit elements (128 bytes) whose 16-byte chunks are swizzled
+// in 1024-byte atoms (wgmma's 128-byte swizzle: chunk c of row r at chunk c ^ (r % 8)); u is the
+// unswizzled element offset from the view's start, which the GPU aligns to 1024 bytes.
+HEADROOM_HOST_DEVICE inline int64_t sw128_at(int64_t u) { return u ^ ((u >> 3) & 0x38); }
+// Element (k, n) of B (16 x N) starting at unswizzled offset b: K-major, row n holds k (16 of the
+// row's 64); MN-major, row k holds n in blocks of 64 columns, lbo elements apart.
+template <bool MN>
+HEADROOM_HOST_DEVICE inline int64_t wgmma_b_at(int64_t b, int64_t lbo, int k, int n) {
+  return MN ? b + (n / 64) * lbo + 64 * k + n % 64 : b + 64 * n + k;
+}
+
 }  // namespace headroom

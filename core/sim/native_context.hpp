@@ -94,6 +94,14 @@ class native_context {
       return m.regs;
     });
   }
+  static constexpr bool has_wgmma = true;
+  template <class T, int N, bool MN, int KS, class SV, class R, class Sel>
+  void wgmma(const SV& v, int64_t lbo, registers_view<R> r, Sel sel) {
+    emulate_wgmma<T, N, MN, KS>(r, n_, v, lbo, sel);
+  }
+  template <int P, class R, class Pins>
+  void wgmma_wait(registers_view<R>, Pins) {}
+  void fence_async_proxy() {}
   // Asynchronous copies land at once (a correct body waits before it reads them).
   template <int N, class SV, class GV>
   void copy_async(const SV& dst, int64_t di, const GV& src, int64_t si) {

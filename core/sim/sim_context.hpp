@@ -175,6 +175,27 @@ class sim_context {
     hot_.tid = uniform_tid;
   }
 
+  static constexpr bool has_wgmma = true;  // ctx.wgmma is emulated
+  // wgmma per warpgroup (warp_ops.hpp): B is read through the shared view as 16-byte loads at
+  // their swizzled places (sw128_at: bounds, alignment, barrier discipline). Whole warpgroups only.
+  template <class T, int N, bool MN, int KS, class SV, class R, class Sel>
+  void wgmma(const SV& v, int64_t lbo, registers_view<R> r, Sel sel) {
+    static_assert(sizeof(typename SV::value_type) == 2, "wgmma's B is 16-bit");
+    if (!collective_ok("wgmma", warp_size)) return;
+    if (nthreads_ % (4 * warp_size) != 0)
+      return misuse("wgmma(): " + std::to_string(nthreads_) + " threads are not whole warpgroups");
+    emulate_wgmma<T, N, MN, KS>(r, nthreads_, v, lbo, sel);
+  }
+  // The products were computed when issued: waiting is only checked for its place.
+  template <int P, class R, class Pins>
+  void wgmma_wait(registers_view<R>, Pins) {
+    if (in_threads_) misuse("wgmma_wait() inside threads(): it is block-uniform");
+  }
+  // Orders shared-memory writes before wgmma's reads on a GPU; nothing to do here. Block-uniform.
+  void fence_async_proxy() {
+    if (in_threads_) misuse("fence_async_proxy() inside threads(): it is block-uniform");
+  }
+
   // Asynchronous copies global -> shared (cp.async on a GPU): the source is read and checked now
   // (bounds, touched extent, alignment, as load_vec_aligned), the destination is written now but
   // reads as never written (shared_view::begin_async_store) until a wait completes the copy's

@@ -8,6 +8,8 @@
 //   B (16x8, k x n), 2 registers:  b0 = B[2q..2q+1][g]   b1 = B[2q+8..2q+9][g]
 //   C, D (16x8, fp32):  c0, c1 = C[g][2q], C[g][2q+1]   c2, c3 = C[g+8][2q], C[g+8][2q+1]
 //   8x8 matrix of movmatrix: lane l holds M[g][2q..2q+1]; afterwards it holds M^T[g][2q..2q+1].
+//   wgmma m64nNk16 (per warpgroup of 4 warps): warp w's lanes hold rows 16w .. 16w + 15 of A and D in
+//   the layouts above, D repeated for each 8 columns (d[4j + c] is c of columns 8j .. 8j + 7).
 //   ldmatrix.trans (x N): lane 8i + r names row r of matrix i (8 16-bit elements, 16 bytes) and gets
 //   in register i M_i^T[g][2q..2q+1] = M_i[2q][g], M_i[2q+1][g]: the B operand of mma when row r of
 //   M_i is key r of a K-by-dims tile (V of P V).
@@ -48,6 +50,18 @@ float element_value(uint32_t reg, int e) {
   return to_float(T{half_of(reg, e)});  // found by argument-dependent lookup (kernels/numeric.hpp)
 }
 
+// Lane l's four A registers (mma's A layout) into the warp's 16 x 16 A.
+template <class T>
+void lane_a(const uint32_t (&a)[4], int l, float (&A)[16][16]) {
+  const int g = l / 4, q = l % 4;
+  for (int e = 0; e < 2; ++e) {
+    A[g][2 * q + e] = element_value<T>(a[0], e);
+    A[g + 8][2 * q + e] = element_value<T>(a[1], e);
+    A[g][2 * q + 8 + e] = element_value<T>(a[2], e);
+    A[g + 8][2 * q + 8 + e] = element_value<T>(a[3], e);
+  }
+}
+
 // D = A * B + C for every warp of the block; sel(R&) -> mma_operands for that lane.
 template <class T, class Regs, class Sel>
 void emulate_mma(Regs r, int nthreads, Sel sel) {
@@ -57,11 +71,8 @@ void emulate_mma(Regs r, int nthreads, Sel sel) {
     for (int l = 0; l < warp_lanes; ++l) {
       const mma_operands o = sel(r.p[w + l]);
       const int g = l / 4, q = l % 4;
+      lane_a<T>(o.a, l, A);
       for (int e = 0; e < 2; ++e) {
-        A[g][2 * q + e] = element_value<T>(o.a[0], e);
-        A[g + 8][2 * q + e] = element_value<T>(o.a[1], e);
-        A[g][2 * q + 8 + e] = element_value<T>(o.a[2], e);
-        A[g + 8][2 * q + 8 + e] = element_value<T>(o.a[3], e);
         B[2 * q + e][g] = element_value<T>(o.b[0], e);
         B[2 * q + 8 + e][g] = element_value<T>(o.b[1], e);
       }
@@ -82,6 +93,47 @@ void emulate_mma(Regs r, int nthreads, Sel sel) {
       C[l][3] += D[g + 8][2 * q + 1];
     }
   }
+}
+
+// B of a wgmma (16 x N) from view v as 16-byte loads: K-major, 8 k of row n a load; MN-major, 8 n of
+// row k (wgmma_b_at, then sw128_at).
+template <bool MN, int N, class View>
+void read_wgmma_b(const View& v, int64_t b, int64_t lbo, float (&B)[16][N]) {
+  for (int x = 0; x < (MN ? 16 : N); ++x)
+    for (int y = 0; y < (MN ? N : 16); y += 8) {
+      const int k = MN ? x : y, n = MN ? y : x;
+      const auto e = v.template load_vec_aligned<8>(sw128_at(wgmma_b_at<MN>(b, lbo, k, n)));
+      for (int i = 0; i < 8; ++i) (MN ? B[k][n + i] : B[k + i][n]) = to_float(e[i]);
+    }
+}
+
+// ctx.wgmma (m64nNk16) for every warpgroup (4 warps) of the block, KS products accumulated in
+// order: sel(R&, s) -> the lane's wgmma_operands of product s; B (16 x N) is read from view v at the
+// warpgroup's b (its first lane's). Each warp's 16 rows sum their 16 exact products in k order and
+// then add D, as emulate_mma does.
+template <class T, int N, bool MN, int KS, class Regs, class View, class Sel>
+void emulate_wgmma(Regs r, int nthreads, const View& v, int64_t lbo, Sel sel) {
+  constexpr int group = 4 * warp_lanes;
+  for (int w0 = 0; w0 + group <= nthreads; w0 += group)
+    for (int s = 0; s < KS; ++s) {
+      float B[16][N];
+      read_wgmma_b<MN>(v, sel(r.p[w0], s).b, lbo, B);
+      for (int w = w0; w < w0 + group; w += warp_lanes) {
+        float A[16][16];
+        float* D[warp_lanes];
+        for (int l = 0; l < warp_lanes; ++l) {
+          const wgmma_operands o = sel(r.p[w + l], s);
+          lane_a<T>(o.a, l, A);
+          D[l] = o.d;
+        }
+        for (int i = 0; i < 16; ++i)
+          for (int j = 0; j < N; ++j) {
+            float x = 0.0f;
+            for (int k = 0; k < 16; ++k) x += A[i][k] * B[k][j];
+            D[4 * (i % 8) + (j % 8) / 2][4 * (j / 8) + 2 * (i / 8) + j % 2] += x;
+          }
+      }
+    }
 }
 
 // Transposes N independent 8x8 matrices of 16-bit elements per warp; sel(R&) -> uint32_t* to the

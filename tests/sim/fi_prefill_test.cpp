@@ -164,9 +164,17 @@ TEST(Prefill, TilePassShape) {
   EXPECT_EQ(warps(16), 1);
   EXPECT_EQ(warps(4), 1);
   EXPECT_EQ(K128::shared_bytes(p), sizeof(tile_shared<bf16, 128>));
+  // The warpgroup kernel: tiles of whole warpgroups (64 and 128 rows) at head sizes 64 and 128.
+  EXPECT_FALSE((fi_prefill_wg<bf16, 128>(p)));
+  p.cta_tile_q = 64;
+  EXPECT_TRUE((fi_prefill_wg<bf16, 128>(p)));
+  p.cta_tile_q = 128;
+  EXPECT_TRUE((fi_prefill_wg<bf16, 128>(p)));
+  EXPECT_EQ(K128::shared_bytes(p), sizeof(tile_shared<bf16, 128>));
   p.in.head_size = 256, p.cta_tile_q = 128;
   EXPECT_EQ(K256::block(p).y, 4);  // two sweeps of 64 rows
   EXPECT_EQ(K256::shared_bytes(p), (tile_shared<bf16, 256>::bytes(4)));
+  EXPECT_FALSE((fi_prefill_wg<bf16, 256>(p)));
   p.in.head_size = 80;  // padded to 128: partial chunks, attend_range
   EXPECT_FALSE(tiled());
   EXPECT_EQ(K128::block(p).y, (attn_block<128>(fi_prefill_max_keys(p), HEADROOM_FI_WARP_KEYS).y));

@@ -245,6 +245,25 @@ class checked_context : public gpu_context_base {
     }
     if (row) ldmatrix_trans_rows<N>(row, m.regs);
   }
+  // `first` when elements first - first % 64 .. last of the view are in bounds (a B operand's rows),
+  // else 0, with the first element out of bounds logged through the checked load.
+  template <class V>
+  HEADROOM_HOST_DEVICE static int64_t inside(const checked_view<V>& v, int64_t first, int64_t last) {
+    const int64_t row = first - first % 64;
+    if (v.template address<1>(row) && v.template address<1>(last)) return first;
+    (void)v.load(row < 0 || row >= v.extent() ? row : last);
+    return 0;
+  }
+  // A product whose B is not inside the view logs it through the checked load and reads the
+  // view's start instead (wgmma is a warpgroup instruction: every lane takes part).
+  template <class T, int N, bool MN, int KS, class V, class R, class Sel>
+  HEADROOM_HOST_DEVICE void wgmma(const checked_view<V>& v, int64_t lbo, const gpu_registers<R>& r, Sel sel) {
+    wgmma_steps<T, N, MN, KS>(v.template address<1>(0), lbo, r.v, [&](R& x, int s) {
+      wgmma_operands o = sel(x, s);
+      o.b = inside(v, o.b, wgmma_b_last<N, MN>(o.b, lbo));
+      return o;
+    });
+  }
   // The same 32-bit value; a wrap is counted in the log (as the simulator does).
   HEADROOM_HOST_DEVICE int64_t offset32(int64_t a, int64_t b, int64_t c = 0) {
 #if HEADROOM_ON_DEVICE

@@ -13,6 +13,7 @@
 #include "core/sim/context.hpp"
 #include "core/sim/device_types.hpp"
 #include "targets/gpu/launch/dependent_launch.cuh"
+#include "targets/gpu/launch/wgmma.cuh"
 #include "kernels/numeric.hpp"
 
 namespace headroom::gpu {
@@ -241,6 +242,12 @@ class gpu_context_base {
     (void)r, (void)sel;
 #endif
   }
+  static constexpr bool has_wgmma = gpu_has_wgmma;  // ctx.wgmma: sm_90a device passes (and host)
+  HEADROOM_HOST_DEVICE void fence_async_proxy() { async_proxy_fence(); }
+  template <int P, class R, class Pins>
+  HEADROOM_HOST_DEVICE void wgmma_wait(const gpu_registers<R>& r, Pins pins) {
+    wgmma_wait_pin<P>(r.v, pins);
+  }
   // cp.async groups (the copies themselves are the contexts' copy_async).
   HEADROOM_HOST_DEVICE void async_commit() {
 #if HEADROOM_ON_DEVICE
@@ -312,6 +319,10 @@ class gpu_context : public gpu_context_base {
   HEADROOM_HOST_DEVICE void ldmatrix_trans(const raw_view<T>& v, const gpu_registers<R>& r, Sel sel) {
     const matrix_row m = sel(static_cast<const thread_idx&>(t_), r.v);
     ldmatrix_trans_rows<N>(v.d + m.offset, m.regs);
+  }
+  template <class T, int N, bool MN, int KS, class V, class R, class Sel>
+  HEADROOM_HOST_DEVICE void wgmma(const raw_view<V>& v, int64_t lbo, const gpu_registers<R>& r, Sel sel) {
+    wgmma_steps<T, N, MN, KS>(v.d, lbo, r.v, sel);
   }
   HEADROOM_HOST_DEVICE void finish() {}
 };
