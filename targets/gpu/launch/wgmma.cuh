@@ -1,7 +1,7 @@
 // Hopper's warpgroup products (wgmma.mma_async, sm_90a) for the GPU contexts: D += A B over
 // m64nNk16, A from the lanes' registers (each warp of the warpgroup its 16 rows, in mma.m16n8k16's A
 // layout), B from shared memory through a matrix descriptor in the 128-byte swizzled layout
-// (core/sim/warp_ops.hpp: sw128_at), fp32 accumulators in mma's C layout repeated over N / 8.
+// (core/sim/device_types.hpp: sw128_at), fp32 accumulators in mma's C layout repeated over N / 8.
 // Every function is a no-op outside an sm_90a device pass; the contexts use them only where
 // gpu_has_wgmma holds.
 #pragma once
