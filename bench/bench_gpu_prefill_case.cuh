@@ -70,11 +70,8 @@ inline void launch_shape_of(prefill_case& c) {
   c.warps = b.count() / 32, c.smem_bytes = static_cast<int64_t>(smem), c.blocks_per_sm = blocks;
 }
 inline void launch_shape(prefill_case& c) {
-  const auto& p = std::get<fi_prefill_params<bf16>>(c.run.params);
-  if (fi_prefill_wg<bf16, head_dim>(p))
-    launch_shape_of<fi_batch_prefill<bf16, head_dim, 1, true>>(c);
-  else
-    launch_shape_of<fi_batch_prefill<bf16, head_dim>>(c);
+  with_prefill_kernel<bf16, head_dim>(std::get<fi_prefill_params<bf16>>(c.run.params),
+                                      [&]<class K>() { launch_shape_of<K>(c); });
 }
 
 inline std::unique_ptr<prefill_case> make_prefill_case(int64_t batch_size, int64_t q_len, cudaStream_t s) {

@@ -85,11 +85,7 @@ void launch_plan(Launch& launch, const fi_decode_params<T>& p) {
 // the tile pass), then the merge of the partial states when split.
 template <class T, int Dp, class Launch>
 void launch_plan(Launch& launch, const fi_prefill_params<T>& p) {
-  if (fi_prefill_wg<T, Dp>(p)) {
-    if constexpr (fi_prefill_has_wg<T, Dp>) launch.template run<fi_batch_prefill<T, Dp, 1, true>>(p);
-  } else {
-    launch.template run<fi_batch_prefill<T, Dp>>(p);
-  }
+  with_prefill_kernel<T, Dp>(p, [&]<class K>() { launch.template run<K>(p); });
   if (p.split) launch.template run<fi_prefill_merge<T, Dp>>(p);
 }
 

@@ -171,7 +171,9 @@ struct fi_batch_prefill {
         return;
       }
     }
-    // (The warpgroup kernel is launched only where the tile pass runs: fi_prefill_wg.)
+    // The warpgroup kernel is launched only where the tile pass runs (fi_prefill_wg), yet keeps
+    // this fallback: compiled without it, ptxas gives the kernel fewer registers and serializes its
+    // warpgroup products (C7511).
     const int64_t win = p.in.sliding_window;
     auto rg = make_attn_registers<T, Dp>(ctx);
     for (int64_t base = it.rows_lo; base < it.rows_hi; base += attn_rows) {
@@ -193,6 +195,16 @@ struct fi_batch_prefill {
     }
   }
 };
+
+// Calls f.template operator()<K>() with the fi_batch_prefill kernel a launch of p runs: the
+// warpgroup kernel where fi_prefill_wg holds, else the other (launch_plan, and the benchmark's
+// occupancy query, decide through this one place).
+template <class T, int Dp, class F>
+void with_prefill_kernel(const fi_prefill_params<T>& p, F&& f) {
+  if constexpr (fi_prefill_has_wg<T, Dp>)
+    if (fi_prefill_wg<T, Dp>(p)) return f.template operator()<fi_batch_prefill<T, Dp, 1, true>>();
+  f.template operator()<fi_batch_prefill<T, Dp>>();
+}
 
 // The merge (fi_merge.hpp): a block per query row and head; a row has at most as many partial
 // rows as its longest possible sequence has chunks.
