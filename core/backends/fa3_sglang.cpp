@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "core/util/checked.hpp"
+#include "core/util/names.hpp"
 
 namespace headroom {
 namespace {
@@ -27,21 +28,14 @@ pass_lengths lengths_of(const engine_settings& s, const engine_step& st, sglang_
   return {pass == sglang_fa3_pass::capture ? 1 : s.max_model_len, table};
 }
 
+constexpr name_table<sglang_fa3_pass, 4> pass_names = {{{sglang_fa3_pass::none, "no precompute"},
+                                                        {sglang_fa3_pass::eager, "eager decode"},
+                                                        {sglang_fa3_pass::replay, "decode graph replay"},
+                                                        {sglang_fa3_pass::capture, "decode graph capture"}}};
+
 }  // namespace
 
-const char* to_string(sglang_fa3_pass p) {
-  switch (p) {
-    case sglang_fa3_pass::eager:
-      return "eager decode";
-    case sglang_fa3_pass::replay:
-      return "decode graph replay";
-    case sglang_fa3_pass::capture:
-      return "decode graph capture";
-    case sglang_fa3_pass::none:
-      break;
-  }
-  return "no precompute";
-}
+const char* to_string(sglang_fa3_pass p) { return name_in(pass_names, p, "no precompute"); }
 
 sglang_fa3_pass sglang_fa3_pass_of(const engine_settings& s, const engine_step& st) {
   if (s.flavour != engine_flavour::sglang) return sglang_fa3_pass::none;

@@ -2,8 +2,17 @@
 // order at fb28d72, each fa2 answer naming the first condition that failed.
 #include "core/backends/fi_backend.hpp"
 
+#include "core/util/names.hpp"
+
 namespace headroom {
 namespace {
+
+constexpr name_table<fi_dtype, 6> fi_dtype_names = {{{fi_dtype::bf16, "bf16"},
+                                                     {fi_dtype::fp16, "fp16"},
+                                                     {fi_dtype::fp32, "fp32"},
+                                                     {fi_dtype::fp8_e4m3, "fp8 e4m3"},
+                                                     {fi_dtype::fp8_e5m2, "fp8 e5m2"},
+                                                     {fi_dtype::nvfp4, "nvfp4"}}};
 
 bool is_fp8(fi_dtype d) { return d == fi_dtype::fp8_e4m3 || d == fi_dtype::fp8_e5m2; }
 
@@ -59,23 +68,7 @@ fi_dtype fi_dtype_of(dtype d, kv_quant q) {
   return fi_dtype_of(d);
 }
 
-const char* to_string(fi_dtype d) {
-  switch (d) {
-    case fi_dtype::bf16:
-      return "bf16";
-    case fi_dtype::fp16:
-      return "fp16";
-    case fi_dtype::fp32:
-      return "fp32";
-    case fi_dtype::fp8_e4m3:
-      return "fp8 e4m3";
-    case fi_dtype::fp8_e5m2:
-      return "fp8 e5m2";
-    case fi_dtype::nvfp4:
-      return "nvfp4";
-  }
-  return "?";
-}
+const char* to_string(fi_dtype d) { return name_in(fi_dtype_names, d); }
 
 fi_backend_choice determine_attention_backend(const fi_backend_args& a) {
   if (a.compute_major != 9)

@@ -24,24 +24,6 @@ int dtype_bytes(dtype d) {
 
 int kv_cache_bytes(dtype model, kv_quant q) { return q == kv_quant::none ? dtype_bytes(model) : 1; }
 
-const char* to_string(kv_quant q) {
-  switch (q) {
-    case kv_quant::none:
-      return "auto";
-    case kv_quant::fp8_e4m3:
-      return "fp8_e4m3";
-    case kv_quant::fp8_e5m2:
-      return "fp8_e5m2";
-  }
-  return "?";
-}
-
-std::optional<kv_quant> parse_kv_quant(const std::string& s) {
-  if (s == "fp8" || s == "fp8_e4m3") return kv_quant::fp8_e4m3;  // CUDA: fp8 is e4m3 (CacheConfig)
-  if (s == "fp8_e5m2") return kv_quant::fp8_e5m2;
-  return std::nullopt;
-}
-
 namespace {
 
 constexpr name_table<dtype, 3> dtype_names = {
@@ -55,11 +37,20 @@ constexpr name_table<dtype, 5> dtype_aliases = {{{dtype::bf16, "bf16"},
 constexpr name_table<attn_kind, 3> kind_names = {{{attn_kind::full, "full_attention"},
                                                   {attn_kind::sliding, "sliding_attention"},
                                                   {attn_kind::none, "none"}}};
+constexpr name_table<kv_quant, 3> kv_quant_names = {
+    {{kv_quant::none, "auto"}, {kv_quant::fp8_e4m3, "fp8_e4m3"}, {kv_quant::fp8_e5m2, "fp8_e5m2"}}};
 
 }  // namespace
 
 const char* to_string(dtype d) { return name_in(dtype_names, d); }
 const char* to_string(attn_kind k) { return name_in(kind_names, k); }
+const char* to_string(kv_quant q) { return name_in(kv_quant_names, q); }
+
+std::optional<kv_quant> parse_kv_quant(const std::string& s) {
+  if (s == "fp8") return kv_quant::fp8_e4m3;  // CUDA: fp8 is e4m3 (CacheConfig)
+  const auto q = find_in(kv_quant_names, s);
+  return q == kv_quant::none ? std::nullopt : q;  // auto is no fp8 spelling
+}
 
 dtype parse_dtype(const std::string& s, const std::string& file, const std::string& field) {
   if (const auto d = find_in(dtype_names, s)) return *d;
