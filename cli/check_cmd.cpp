@@ -39,8 +39,9 @@ int check_main(int argc, char** argv) {
   m.kv_cache = kv_cache;
   auto ex = make_executor(target);
   const report r = attributed_to(a.positional[0], [&] {
-    require_auto_fa2_off_model(check_cases(m, o), target, cmdline, "--flashinfer-prefill");
-    return run_check(m, o, *ex);
+    const std::vector<check_case> cases = check_cases(m, o);  // run_check's, built once
+    require_auto_fa2_off_model(cases, target, cmdline, "--flashinfer-prefill");
+    return run_sweep(cases, o.decode_seq_len, o.tight, *ex);
   });
   if (json_out) write_durably(*json_out, to_json(r).dump(2) + "\n");  // before anything is printed
   std::string mutants;
