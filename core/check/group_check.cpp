@@ -144,10 +144,9 @@ std::vector<batch> with_widest_prefill(const group_context& ctx, int64_t builder
   if (fi_backends_of(c, ctx.eng->rg, *ctx.ag).prefill.fa3) {
     b = fi_prefill_widest_step(c.engine, fi_sm90_cta_tile_q(hd));
   } else {
-    flashinfer_options o = fi_options_of(c, ctx.eng->rg, *ctx.ag);
-    o.kv_dtype_bytes = kv_cache_bytes(c.model.kv_dtype, c.model.kv_cache);  // as flashinfer_parts
-    b = fi_fa2_widest_step(
-        c.engine, builder_heads / std::max<int64_t>(1, fi_builder_kv_heads(c, ctx.eng->rg, *ctx.ag)), hd, o);
+    b = fi_fa2_widest_step(c.engine,
+                           builder_heads / std::max<int64_t>(1, fi_builder_kv_heads(c, ctx.eng->rg, *ctx.ag)),
+                           hd, fi_options_of(c, ctx.eng->rg, *ctx.ag));
   }
   if (b.num_seqs() > 0) steps.push_back(std::move(b));
   return steps;

@@ -17,6 +17,8 @@ policy effective_policy(const check_case& c) {
 flashinfer_options fi_options_of(const check_case& c) {
   flashinfer_options o = c.flashinfer;
   if (has_mutant(c.mutants, "fi-graph-grid-unwritten")) o.exact_no_split_graph_grid = false;
+  o.kv_dtype_bytes = kv_cache_bytes(c.model.kv_dtype, c.model.kv_cache);  // sizeof(DTypeKV): 1 for fp8
+  o.o_dtype_bytes = dtype_bytes(c.model.kv_dtype);  // vLLM's o_data_type: the model's dtype
   return o;
 }
 
@@ -59,8 +61,6 @@ std::pair<batch, batch> split_batch(const batch& b) {
 std::vector<planned_part> flashinfer_parts(const check_case& c, int64_t h, int64_t kv, int64_t hd,
                                            const batch& b, flashinfer_options o,
                                            const fi_wrapper_backends& wb) {
-  o.kv_dtype_bytes = kv_cache_bytes(c.model.kv_dtype, c.model.kv_cache);  // sizeof(DTypeKV): 1 for fp8
-  o.o_dtype_bytes = dtype_bytes(c.model.kv_dtype);  // vLLM's o_data_type: the model's dtype
   const auto prefill_planner = [&](const batch& x, const flashinfer_options& ox, bool fa3,
                                    bool causal) -> any_plan {
     if (fa3) return plan_fi_prefill_sm90(h, kv, hd, x, ox, causal);

@@ -48,7 +48,8 @@ struct planned_part {
 // The policy and grouping the mirror runs: the case's, unless a C1 mutant switches them.
 policy effective_policy(const check_case& c);
 grouping effective_grouping(const check_case& c);
-// The case's FlashInfer options with its C10 mutant applied (the pre-fix CUDA-graph grid).
+// The case's FlashInfer options with its C10 mutant applied (the pre-fix CUDA-graph grid), and the
+// element sizes the planners read: the KV cache's (1 byte for fp8) and the output's (the model's).
 flashinfer_options fi_options_of(const check_case& c);
 // ... and the sliding window of the group's first builder layer (window_left = window - 1, as
 // vLLM's builder plans it).
@@ -61,7 +62,8 @@ inline constexpr int64_t fi_int_workspace_default = int64_t{8} << 20;
 // FlashInfer's plans for one step of b (builder geometry h / kv / hd): decode requests through the
 // CUDA-core decode plan, or with o.tensor_core_decode through the prefill planner; the rest through
 // the prefill planner (docs/engines.md §6, §7). Where wb gives a wrapper fa3 its prefill planner is
-// PrefillSM90Plan (FlashInfer's fa3 backend): prefill causal, tensor-core decode not.
+// PrefillSM90Plan (FlashInfer's fa3 backend): prefill causal, tensor-core decode not. o is
+// fi_options_of's (its element sizes included).
 std::vector<planned_part> flashinfer_parts(const check_case& c, int64_t h, int64_t kv, int64_t hd,
                                            const batch& b, flashinfer_options o,
                                            const fi_wrapper_backends& wb);
