@@ -12,6 +12,7 @@
 #include "generators/shrink.hpp"
 #include "properties/support/prop_check.hpp"
 #include "properties/support/profiles.hpp"
+#include "tests/support/laguna.hpp"
 
 namespace headroom {
 namespace {
@@ -117,12 +118,8 @@ TEST(Generators, CasesDrawLargeHeadSizesTheBackendRuns) {
 // and a layer's outside it shrinks to the smallest drawn size that still fails: config 128 and a
 // full layer of 256 end at config 80 (the next drawn size down, 64, is outside) and layer 1.
 TEST(Generators, HeadSizesShrinkDownTheDrawnSizes) {
-  model_geometry m;
-  m.name = "generated";
-  m.num_attention_heads = 4;
-  m.num_kv_heads = 1;
+  model_geometry m = testing::uniform(1, 4, 1, 256);  // one full layer of 256
   m.head_size = 128;
-  m.layers = {{generators::layer_name(0), attn_kind::full, 4, 1, 256, 256, 0, 0}};
   check_case c = make_case(m, 1, backend::fa3, policy::per_layer, grouping::heads, true, 16, 0);
   c.b = {{100}, {1}};
   ASSERT_TRUE(generators::is_valid(c));
