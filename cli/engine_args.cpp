@@ -62,6 +62,11 @@ const key_rule compilation_rules[] = {
     {"cudagraph_capture_sizes", "--cudagraph-capture-sizes", kind::int_list},
     {"max_cudagraph_capture_size", "--max-cudagraph-capture-size", kind::integer},
 };
+// vLLM's AttentionConfig (vllm/config/attention.py): use_trtllm_attention only, whose None (JSON
+// null) is its default, auto.
+const key_rule attention_rules[] = {
+    {"use_trtllm_attention", "--use-trtllm-attention", kind::boolean},
+};
 const std::set<std::string> ignored_top = {"model",
                                            "tokenizer",
                                            "revision",
@@ -184,7 +189,13 @@ std::vector<setting> settings_of(const json& j, const std::string& file) {
           "not modelled: give the attention TP size they make (attn_tp_size: tp_size / dp_size) "
           "and gathered_buffer (docs/design.md)");
   read_rules(j, top_rules, ignored_top, "", file, out,
-             {"compilation_config", "speculative_config", "enforce_eager"});
+             {"compilation_config", "speculative_config", "enforce_eager", "attention_config"});
+  if (j.contains("attention_config") && !j["attention_config"].is_null()) {
+    const json& a = object_at(j["attention_config"], "attention_config", file);
+    const bool unset = a.contains("use_trtllm_attention") && a["use_trtllm_attention"].is_null();
+    read_rules(a, attention_rules, {}, "attention_config.", file, out,
+               unset ? std::set<std::string>{"use_trtllm_attention"} : std::set<std::string>{});
+  }
   if (j.contains("compilation_config")) {
     const json& c = object_at(j["compilation_config"], "compilation_config", file);
     for (const char* twice : {"cudagraph_capture_sizes", "max_cudagraph_capture_size"})

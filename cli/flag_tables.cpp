@@ -156,9 +156,9 @@ const std::pair<std::string_view, std::string_view> fuzz_pins[] = {
      "pin every case's KV-cache block size, 1..65536, FlashInfer's page size too (default: drawn, 8, 16 or "
      "32)"},
     {"--kv-cache-dtype",
-     "pin every case's KV-cache dtype (default auto: the drawn model dtype; fp8 is never drawn): a model "
-     "dtype pins the model's too, fp8 / fp8_e4m3 / fp8_e5m2 a 1-byte cache, on --target model only "
-     "(fp8_e5m2: --backend flashinfer)"},
+     "pin every case's KV-cache dtype (default auto: the drawn model dtype, and on --target model a drawn "
+     "fp8 cache in about 1 case of 4): a model dtype pins the model's too, fp8 / fp8_e4m3 / fp8_e5m2 a "
+     "1-byte cache, on --target model only (fp8_e5m2: --backend flashinfer)"},
     {"--dtype",
      "the model's dtype, pinned likewise (default auto: drawn); a --kv-cache-dtype naming a model dtype "
      "wins"},
@@ -182,6 +182,9 @@ const std::pair<std::string_view, std::string_view> fuzz_pins[] = {
     {"--gathered-buffer", "pin every case's SGLang gathered buffer, true or false (default: drawn)"},
     {"--two-batch-overlap", "pin every case's SGLang two-batch overlap, true or false (default: drawn)"},
     {"--attn-cp-size", "pin every case's SGLang attention CP size, 1..64 (default: drawn, 1, 2 or 3)"},
+    {"--cp-strategy",
+     "pin every case's SGLang CP strategy, zigzag or interleave (default: drawn, zigzag in half the cases "
+     "of an attention CP size above 1)"},
     {"--flashinfer-decode",
      "pin every case's FlashInfer decode path, tensor-cores or cuda-cores (default: drawn, tensor cores in 1 "
      "of 3)"},
@@ -190,8 +193,8 @@ const std::pair<std::string_view, std::string_view> fuzz_pins[] = {
      "default fa2, not drawn)"},
     {"--use-trtllm-attention",
      "pin every case's vLLM use_trtllm_attention: false gives FlashInfer's decode wrapper fp8 queries with "
-     "an "
-     "fp8 cache on sm90 (default: unset)"},
+     "an fp8 cache on sm90 (default: unset; drawn false in half the cases where it changes a plan: "
+     "--target model, flashinfer, --flashinfer-prefill auto, fp8)"},
     {"--batch-invariant",
      "pin every case's split-KV switch: true disables it and decodes on tensor cores, as vLLM's "
      "batch-invariant mode (default: drawn, true in 1 of 4)"},

@@ -8,8 +8,9 @@
 #include <nlohmann/json.hpp>
 
 #include "generators/batch_gen.hpp"
-#include "generators/engine_gen.hpp"
 #include "generators/class_gen.hpp"
+#include "generators/engine_gen.hpp"
+#include "generators/formula_gen.hpp"
 #include "generators/geometry_gen.hpp"
 #include "generators/pick.hpp"
 #include "generators/shrink.hpp"
@@ -205,8 +206,9 @@ rc::Gen<check_case> raw_cases(const case_profile& p) {
         return c;
       });
     };
-    return rc::gen::weightedOneOf<check_case>(
-        {{9, raw_cases(kernels)}, {1, with_mutants(large_offset_cases(p.pins.tps))}});
+    // The kernel regime's cases also draw what only the formulas judge (formula_gen.hpp).
+    return rc::gen::weightedOneOf<check_case>({{9, with_formula_settings(raw_cases(kernels), p.pins)},
+                                               {1, with_mutants(large_offset_cases(p.pins.tps))}});
   }
   auto with_geometry = rc::gen::mapcat(option_draws(p), [p](options_draw d) {
     geometry_limits lim;

@@ -30,7 +30,8 @@ struct case_profile {
   bool vary_options = true;  // hybrid manager, CUDA graphs, page size, Triton thr options
   bool engine_steps = true;  // engine settings (engine_gen.hpp) and the case's step (with vary_options)
   // The formulas only (the model target): one case in ten from a regime no kernel can run here,
-  // token offsets near 2^31 elements (large_offset_cases).
+  // token offsets near 2^31 elements (large_offset_cases); the others also draw an fp8 cache and
+  // vLLM's use_trtllm_attention (formula_gen.hpp), which no other target runs.
   bool formulas_only = false;
   mutant_set mutants;    // historical wrong formulas every case switches on
   pinned_settings pins;  // engine settings every case takes instead of drawing them (pinned.hpp)

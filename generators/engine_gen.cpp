@@ -20,6 +20,7 @@ struct settings_draw {
   bool gathered = false;
   bool tbo = false;     // SGLang's two-batch overlap
   int64_t attn_cp = 1;  // SGLang's attention CP size: 3 divides no other factor of the alignment
+  bool zigzag = false;  // SGLang's --cp-strategy zigzag (interleave, the default, when false)
   // 0: vLLM's default capture list; 1: one graph past the block table's rows (rows of at most
   // 128 tokens) and at least max_num_seqs tokens, so that its warm-up fills every row: 132, or
   // max_num_seqs rounded up to 12 (132 = 12 x 11: either stays a graph when sizes round up to
@@ -40,6 +41,7 @@ engine_settings realise_settings(const settings_draw& d, int64_t max_num_seqs, c
   if (d.flavour == engine_flavour::sglang) {
     e.attn_tp_size = d.attn_tp, e.gathered_buffer = d.gathered;
     e.two_batch_overlap = d.tbo, e.attn_cp_size = d.attn_cp;
+    e.cp_zigzag = d.attn_cp > 1 && d.zigzag;  // a strategy only where CP is on
   }
   if (d.list == 1) {  // short rows, so that the dummy's work stays small
     e.max_model_len = std::min<int64_t>(d.max_model_len, 128);
@@ -73,7 +75,9 @@ rc::Gen<engine_settings> engine_settings_for(int64_t max_num_seqs, const pinned_
       rc::gen::set(&d::gathered, weighted<bool>({{2, false}, {1, true}})),
       rc::gen::set(&d::tbo, weighted<bool>({{4, false}, {1, true}})),
       rc::gen::set(&d::attn_cp, weighted<int64_t>({{6, 1}, {1, 2}, {1, 3}})),
-      rc::gen::set(&d::list, weighted<int>({{5, 0}, {6, 1}, {4, 2}, {1, 3}, {5, 4}})));
+      rc::gen::set(&d::list, weighted<int>({{5, 0}, {6, 1}, {4, 2}, {1, 3}, {5, 4}})),
+      // Last, so that the fields above draw as they did before it was added.
+      rc::gen::set(&d::zigzag, weighted<bool>({{1, false}, {1, true}})));
   return rc::gen::map(draws, [max_num_seqs, pins](const settings_draw& x) {
     return realise_settings(x, max_num_seqs, pins);
   });

@@ -20,7 +20,8 @@ struct pinned_settings {
   std::optional<int64_t> max_num_batched_tokens;
   std::optional<int64_t> block_size;  // the KV cache's, and FlashInfer's page size
   std::optional<dtype> kv_dtype;      // the model's dtype: queries, outputs, the cache unless fp8
-  std::optional<kv_quant> kv_cache;   // the cache's fp8 format (none: the model's dtype); never drawn
+  std::optional<kv_quant> kv_cache;   // the cache's fp8 format (none: the model's dtype); drawn on
+                                      // the model target only (formula_gen.hpp)
   std::optional<int64_t> num_speculative_tokens;
   std::optional<cudagraph_mode> cg_mode;
   std::optional<std::vector<int64_t>> capture_sizes;

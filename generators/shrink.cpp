@@ -89,7 +89,8 @@ int64_t non_default_options(const check_case& c) {
          (c.engine.max_capture_size != d.engine.max_capture_size) +
          (c.engine.capture_sizes != d.engine.capture_sizes) +
          (c.engine.num_speculative_tokens != d.engine.num_speculative_tokens) +
-         (c.model.kv_dtype != dtype::bf16) + (c.seed != 0) + class_options(c);
+         (c.model.kv_dtype != dtype::bf16) + (c.model.kv_cache != kv_quant::none) +
+         c.flashinfer.trtllm_attention_off + (c.seed != 0) + class_options(c);
 }
 
 }  // namespace
@@ -122,12 +123,18 @@ void option_candidates(const check_case& c, std::vector<check_case>& out) {
   if (c.be != backend::triton && c.triton != d.triton) push([&](check_case& o) { o.triton = d.triton; });
   if (c.hybrid != d.hybrid) push([](check_case& o) { o.hybrid = true; });
   if (c.flashinfer.cuda_graph) push([](check_case& o) { o.flashinfer.cuda_graph = false; });
-  if (c.flashinfer.tensor_core_decode) push([](check_case& o) { o.flashinfer.tensor_core_decode = false; });
+  // An fp8 cache decodes on tensor cores (vLLM's only decode wrapper since v0.10.2; the CUDA-core
+  // plan's occupancy under fp8 is not modelled): CUDA-core decode only once the cache is 16-bit.
+  if (c.flashinfer.tensor_core_decode && c.model.kv_cache == kv_quant::none)
+    push([](check_case& o) { o.flashinfer.tensor_core_decode = false; });
+  if (c.flashinfer.trtllm_attention_off)
+    push([](check_case& o) { o.flashinfer.trtllm_attention_off = false; });
   if (c.flashinfer.disable_split_kv) push([](check_case& o) { o.flashinfer.disable_split_kv = false; });
   if (c.block_size != 16 || c.flashinfer.page_size != 16)
     push([](check_case& o) { o.block_size = o.flashinfer.page_size = 16; });
   if (c.be == backend::triton && c.triton != d.triton) push([&](check_case& o) { o.triton = d.triton; });
   if (c.model.kv_dtype != dtype::bf16) push([](check_case& o) { o.model.kv_dtype = dtype::bf16; });
+  if (c.model.kv_cache != kv_quant::none) push([](check_case& o) { o.model.kv_cache = kv_quant::none; });
   if (c.seed != 0) push([](check_case& o) { o.seed = 0; });
   if (c.engine.head_tile != 0) push([](check_case& o) { o.engine.head_tile = 0; });
   if (c.model.hidden_size != 0) push([](check_case& o) { o.model.hidden_size = 0; });

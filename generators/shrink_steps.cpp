@@ -27,15 +27,19 @@ void step_candidates(const check_case& c, std::vector<check_case>& out) {
     o.engine.attn_tp_size = d.attn_tp_size, o.engine.gathered_buffer = d.gathered_buffer;
     o.engine.req_pool_size = d.req_pool_size;
     o.engine.two_batch_overlap = d.two_batch_overlap, o.engine.attn_cp_size = d.attn_cp_size;
+    o.engine.cp_zigzag = d.cp_zigzag;
   };
   const bool sglang_set = e.attn_tp_size != d.attn_tp_size || e.gathered_buffer || e.req_pool_size != 0 ||
-                          e.two_batch_overlap || e.attn_cp_size != d.attn_cp_size;
+                          e.two_batch_overlap || e.attn_cp_size != d.attn_cp_size || e.cp_zigzag;
   if (e.flavour != d.flavour || sglang_set)
     push([&](check_case& o) {
       o.engine.flavour = d.flavour;
       sglang_defaults(o);
     });
   if (e.flavour != d.flavour && sglang_set) push(sglang_defaults);  // the flavour kept (a fuzz pin)
+  // SGLang's default CP strategy (interleave) alone, the CP size kept (a pinned one, or one the
+  // failure needs).
+  if (e.cp_zigzag) push([](check_case& o) { o.engine.cp_zigzag = false; });
   if (e.cg_mode != d.cg_mode) push([&](check_case& o) { o.engine.cg_mode = d.cg_mode; });
   if (!e.capture_sizes.empty()) push([](check_case& o) { o.engine.capture_sizes.clear(); });
   if (e.max_capture_size != d.max_capture_size)
@@ -58,7 +62,7 @@ int64_t non_default_engine(const check_case& c) {
   const engine_settings d;
   const engine_settings& e = c.engine;
   int64_t n = (e.flavour != d.flavour) + (e.attn_tp_size != d.attn_tp_size) + e.gathered_buffer +
-              e.two_batch_overlap + (e.attn_cp_size != d.attn_cp_size) +
+              e.two_batch_overlap + (e.attn_cp_size != d.attn_cp_size) + e.cp_zigzag +
               (e.req_pool_size != d.req_pool_size) + (e.max_model_len != d.max_model_len);
   for (const auto& l : c.model.layers) n += l.compress_ratio > 0;
   return n;

@@ -345,6 +345,11 @@ TEST(EngineSettings, EngineArgsFileErrorsNameTheFileAndTheKey) {
       {R"({"kv_cache_dtype": "fp8_ds_mla"})", {"'kv_cache_dtype' = fp8_ds_mla", "not modelled"}},
       {R"({"tensor_parallel_size": 3})", {"laguna-xs2.json", "tp 3"}},  // the config refuses it
       {R"({"enforce_eager": 1})", {"'enforce_eager'", "true or false"}},
+      // vLLM's AttentionConfig: use_trtllm_attention only
+      {R"({"attention_config": {"use_trtllm_attention": 0}})",
+       {"'attention_config.use_trtllm_attention' = 0", "true or false"}},
+      {R"({"attention_config": {"flash_attn_version": 3}})",
+       {"'attention_config.flash_attn_version' = 3", "not an engine argument"}},
       {R"({"engine_flavour": "sglang"})", {"'engine_flavour'", "not an engine argument"}},
       // SGLang's settings need the sglang flavour, which only the command line gives; SGLang's DP
       // attention arguments are not read, the attention TP size they make is.

@@ -7,7 +7,6 @@
 
 #include <fstream>
 #include <functional>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -15,6 +14,7 @@
 #include "generators/case_gen.hpp"
 #include "generators/shrink.hpp"
 #include "tests/cli/cli_run.hpp"
+#include "tests/cli/fuzz_options.hpp"
 
 namespace {
 
@@ -23,15 +23,7 @@ using headroom_test::fs::path;
 
 constexpr uint64_t campaign_cases = 400;
 
-// The options `headroom fuzz --seed 7 FLAGS` runs with.
-cli::fuzz_options options_of(const std::string& flags) {
-  std::vector<std::string> words = {"headroom", "fuzz", "--seed", "7", "--cases", "400"};
-  std::istringstream in(flags);
-  for (std::string w; in >> w;) words.push_back(w);
-  std::vector<char*> argv;
-  for (auto& w : words) argv.push_back(w.data());
-  return cli::read_fuzz_options(static_cast<int>(argv.size()), argv.data());
-}
+cli::fuzz_options options_of(const std::string& flags) { return headroom_test::fuzz_options_of(flags); }
 
 // How many of the campaign's cases have the property.
 uint64_t cases_with(const std::string& flags, const std::function<bool(const check_case&)>& has) {
@@ -170,6 +162,9 @@ TEST(FuzzPins, SglangSettingsPinEveryCase) {
       {"--two-batch-overlap false", [](const check_case& c) { return !c.engine.two_batch_overlap; }},
       {"--attn-cp-size 3", [](const check_case& c) { return c.engine.attn_cp_size == 3; }},
       {"--attn-cp-size 1", [](const check_case& c) { return c.engine.attn_cp_size == 1; }},
+      // drawn (zigzag where the drawn CP size is above 1), pinned at any CP size
+      {"--cp-strategy zigzag", [](const check_case& c) { return c.engine.cp_zigzag; }},
+      {"--cp-strategy interleave", [](const check_case& c) { return !c.engine.cp_zigzag; }},
   };
   for (const char* target : {"sim", "model"})
     for (const auto& p : pins) {
