@@ -126,12 +126,14 @@ void emulate_wgmma(Regs r, int nthreads, const View& v, int64_t lbo, Sel sel) {
           lane_a<T>(o.a, l, A);
           D[l] = o.d;
         }
-        for (int i = 0; i < 16; ++i)
-          for (int j = 0; j < N; ++j) {
-            float x = 0.0f;
-            for (int k = 0; k < 16; ++k) x += A[i][k] * B[k][j];
-            D[4 * (i % 8) + (j % 8) / 2][4 * (j / 8) + 2 * (i / 8) + j % 2] += x;
+        for (int i = 0; i < 16; ++i) {
+          float x[N] = {};  // row i of A B: each element's products added in k order, k outermost
+          for (int k = 0; k < 16; ++k) {
+            const float a = A[i][k];
+            for (int j = 0; j < N; ++j) x[j] += a * B[k][j];
           }
+          for (int j = 0; j < N; ++j) D[4 * (i % 8) + (j % 8) / 2][4 * (j / 8) + 2 * (i / 8) + j % 2] += x[j];
+        }
       }
     }
 }
