@@ -37,8 +37,9 @@ int verify_main(int argc, char** argv) {
                                 "flashinfer.prefill_sm90");
   auto ex = make_executor(target);
   const report r = attributed_to(file, [&] {
-    require_auto_fa2_off_model(verify_cases(p), target, file, "flashinfer.prefill_auto");
-    return run_verify(p, *ex, tight);
+    const std::vector<check_case> cases = verify_cases(p);
+    require_auto_fa2_off_model(cases, target, file, "flashinfer.prefill_auto");
+    return run_verify(p, cases, *ex, tight);
   });
   if (json_out) write_durably(*json_out, to_json(r).dump(2) + "\n");  // before anything is printed
   print_report(r, "headroom verify " + file + " (" + p.source + ", target " + target + ")");

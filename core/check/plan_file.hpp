@@ -53,5 +53,8 @@ plan_file load_plan(const std::string& path);
 report run_verify(const plan_file& p, executor& ex, std::optional<double> tight = std::nullopt);
 // The cases run_verify sweeps, one per (tp, backend), the rank's groups as their builders.
 std::vector<check_case> verify_cases(const plan_file& p);
+// run_verify on cases already built by verify_cases(p).
+report run_verify(const plan_file& p, const std::vector<check_case>& cases, executor& ex,
+                  std::optional<double> tight);
 
 }  // namespace headroom

@@ -25,6 +25,11 @@ std::vector<check_case> verify_cases(const plan_file& p) {
 }
 
 report run_verify(const plan_file& p, executor& ex, std::optional<double> tight) {
+  return run_verify(p, verify_cases(p), ex, tight);
+}
+
+report run_verify(const plan_file& p, const std::vector<check_case>& cases, executor& ex,
+                  std::optional<double> tight) {
   std::vector<std::string> notes = p.notes;
   for (const auto& r : p.ranks)
     for (const auto& g : r.groups)
@@ -32,7 +37,7 @@ report run_verify(const plan_file& p, executor& ex, std::optional<double> tight)
         notes.push_back(std::string(to_string(g.be)) + " tp " + std::to_string(r.tp) + " group " +
                         std::to_string(g.index) + ": buffer " + name +
                         " is not checked (no kernel of headroom's reads it)");
-  report rep = run_sweep(verify_cases(p), check_options{}.decode_seq_len, tight, ex);
+  report rep = run_sweep(cases, check_options{}.decode_seq_len, tight, ex);
   rep.notes.insert(rep.notes.begin(), notes.begin(), notes.end());
   return rep;
 }
