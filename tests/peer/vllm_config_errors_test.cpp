@@ -3,6 +3,7 @@
 // sizes as given (core/engine/settings.hpp); the headroom command refuses what vLLM refuses (exit 2,
 // one line), so these run the command on the bundled Laguna XS.2 config with the rows' settings
 // (max_num_seqs 128, max_num_batched_tokens 2048, FULL_AND_PIECEWISE, headroom's default mode).
+// Also the cache dtypes vLLM's FLASH_ATTN refuses and accepts (test_attention_selector.py).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -30,6 +31,29 @@ TEST(VllmCaptureSizeErrors, InconsistentMaxIsRefused) {
 // capture size must be at least 1.
 TEST(VllmCaptureSizeErrors, ZeroMaxWithGraphsIsRefused) {
   EXPECT_EQ(post_init_row_exit("--max-cudagraph-capture-size 0"), 2);
+}
+
+// tests/kernels/attention/test_attention_selector.py (vllm-project/vllm at 6adad087):
+// FlashAttentionBackend.supports_kv_cache_dtype. headroom's --backend fa3 is vLLM's FLASH_ATTN on
+// FA3 (Hopper), planned here on the same config with an fp8 cache.
+int fa3_cache_exit(const std::string& cache) {
+  return run_cli("plan " + source_path("configs/laguna-xs2.json") + " --backend fa3 --kv-cache-dtype " +
+                 cache)
+      .code;
+}
+
+// test_flash_attn_rejects_unhandled_kv_cache_dtypes[fp8_e5m2]: FLASH_ATTN does not take an e5m2
+// cache; the command refuses the pair (exit 2). The row's other dtypes (fp8_ds_mla, fp8_inc,
+// nvfp4, *_per_token_head) are not modelled at all, so refused whatever the backend.
+TEST(VllmFlashAttnCacheDtypes, E5m2IsRefused) {
+  EXPECT_EQ(fa3_cache_exit("fp8_e5m2"), 2);
+  EXPECT_EQ(fa3_cache_exit("fp8_per_token_head"), 2);
+}
+
+// test_flash_attn_accepts_handled_fp8_variants[fp8] and [fp8_e4m3]: both are accepted.
+TEST(VllmFlashAttnCacheDtypes, Fp8AndE4m3AreAccepted) {
+  EXPECT_EQ(fa3_cache_exit("fp8"), 0);
+  EXPECT_EQ(fa3_cache_exit("fp8_e4m3"), 0);
 }
 
 }  // namespace

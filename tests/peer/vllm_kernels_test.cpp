@@ -1,6 +1,6 @@
-// Peer tests: vLLM's kernel tests that size plan buffers (vllm-project/vllm at 8e958902): Triton
-// unified attention's softmax-segment buffers and its 3D / 2D path, against core/backends/triton.cpp,
-// and ROCm AITER MLA's head padding to 16 heads, against the checker's class C9.
+// Peer tests: vLLM's kernel tests that size plan buffers (vllm-project/vllm at 8e958902; the fp8
+// rows at 6adad087): Triton unified attention's softmax-segment buffers and its 3D / 2D path, against
+// core/backends/triton.cpp, and ROCm AITER MLA's head padding to 16 heads, against the checker's class C9.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -75,6 +75,46 @@ TEST(VllmTritonUnifiedAttention, DecodeRowTakesThe3dPathInBounds) {
 TEST(VllmTritonUnifiedAttention, MixedRowTakesThe2dPath) {
   const batch b = triton_test_batch({{1, 1328}, {5, 18}, {129, 463}});
   EXPECT_FALSE(triton_uses_3d(triton_plan_with_thr(8, 128, 8), b));
+}
+
+// The same test's q_dtype fp8 row (QDTYPES = [None, fp8]: q and the cache in fp8, per-tensor
+// scales): the buffers the test allocates do not depend on q_dtype, so an fp8 cache keeps them.
+TEST(VllmTritonUnifiedAttention, Fp8RowKeepsTheSegmentBuffers) {
+  for (const auto& [h, kv] : triton_test_heads)
+    for (int64_t d : triton_test_head_sizes) {
+      triton_plan p = triton_plan_with_thr(h, d, 8);
+      p.decode_tile = triton_decode_tile(kv_quant::fp8_e4m3);
+      EXPECT_EQ(find_buffer(p.buffers, "segm_output")->capacity_bytes, 8 * h * 16 * d * 4) << h << "/" << d;
+      EXPECT_EQ(find_buffer(p.buffers, "segm_max")->capacity_bytes, 8 * h * 16 * 4);
+    }
+}
+
+// The fp8 row of the decode row [(1, 523), (1, 37), (1, 2011)] with thr 8: q is 1 byte, so
+// TILE_SIZE_DECODE is 32 (vllm/v1/attention/ops/triton_unified_attention.py at 6adad087,
+// _get_tile_size: "tile size must be at least 32 for fp8"), and a sequence of L tokens runs
+// cdiv(L, tiles_per_segment * 32) segments, tiles_per_segment = cdiv(L, 16 * 32):
+//   523: cdiv(523, 512) = 2 tiles, cdiv(523, 64) = 9 segments (11 with 16-token tiles: 3, 48)
+//   37: 1 tile, cdiv(37, 32) = 2 segments (3 with 16-token tiles)
+//   2011: cdiv(2011, 512) = 4 tiles, cdiv(2011, 128) = 16 segments
+// The 3D path is taken and its writes stay inside the buffers (the test's output matches).
+TEST(VllmTritonUnifiedAttention, Fp8DecodeRowRunsFewerSegmentsInBounds) {
+  const batch b = triton_test_batch({{1, 523}, {1, 37}, {1, 2011}});
+  const std::vector<std::pair<int64_t, int64_t>> segments = {{523, 9}, {37, 2}, {2011, 16}};
+  for (const auto& [len, want] : segments) {
+    int64_t active = 0;
+    for (int64_t s = 0; s < triton_segments; ++s)
+      if (triton_segment_active(s, len, triton_decode_tile(kv_quant::fp8_e4m3))) ++active;
+    EXPECT_EQ(active, want) << len << " tokens";
+  }
+  for (const auto& [h, kv] : triton_test_heads)
+    for (int64_t d : triton_test_head_sizes) {
+      const rank_layer l{"layer", attn_kind::full, h, kv, d, d, 0, 0};
+      triton_plan p = triton_plan_with_thr(h, d, 8);
+      p.decode_tile = triton_decode_tile(kv_quant::fp8_e4m3);
+      EXPECT_TRUE(triton_uses_3d(p, b));
+      for (const buffer_need& n : triton_needs(p, l, b))
+        EXPECT_LE(n.bytes(), find_buffer(p.buffers, n.name)->capacity_bytes) << n.name;
+    }
 }
 
 // tests/kernels/attention/test_rocm_aiter_mla_head_padding.py: an MLA model (q rows of 576, outputs

@@ -1,6 +1,7 @@
 // Peer tests: the KV-cache groups of vLLM's tests/v1/core/test_kv_cache_utils.py::
 // test_get_kv_cache_config_one_worker (vllm-project/vllm at 8e958902) against
-// core/engine/grouping.cpp. Upstream's layers are new_kv_cache_spec() (full attention) and
+// core/engine/grouping.cpp, and the page sizes of its fp8 (uint8) spec tests (at 6adad087) against
+// core/engine/registry.cpp. Upstream's layers are new_kv_cache_spec() (full attention) and
 // new_sliding_window_spec(), one spec each apart from the attention type; the expected groups are
 // the test's KVCacheGroupSpec lists. Its same-type, different-head-size case is a disagreement
 // (docs/peer-suite.md).
@@ -83,6 +84,35 @@ TEST(VllmKvCacheGroups, DifferentHeadSizeAndTypeIsTwoGroups) {
   reg.add({"layer_1", attn_kind::full, 8, 4, 64, 64, 0});
   reg.add({"layer_2", attn_kind::sliding, 8, 4, 32, 32, 128});
   EXPECT_EQ(kv_groups_layers(reg, true), (std::vector<names>{{"layer_1"}, {"layer_2"}}));
+}
+
+// tests/v1/core/test_kv_cache_utils.py at 6adad087: the page of new_kv_cache_spec(), a
+// FullAttentionSpec of block 16, 2 kv heads, head size 64 (head size v the same).
+kv_spec page_test_spec(dtype model, kv_quant cache) {
+  kv_spec s;
+  s.num_kv_heads = 2;
+  s.head_size = s.head_size_v = 64;
+  s.kv_dtype = model;
+  s.block_size = 16;
+  s.quant = cache;
+  return s;
+}
+
+// test_unpadded_page_size_without_quant_matches_real_page: the spec's default float32, no
+// quantisation: page_size_bytes is real_page_size_bytes, 16 x 2 x (64 + 64) x 4 = 16384.
+TEST(VllmKvCachePages, UnquantisedPageIsTheRealPage) {
+  EXPECT_EQ(page_size_bytes(page_test_spec(dtype::fp32, kv_quant::none)), 16384);
+}
+
+// test_unpadded_page_size_includes_per_token_head_scales: the same spec with dtype torch.uint8
+// (an fp8 cache's storage dtype). Its real_page_size_bytes is 16 x 2 x (64 + 64) x 1 = 4096,
+// which is headroom's page for an fp8 cache whatever the model's dtype. Upstream's page adds the
+// per-token-head fp32 scales, 2 x 16 x 2 x 4 = 256 bytes (4352): that mode is not modelled
+// (docs/peer-suite.md), so only the real page is encoded.
+TEST(VllmKvCachePages, Fp8PageIsTheRealPageOfOneByteElements) {
+  for (dtype model : {dtype::bf16, dtype::fp16, dtype::fp32})
+    for (kv_quant q : {kv_quant::fp8_e4m3, kv_quant::fp8_e5m2})
+      EXPECT_EQ(page_size_bytes(page_test_spec(model, q)), 4096) << to_string(model) << " " << to_string(q);
 }
 
 }  // namespace
