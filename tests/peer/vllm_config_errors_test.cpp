@@ -14,10 +14,13 @@ namespace {
 
 using namespace headroom_test;
 
+// `headroom plan` of Laguna XS.2 with `flags`: its exit code.
+int plan_exit(const std::string& flags) {
+  return run_cli("plan " + source_path("configs/laguna-xs2.json") + " " + flags).code;
+}
+
 int post_init_row_exit(const std::string& flags) {
-  return run_cli("plan " + source_path("configs/laguna-xs2.json") +
-                 " --max-num-seqs 128 --max-num-batched-tokens 2048 " + flags)
-      .code;
+  return plan_exit("--max-num-seqs 128 --max-num-batched-tokens 2048 " + flags);
 }
 
 // Row ([1, 2, 4], 8, 1, False, 2048, FULL_AND_PIECEWISE, ValidationError): a given maximum that
@@ -36,11 +39,7 @@ TEST(VllmCaptureSizeErrors, ZeroMaxWithGraphsIsRefused) {
 // tests/kernels/attention/test_attention_selector.py (vllm-project/vllm at 6adad087):
 // FlashAttentionBackend.supports_kv_cache_dtype. headroom's --backend fa3 is vLLM's FLASH_ATTN on
 // FA3 (Hopper), planned here on the same config with an fp8 cache.
-int fa3_cache_exit(const std::string& cache) {
-  return run_cli("plan " + source_path("configs/laguna-xs2.json") + " --backend fa3 --kv-cache-dtype " +
-                 cache)
-      .code;
-}
+int fa3_cache_exit(const std::string& cache) { return plan_exit("--backend fa3 --kv-cache-dtype " + cache); }
 
 // test_flash_attn_rejects_unhandled_kv_cache_dtypes[fp8_e5m2]: FLASH_ATTN does not take an e5m2
 // cache; the command refuses the pair (exit 2). The row's other dtypes (fp8_ds_mla, fp8_inc,
