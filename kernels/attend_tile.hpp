@@ -61,81 +61,54 @@ HEADROOM_HOST_DEVICE void tile_values(Ctx& ctx, const SV& st, Regs& rg, int slot
   }
 }
 
-// One step of the mma pass: NK keys from stage `slot`, scores, softmax, values.
-template <class T, int Dp, int NK, class Ctx, class SV, class QV, class Regs>
+// One step of NK keys from stage `slot`: scores, softmax, values (WG: the warpgroup pass's products).
+template <class T, int Dp, bool WG, int NK, class Ctx, class SV, class QV, class Regs>
 HEADROOM_HOST_DEVICE void tile_step(Ctx& ctx, const paged_attention_inputs<T>& p, const SV& st, const QV& sq,
                                     Regs& rg, const tile_sweep& sw, int64_t step, int slot) {
-  tile_products<T, Dp, NK>(ctx, st, sq, rg, sw, slot);
-  tile_softmax<T, NK>(ctx, p, rg, step);
-  tile_values<T, Dp, NK>(ctx, st, rg, slot);
+  if constexpr (WG) {
+    tile_wg_products<T, Dp, NK>(ctx, st, rg, slot);
+    tile_softmax<T, NK>(ctx, p, rg, step);
+    tile_wg_values<T, Dp, NK>(ctx, st, rg, slot);
+  } else {
+    tile_products<T, Dp, NK>(ctx, st, sq, rg, sw, slot);
+    tile_softmax<T, NK>(ctx, p, rg, step);
+    tile_values<T, Dp, NK>(ctx, st, rg, slot);
+  }
 }
 
-// The sweep's steps in N = tile_slots stage slots, step k in slot k % N. Step k's copies are issued
-// D = tile_stages - 1 steps ahead, one commit group per step (empty past the last, so step k is
-// always group k); its key rows are read into the lanes' registers a step before that and put into
-// its koff slot just before the barrier of the step that issues them. The barrier of step k
-// completes its stage for every warp, and ends every warp's reads of the slot that the step then
-// refills: step k + D - N's, which is step k - 1 in the mma pass, and step k - 2 in the warpgroup
-// pass, whose values of step k - 1 still read their stage during step k (tile_wg_step). WG: the
-// warpgroup pass, whose products read the stage through the async proxy (hence the fence before
-// the barrier).
+// The sweep's steps, S = tile_stages: step k's key rows are read (into koff) S steps ahead, its
+// copies issued S - 1 steps ahead, one commit group per step (empty past the last, so step k is
+// always group k). The barrier of step k completes its stage for every warp, and ends every warp's
+// reads of the stage and the koff slot that the step then refills. WG: the warpgroup pass, whose
+// products read the stage through the async proxy (hence the fence before the barrier).
 template <class T, int Dp, bool WG, class Ctx, class Sh, class QV, class Regs>
 HEADROOM_HOST_DEVICE void tile_steps(Ctx& ctx, const paged_attention_inputs<T>& p, Sh& s, const tile_span& sp,
                                      const tile_sweep& sw, const QV& sq, Regs& rg) {
-  constexpr int N = tile_slots<WG>, D = tile_stages - 1, KT = tile_keys<Dp>;
-  constexpr int KH = KT >= 32 ? KT / 2 : KT;  // keys of a short last step (none under 32 keys)
+  constexpr int S = tile_stages, KT = tile_keys<Dp>;
   const auto st = ctx.template shared<attn_chunk>(s.kv, "tile_kv");
   const auto ko = ctx.template shared<1>(s.koff, "tile_koff");
-  for (int k = 0; k <= D && k < sw.steps; ++k) {
-    tile_rows_read<T, Dp>(ctx, p, rg, sp, sw, k);
-    tile_rows_put<Dp>(ctx, ko, rg, k);
-  }
+  for (int k = 0; k < S && k < sw.steps; ++k) tile_rows_of<T, Dp>(ctx, p, ko, sp, sw, k, k);
   ctx.sync();  // koff (and q in shared memory) for every thread
-  for (int k = 0; k < D; ++k) {
+  for (int k = 0; k < S - 1; ++k) {
     if (k < sw.steps) tile_issue<T, Dp, WG>(ctx, p, st, ko, k);
     ctx.async_commit();
   }
-  // Slots counted rather than divided: sl = step % N, ahead = (step + D) % N, prev = (step - 1) % N.
-  int sl = 0, ahead = D % N, prev = N - 1;
-  for (int64_t step = 0; step < sw.steps; ++step) {
-    ctx.template async_wait<D - 1>();
+  // slot = step % S, counted rather than divided; the step S - 1 ahead uses the slot before it.
+  for (int64_t step = 0, slot = 0; step < sw.steps; ++step, slot = slot + 1 == S ? 0 : slot + 1) {
+    const int sl = static_cast<int>(slot), ahead = sl == 0 ? S - 1 : sl - 1;
+    ctx.template async_wait<S - 2>();
     if constexpr (WG) ctx.fence_async_proxy();
-    if (step > 0 && step + D < sw.steps) tile_rows_put<Dp>(ctx, ko, rg, ahead);  // read a step ago
     ctx.sync();
-    if (step + D < sw.steps) tile_issue<T, Dp, WG>(ctx, p, st, ko, ahead);
+    if (step + S - 1 < sw.steps) tile_issue<T, Dp, WG>(ctx, p, st, ko, ahead);
     ctx.async_commit();
-    if (step + D + 1 < sw.steps) tile_rows_read<T, Dp>(ctx, p, rg, sp, sw, step + D + 1);
-    const bool short_last = KH < KT && step + 1 == sw.steps && sw.khi - sw.klo - step * KT <= KH;
-    if constexpr (WG) {
-      const int64_t k0 = step * KT;
-      const auto run = [&]<int NK, tile_mask M>() {
-        if (step == 0)
-          tile_wg_step<T, Dp, NK, true, M>(ctx, p, st, rg, step, sl, prev);
-        else
-          tile_wg_step<T, Dp, NK, false, M>(ctx, p, st, rg, step, sl, prev);
-      };
-      if (short_last)
-        run.template operator()<KH, tile_mask::all>();
-      else if (k0 >= sw.open_lo && k0 + KT <= sw.open_hi)
-        run.template operator()<KT, tile_mask::none>();
-      else
-        run.template operator()<KT, tile_mask::all>();
-    } else {
-      if (short_last)
-        tile_step<T, Dp, KH>(ctx, p, st, sq, rg, sw, step, sl);
-      else
-        tile_step<T, Dp, KT>(ctx, p, st, sq, rg, sw, step, sl);
+    if (step + S < sw.steps) tile_rows_of<T, Dp>(ctx, p, ko, sp, sw, step + S, sl);
+    if constexpr (KT >= 32) {
+      if (step + 1 == sw.steps && sw.khi - sw.klo - step * KT <= KT / 2) {  // a short last step
+        tile_step<T, Dp, WG, KT / 2>(ctx, p, st, sq, rg, sw, step, sl);
+        continue;
+      }
     }
-    if (step + 1 < sw.steps) {
-      prev = sl;
-      sl = sl + 1 == N ? 0 : sl + 1;
-      ahead = ahead + 1 == N ? 0 : ahead + 1;
-    } else if constexpr (WG) {  // the last step's values
-      if (short_last)
-        tile_wg_last_values<T, Dp, KH>(ctx, st, rg, sl);
-      else
-        tile_wg_last_values<T, Dp, KT>(ctx, st, rg, sl);
-    }
+    tile_step<T, Dp, WG, KT>(ctx, p, st, sq, rg, sw, step, sl);
   }
 }
 
@@ -193,11 +166,6 @@ HEADROOM_HOST_DEVICE void tile_sweeps(Ctx& ctx, const paged_attention_inputs<T>&
     sw.klo = first > sp.lo ? first : sp.lo;
     sw.khi = end < sp.hi ? end : sp.hi;
     sw.steps = sw.khi > sw.klo ? (sw.khi - sw.klo + KT - 1) / KT : 0;
-    // The keys every row sees: from the last row's window start to the first row's position.
-    const int64_t all_lo = win > 0 ? sp.shift + sw.last / G - win + 1 : sw.klo,
-                  all_hi = sp.shift + base / G + 1;
-    sw.open_lo = (all_lo > sw.klo ? all_lo : sw.klo) - sw.klo;
-    sw.open_hi = (all_hi < sw.khi ? all_hi : sw.khi) - sw.klo;
     sw.idle_from = static_cast<int>((sw.last - base) / tile_rows + 1);
     if (base > sp.rows_lo) ctx.sync();  // the sweep before still reads koff, the stage and q
     if constexpr (WG)

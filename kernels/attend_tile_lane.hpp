@@ -43,10 +43,6 @@ static_assert(tile_stages >= 2, "a step's copies overlap at least the step befor
 template <int Dp>
 inline constexpr int tile_keys = Dp <= 128 ? HEADROOM_TILE_KEYS : HEADROOM_TILE_KEYS / 4;
 static_assert(HEADROOM_TILE_KEYS % 64 == 0 && HEADROOM_TILE_KEYS <= 128, "steps of whole 16-key products");
-// Key rows a lane reads from the block table per step (tile_rows_read): a step's keys over the
-// threads of the smallest block, one warp.
-template <int Dp>
-inline constexpr int tile_key_regs = (tile_keys<Dp> + 31) / 32;
 // Warps per block at most: 128 rows, as FlashInfer's tiles; at 256 dims 64 (the accumulators alone
 // are 128 registers a lane).
 template <int Dp>
@@ -64,25 +60,17 @@ inline launch_dim tile_block(int64_t cta_tile_q) {
   return {32, w, 1};
 }
 
-// Head sizes the warpgroup pass (attend_tile_wg.hpp) takes.
-template <int Dp>
-inline constexpr bool tile_wg_fits = Dp == 64 || Dp == 128;
-// Stage slots of a pass: its stages, and in the warpgroup pass one more, since a step's values are
-// multiplied during the next step (its stage is refilled a step later).
-template <bool WG>
-inline constexpr int tile_slots = tile_stages + (WG ? 1 : 0);
-
-// Step k's K then V rows, [K|V][key][Dp], are in stage slot k % tile_slots, its key rows in koff
-// slot k % tile_slots.
+// Step k's K then V rows, [K|V][key][Dp], are in stage k % tile_stages, its key rows in koff slot
+// k % tile_stages.
 template <class T, int Dp>
 struct tile_shared {
-  static constexpr int W = tile_max_warps<Dp>, KT = tile_keys<Dp>, N = tile_slots<tile_wg_fits<Dp>>;
+  static constexpr int W = tile_max_warps<Dp>, KT = tile_keys<Dp>;
   static constexpr int64_t stage_elems = 2 * KT * Dp;
   static constexpr int64_t q_elems = tile_q_in_regs<Dp> ? attn_chunk : W * tile_rows * Dp;
-  int64_t koff[N * KT];                 // element offsets of the steps' key rows (block table, once)
-  alignas(1024) T kv[N * stage_elems];  // 1024: the warpgroup pass's swizzle atoms
+  int64_t koff[tile_stages * KT];  // element offsets of the steps' key rows (block table, once)
+  alignas(1024) T kv[tile_stages * stage_elems];  // 1024: the warpgroup pass's swizzle atoms
   alignas(16) T q[q_elems];  // the sweep's q rows, [row][Dp] swizzled as the stage (last: see bytes)
-  static_assert(N * stage_elems + q_elems < (int64_t{1} << 31), "32-bit shared offsets");
+  static_assert(tile_stages * stage_elems + q_elems < (int64_t{1} << 31), "32-bit shared offsets");
   static constexpr std::size_t bytes(int64_t warps) {
     return tile_q_in_regs<Dp>
                ? sizeof(tile_shared)
@@ -126,10 +114,8 @@ struct tile_lane {
   uint32_t pa[KB][4];                            // P of keys 16kb .. 16kb + 15
   float o[F][4];                                 // O: c0 c1 row g, c2 c3 row g + 8, dims 8f + 2q
   float m[2], l[2];                              // rows g, g + 8: maximum (log2 units), partial sum
-  float alpha[2];                                // rows g, g + 8: the step's rescale of O
   int32_t vlo[2], vhi[2];                        // rows g, g + 8: visible keys, from the sweep's first
   int32_t kofs[2], vofs[4];                      // the lane's read offsets in a stage (tile_lane_offsets)
-  int64_t kr[tile_key_regs<Dp>];                 // key rows of the step S ahead (tile_rows_read)
 };
 
 // The lane's offsets in a stage, so that every read of a step is one register plus a constant.

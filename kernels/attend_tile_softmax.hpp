@@ -30,31 +30,23 @@ HEADROOM_HOST_DEVICE float tile_row_reduce(const float (&s)[NB][4], int i, Op op
 
 // The online softmax of step `step`'s NK scores of the lane's two rows in log2 units (scores times
 // scale * log2(e), a positive scale: one fused multiply-add and one ex2 a score); only diagonal and
-// edge steps are masked. Leaves the probabilities in s, their sums in l and the rescale of O in
-// alpha; reads and writes neither O nor P, so the values of the step before may still be in flight.
-// Either pass's lane (the same fields).
-// Which scores of a step tile_softmax_scores masks: those the lane's rows do not see where the step
-// crosses one of their bounds (lane), or where the block found that the step crosses a bound of
-// some row of the sweep (all: no branch a lane takes alone), or none (the step is open to all).
-enum class tile_mask { lane, all, none };
-
-template <class T, int NK, tile_mask M = tile_mask::lane, class Ctx, class Regs>
-HEADROOM_HOST_DEVICE void tile_softmax_scores(Ctx& ctx, const paged_attention_inputs<T>& p, Regs& rg,
-                                              int64_t step) {
+// edge steps are masked; leaves P in pa. Either pass's lane (the same fields).
+template <class T, int NK, class Ctx, class Regs>
+HEADROOM_HOST_DEVICE void tile_softmax(Ctx& ctx, const paged_attention_inputs<T>& p, Regs& rg, int64_t step) {
   using L = tile_lane_of<Regs>;
-  constexpr int NB = NK / 8;
+  constexpr int NB = NK / 8, KB = NK / 16;
   const int32_t k0 = static_cast<int32_t>(step) * L::KT;
   ctx.threads([&](const thread_idx& t) {
     auto& r = rg.st[t];
     const int q = t.x % 4;
     const int32_t vlo = r.vlo[0] > r.vlo[1] ? r.vlo[0] : r.vlo[1],
                   vhi = r.vhi[0] < r.vhi[1] ? r.vhi[0] : r.vhi[1];
-    if (M == tile_mask::all || (M == tile_mask::lane && !(k0 >= vlo && k0 + NK <= vhi))) {
+    if (!(k0 >= vlo && k0 + NK <= vhi)) {  // only diagonal and edge steps are masked
       HEADROOM_UNROLL
       for (int nb = 0; nb < NB; ++nb) HEADROOM_UNROLL
       for (int c = 0; c < 4; ++c) {
         const int32_t key = k0 + 8 * nb + 2 * q + c % 2;
-        r.s[nb][c] = key >= r.vlo[c / 2] && key < r.vhi[c / 2] ? r.s[nb][c] : neg_inf();
+        if (!(key >= r.vlo[c / 2] && key < r.vhi[c / 2])) r.s[nb][c] = neg_inf();
       }
     }
     const auto mx = [](float a, float b) { return fmax_f(a, b); };
@@ -64,36 +56,23 @@ HEADROOM_HOST_DEVICE void tile_softmax_scores(Ctx& ctx, const paged_attention_in
   const float sl2 = p.scale * 1.4426950408889634f;
   ctx.threads([&](const thread_idx& t) {
     auto& r = rg.st[t];
-    float mu[2];
+    float mu[2], alpha[2];
     HEADROOM_UNROLL
     for (int i = 0; i < 2; ++i) {
       const float mn = fmax_f(r.m[i], rg.red[t][i] * sl2);
       mu[i] = mn == neg_inf() ? 0.0f : mn;  // a row that saw no key yet: every term below is 0
-      r.alpha[i] = fast_exp2(r.m[i] - mu[i]);
+      alpha[i] = fast_exp2(r.m[i] - mu[i]);
       r.m[i] = mn;
-      r.l[i] *= r.alpha[i];
+      r.l[i] *= alpha[i];
+    }
+    if (alpha[0] != 1.0f || alpha[1] != 1.0f) {  // the maxima moved: rescale what was summed
+      HEADROOM_UNROLL
+      for (int f = 0; f < L::F; ++f) HEADROOM_UNROLL
+      for (int c = 0; c < 4; ++c) r.o[f][c] *= alpha[c / 2];
     }
     HEADROOM_UNROLL
     for (int nb = 0; nb < NB; ++nb) HEADROOM_UNROLL
     for (int c = 0; c < 4; ++c) r.s[nb][c] = fast_exp2(fmadd(r.s[nb][c], sl2, -mu[c / 2]));
-    r.l[0] += tile_row_reduce<NB>(r.s, 0, [](float a, float b) { return a + b; });
-    r.l[1] += tile_row_reduce<NB>(r.s, 1, [](float a, float b) { return a + b; });
-  });
-}
-
-// The rest of the step's softmax, once the values before it are summed: O rescaled by alpha, and
-// the step's probabilities packed into pa (the A operand of its values).
-template <class T, int NK, class Ctx, class Regs>
-HEADROOM_HOST_DEVICE void tile_softmax_rescale(Ctx& ctx, Regs& rg) {
-  using L = tile_lane_of<Regs>;
-  constexpr int KB = NK / 16;
-  ctx.threads([&](const thread_idx& t) {
-    auto& r = rg.st[t];
-    if (r.alpha[0] != 1.0f || r.alpha[1] != 1.0f) {  // the maxima moved: rescale what was summed
-      HEADROOM_UNROLL
-      for (int f = 0; f < L::F; ++f) HEADROOM_UNROLL
-      for (int c = 0; c < 4; ++c) r.o[f][c] *= r.alpha[c / 2];
-    }
     HEADROOM_UNROLL
     for (int kb = 0; kb < KB; ++kb) HEADROOM_UNROLL
     for (int h = 0; h < 2; ++h) {  // keys 16kb + 8h + 2q, + 1 of rows g (a0 / a2) and g + 8 (a1 / a3)
@@ -101,14 +80,9 @@ HEADROOM_HOST_DEVICE void tile_softmax_rescale(Ctx& ctx, Regs& rg) {
       r.pa[kb][2 * h] = pack2_rn<T>(x[0], x[1]);
       r.pa[kb][2 * h + 1] = pack2_rn<T>(x[2], x[3]);
     }
+    r.l[0] += tile_row_reduce<NB>(r.s, 0, [](float a, float b) { return a + b; });
+    r.l[1] += tile_row_reduce<NB>(r.s, 1, [](float a, float b) { return a + b; });
   });
-}
-
-// The whole online softmax of a step: P in pa, O rescaled.
-template <class T, int NK, class Ctx, class Regs>
-HEADROOM_HOST_DEVICE void tile_softmax(Ctx& ctx, const paged_attention_inputs<T>& p, Regs& rg, int64_t step) {
-  tile_softmax_scores<T, NK>(ctx, p, rg, step);
-  tile_softmax_rescale<T, NK>(ctx, rg);
 }
 
 }  // namespace headroom

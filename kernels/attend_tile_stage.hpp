@@ -15,10 +15,9 @@ struct tile_span {
   int64_t rows_lo = 0, rows_hi = 0, lo = 0, hi = 0;
 };
 
-// One sweep's rows and keys: rows [base, last], keys [klo, khi) in `steps` steps; every row sees
-// the keys [klo + open_lo, klo + open_hi) (none where open_hi <= open_lo).
+// One sweep's rows and keys: rows [base, last], keys [klo, khi) in `steps` steps.
 struct tile_sweep {
-  int64_t base = 0, last = 0, klo = 0, khi = 0, steps = 0, open_lo = 0, open_hi = 0;
+  int64_t base = 0, last = 0, klo = 0, khi = 0, steps = 0;
   int idle_from = 0;  // the first warp with no valid row
 };
 
@@ -95,37 +94,18 @@ HEADROOM_HOST_DEVICE void tile_begin(Ctx& ctx, const paged_attention_inputs<T>& 
   }
 }
 
-// The row offsets of step `step`'s keys (past khi: the last key again, its probability 0), one
-// block-table read per key, into the lanes' registers (kr[i]: key t.linear + i * threads). They go to
-// shared memory (tile_rows_put) a step later, so no warp waits for the read before its products.
-template <class T, int Dp, class Ctx, class Regs>
-HEADROOM_HOST_DEVICE void tile_rows_read(Ctx& ctx, const paged_attention_inputs<T>& p, Regs& rg,
-                                         const tile_span& sp, const tile_sweep& sw, int64_t step) {
+// The row offsets of step `step`'s keys into its koff slot (step % tile_stages; past khi: the last
+// key again, its probability 0): one block-table read per key.
+template <class T, int Dp, class Ctx, class KO>
+HEADROOM_HOST_DEVICE void tile_rows_of(Ctx& ctx, const paged_attention_inputs<T>& p, const KO& ko,
+                                       const tile_span& sp, const tile_sweep& sw, int64_t step, int slot) {
   constexpr int KT = tile_keys<Dp>;
   const auto bt = ctx.global(p.block_table);
   const int64_t n = ctx.block_dim().count(), first = sw.klo + step * KT;
   ctx.threads([&](const thread_idx& t) {
-    HEADROOM_UNROLL
-    for (int i = 0; i < tile_key_regs<Dp>; ++i) {
-      const int64_t k = t.linear + i * n;
-      if (k >= KT) break;
+    for (int k = t.linear; k < KT; k += n) {
       const int64_t key = first + k < sw.khi ? first + k : sw.khi - 1;
-      rg.st[t].kr[i] = kv_key_row(p, bt, sp.seq, key, sp.kvh);
-    }
-  });
-}
-
-// The lanes' key rows (tile_rows_read) into koff slot `slot`.
-template <int Dp, class Ctx, class KO, class Regs>
-HEADROOM_HOST_DEVICE void tile_rows_put(Ctx& ctx, const KO& ko, Regs& rg, int slot) {
-  constexpr int KT = tile_keys<Dp>;
-  const int64_t n = ctx.block_dim().count();
-  ctx.threads([&](const thread_idx& t) {
-    HEADROOM_UNROLL
-    for (int i = 0; i < tile_key_regs<Dp>; ++i) {
-      const int64_t k = t.linear + i * n;
-      if (k >= KT) break;
-      ko.store(slot * KT + k, rg.st[t].kr[i]);
+      ko.store(slot * KT + k, kv_key_row(p, bt, sp.seq, key, sp.kvh));
     }
   });
 }

@@ -9,13 +9,15 @@
 //           is K-major in the stage, so both sides keep the dims' natural order.
 //   S, P, O the accumulators of m64n(keys)k16 and m64n(Dp)k16, the same places as the mma pass's (so
 //           the softmax and the stores are shared); P is A of the values, V MN-major.
-// A step's values are multiplied during the next step's scores and softmax (FlashAttention-3's
-// overlap within a warpgroup): its probabilities stay in pa and its stage one step longer.
+// Each step's scores are awaited before its softmax, and its values before the next step.
 #pragma once
 
 #include "kernels/attend_tile_softmax.hpp"
 
 namespace headroom {
+
+template <int Dp>
+inline constexpr bool tile_wg_fits = Dp == 64 || Dp == 128;
 
 // Whether a launch of cta_tile_q-row tiles takes the warpgroup pass (its own kernel: the pass's
 // products stay in flight only where the kernel holds no mma pass beside it): head sizes 64 and
@@ -33,9 +35,7 @@ struct tile_wg_lane {
   uint32_t pa[KB][4];  // P of keys 16kb .. 16kb + 15 (A of the values)
   float o[F][4];       // O: c0 c1 row g, c2 c3 row g + 8, dims 8f + 2q
   float m[2], l[2];    // rows g, g + 8: maximum (log2 units), partial sum
-  float alpha[2];      // rows g, g + 8: the step's rescale of O
   int32_t vlo[2], vhi[2];
-  int64_t kr[tile_key_regs<Dp>];  // key rows of the step S ahead (tile_rows_read)
 };
 
 template <class Ctx, int Dp>
@@ -85,7 +85,7 @@ HEADROOM_HOST_DEVICE void tile_wg_begin(Ctx& ctx, const paged_attention_inputs<T
 }
 
 // S = Q K^T over the first NK keys of stage `slot`: Dp / 16 products, K-major B at the stage's K
-// rows, issued (one group).
+// rows, awaited.
 template <class T, int Dp, int NK, class Ctx, class SV, class Regs>
 HEADROOM_HOST_DEVICE void tile_wg_products(Ctx& ctx, const SV& st, Regs& rg, int slot) {
   using L = tile_wg_lane<Dp>;
@@ -99,10 +99,11 @@ HEADROOM_HOST_DEVICE void tile_wg_products(Ctx& ctx, const SV& st, Regs& rg, int
     return wgmma_operands{
         {r.q[j][0], r.q[j][1], r.q[j][2], r.q[j][3]}, &r.s[0][0], k0 + (j / 4) * L::KT * 64 + 16 * (j % 4)};
   });
+  ctx.template wgmma_wait<0>(rg.st, [](L& r, auto pin) { pin(r.s); });
 }
 
 // O += P V over the first NK keys of stage `slot`: NK / 16 products, MN-major B at its V rows,
-// issued (one group).
+// awaited.
 template <class T, int Dp, int NK, class Ctx, class SV, class Regs>
 HEADROOM_HOST_DEVICE void tile_wg_values(Ctx& ctx, const SV& st, Regs& rg, int slot) {
   using L = tile_wg_lane<Dp>;
@@ -111,34 +112,7 @@ HEADROOM_HOST_DEVICE void tile_wg_values(Ctx& ctx, const SV& st, Regs& rg, int s
     return wgmma_operands{
         {r.pa[kb][0], r.pa[kb][1], r.pa[kb][2], r.pa[kb][3]}, &r.o[0][0], v0 + 16 * kb * 64};
   });
-}
-
-// Step `step` of the warpgroup pass, NK keys in stage `slot`: its scores, and beside them (unless
-// First) the values of the step before (whole, from stage `prev`), whose sums run while this step's
-// softmax computes; O is rescaled once they are done. No lane branches while they are in flight
-// (ptxas would serialize the products): the masks of the step are the block's choice (M). The last
-// step's values are tile_wg_last_values'.
-template <class T, int Dp, int NK, bool First, tile_mask M, class Ctx, class SV, class Regs>
-HEADROOM_HOST_DEVICE void tile_wg_step(Ctx& ctx, const paged_attention_inputs<T>& p, const SV& st, Regs& rg,
-                                       int64_t step, int slot, int prev) {
-  using L = tile_wg_lane<Dp>;
-  tile_wg_products<T, Dp, NK>(ctx, st, rg, slot);
-  if constexpr (First) {
-    ctx.template wgmma_wait<0>(rg.st, [](L& r, auto pin) { pin(r.s); });
-  } else {
-    tile_wg_values<T, Dp, L::KT>(ctx, st, rg, prev);
-    ctx.template wgmma_wait<1>(rg.st, [](L& r, auto pin) { pin(r.s); });
-  }
-  tile_softmax_scores<T, NK, M>(ctx, p, rg, step);
-  if constexpr (!First) ctx.template wgmma_wait<0>(rg.st, [](L& r, auto pin) { pin(r.o); });
-  tile_softmax_rescale<T, NK>(ctx, rg);
-}
-
-// The values of a sweep's last step (NK keys of stage `slot`), awaited.
-template <class T, int Dp, int NK, class Ctx, class SV, class Regs>
-HEADROOM_HOST_DEVICE void tile_wg_last_values(Ctx& ctx, const SV& st, Regs& rg, int slot) {
-  tile_wg_values<T, Dp, NK>(ctx, st, rg, slot);
-  ctx.template wgmma_wait<0>(rg.st, [](tile_wg_lane<Dp>& r, auto pin) { pin(r.o); });
+  ctx.template wgmma_wait<0>(rg.st, [](L& r, auto pin) { pin(r.o); });
 }
 
 }  // namespace headroom
