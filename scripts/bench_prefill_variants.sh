@@ -6,8 +6,8 @@
 #   scripts/bench_prefill_variants.sh pack CARRY REV...      on the build machine (no GPU needed):
 #       one worktree and CUDA build of bench_gpu_prefill per revision (Release, sm_90a as the
 #       project's CUDA default), the binaries to CARRY/variants/NN-NAME/bench_gpu_prefill (NN: the
-#       order given, NAME: the revision as given, '/' and '~' replaced) with Google Benchmark's
-#       shared library in CARRY/variants/lib
+#       order given, NAME: the revision as given, '/', '~' and '^' as '_'; the variants of an
+#       earlier pack are removed first) with Google Benchmark's shared library in CARRY/variants/lib
 #   scripts/bench_prefill_variants.sh run CARRY [OUT] [ROUNDS]   on the GPU machine:
 #       every variant in turn, ROUNDS times (default 2); OUT (default $OUT, else
 #       bench-prefill-variants-out) gets NAME.ROUND.json / .log and variants.md, the medians in
@@ -26,6 +26,7 @@ pack() {
     git -C "$root" rev-parse --verify --quiet "$rev^{commit}" > /dev/null || die "pack: no revision $rev"
   done
   mkdir -p "$carry/variants/lib" || die "pack: cannot create $carry/variants"
+  rm -rf "$carry"/variants/[0-9]*-*
   local n=0
   for rev in "$@"; do
     n=$((n + 1))
@@ -56,7 +57,7 @@ pack() {
 run() {
   local carry="$1" out="${2:-${OUT:-$PWD/bench-prefill-variants-out}}" rounds="${3:-2}"
   [[ "$rounds" =~ ^[1-9][0-9]*$ ]] || die "run: ROUNDS must be a positive integer, not '$rounds'"
-  local dirs=()
+  local dirs=() r d
   for d in "$carry"/variants/[0-9]*-*/; do [[ -x "$d/bench_gpu_prefill" ]] && dirs+=("${d%/}"); done
   ((${#dirs[@]})) || die "run: no variants under $carry/variants (pack them first)"
   mkdir -p "$out" || die "run: cannot create $out"
@@ -64,7 +65,6 @@ run() {
   { date -u +%FT%TZ; command -v nvidia-smi > /dev/null &&
       nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv; } > "$out/device.txt" 2>&1
   cat "$out/device.txt"
-  local r d
   for ((r = 1; r <= rounds; ++r)); do
     for d in "${dirs[@]}"; do
       # shellcheck disable=SC2086  # BENCH_ARGS are words
