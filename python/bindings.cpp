@@ -2,6 +2,7 @@
 #include "python/bindings.hpp"
 
 #include <memory>
+#include <vector>
 
 #include "cli/engine_flags.hpp"
 #include "cli/options.hpp"
@@ -87,8 +88,9 @@ nlohmann::json check(model_geometry m, const run_options& o) {
                                      "flashinfer_prefill");
   auto ex = executor_of(o.target);
   try {
-    cli::require_auto_fa2_off_model(check_cases(m, s.options), o.target, arguments, "flashinfer_prefill");
-    return to_json(run_check(m, s.options, *ex));
+    const std::vector<check_case> cases = check_cases(m, s.options);  // run_check's, built once
+    cli::require_auto_fa2_off_model(cases, o.target, arguments, "flashinfer_prefill");
+    return to_json(run_sweep(cases, s.options.decode_seq_len, s.options.tight, *ex));
   } catch (const input_error& e) {
     throw e.in_file(m.source);
   }
