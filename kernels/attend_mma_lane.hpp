@@ -38,6 +38,15 @@ HEADROOM_HOST_DEVICE inline uint32_t pack2(T lo, T hi) {
   return static_cast<uint32_t>(lo.bits) | static_cast<uint32_t>(hi.bits) << 16;
 }
 
+// The two elements of a packed pair (pack2's inverse).
+template <class T>
+HEADROOM_HOST_DEVICE inline vec<T, 2> unpack2(uint32_t x) {
+  vec<T, 2> v;
+  v[0].bits = static_cast<uint16_t>(x & 0xFFFFu);
+  v[1].bits = static_cast<uint16_t>(x >> 16);
+  return v;
+}
+
 // Two floats rounded to nearest even as T, packed (lo in the low half): one cvt.rn.{bf16,f16}x2 on a
 // GPU, the same bits as from_float for every finite value (NaN payloads may differ).
 template <class T>

@@ -112,15 +112,16 @@ HEADROOM_HOST_DEVICE void tile_steps(Ctx& ctx, const paged_attention_inputs<T>& 
   }
 }
 
-// Every valid row of the sweep, normalized, to element row dst_row(query, head) of dst (times D);
+// Every valid row of the sweep, normalized, to element row dst_row(query, head) of dst (times Dp:
+// the tile pass runs on whole rows, head_size == Dp), a rounded pair a lane at a time (pack2_rn);
 // with `with_lse` its natural-log log-sum-exp (-inf for a row that saw no key) to lse[that row].
 template <class T, int Dp, class Ctx, class Regs, class DstRow>
-HEADROOM_HOST_DEVICE void tile_store(Ctx& ctx, const paged_attention_inputs<T>& p, const tile_span& sp,
-                                     const tile_sweep& sw, Regs& rg, buffer_ref<T> dst, buffer_ref<float> lse,
-                                     bool with_lse, const DstRow& dst_row) {
+HEADROOM_HOST_DEVICE void tile_store(Ctx& ctx, const tile_span& sp, const tile_sweep& sw, Regs& rg,
+                                     buffer_ref<T> dst, buffer_ref<float> lse, bool with_lse,
+                                     const DstRow& dst_row) {
   const auto out = ctx.global(dst);
   const auto ls = ctx.global(lse);
-  const int64_t G = sp.group, D = p.head_size;
+  const int64_t G = sp.group;
   ctx.threads([&](const thread_idx& t) { rg.red[t] = {{rg.st[t].l[0], rg.st[t].l[1]}}; });
   ctx.lane_sum(rg.red, 4);
   ctx.threads([&](const thread_idx& t) {
@@ -130,14 +131,12 @@ HEADROOM_HOST_DEVICE void tile_store(Ctx& ctx, const paged_attention_inputs<T>& 
     for (int i = 0; i < 2; ++i) {
       const int64_t row = sw.base + tile_rows * t.y + g + 8 * i;
       if (row > sw.last) continue;
-      const int64_t e = dst_row(row / G, sp.kvh * G + row % G);
+      const int64_t e = dst_row(row / G, sp.kvh * G + row % G), at = e * Dp + 2 * q;
       const float L = rg.red[t][i], inv = L > 0.0f ? 1.0f / L : 0.0f;
       HEADROOM_UNROLL
-      for (int f = 0; f < Dp / 8; ++f) {
-        const float acc[2] = {r.o[f][2 * i], r.o[f][2 * i + 1]};
-        const int64_t d0 = 8 * f + 2 * q;
-        store_chunk<2>(out, e * D + d0, D - d0, D - d0 >= 2, acc, inv);
-      }
+      for (int f = 0; f < Dp / 8; ++f)
+        out.template store_vec<2>(at + 8 * f,
+                                  unpack2<T>(pack2_rn<T>(r.o[f][2 * i] * inv, r.o[f][2 * i + 1] * inv)));
       if (with_lse && q == 0) ls.store(e, L > 0.0f ? r.m[i] * 0.6931471805599453f + log_f(L) : neg_inf());
     }
   });
@@ -173,7 +172,7 @@ HEADROOM_HOST_DEVICE void tile_sweeps(Ctx& ctx, const paged_attention_inputs<T>&
     else
       tile_begin<T, Dp>(ctx, p, sp, sw, sq, rg);
     tile_steps<T, Dp, WG>(ctx, p, s, sp, sw, sq, rg);
-    tile_store<T, Dp>(ctx, p, sp, sw, rg, dst, lse, with_lse, dst_row);
+    tile_store<T, Dp>(ctx, sp, sw, rg, dst, lse, with_lse, dst_row);
   }
 }
 
