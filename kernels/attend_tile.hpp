@@ -80,7 +80,8 @@ HEADROOM_HOST_DEVICE void tile_step(Ctx& ctx, const paged_attention_inputs<T>& p
 // copies issued S - 1 steps ahead, one commit group per step (empty past the last, so step k is
 // always group k). The barrier of step k completes its stage for every warp, and ends every warp's
 // reads of the stage and the koff slot that the step then refills. WG: the warpgroup pass, whose
-// products read the stage through the async proxy (hence the fence before the barrier).
+// products read the stage through the async proxy (hence the fence before the barrier) and whose
+// q, copied with step 0's stage (tile_wg_begin), reaches the registers after step 0's barrier.
 template <class T, int Dp, bool WG, class Ctx, class Sh, class QV, class Regs>
 HEADROOM_HOST_DEVICE void tile_steps(Ctx& ctx, const paged_attention_inputs<T>& p, Sh& s, const tile_span& sp,
                                      const tile_sweep& sw, const QV& sq, Regs& rg) {
@@ -102,6 +103,8 @@ HEADROOM_HOST_DEVICE void tile_steps(Ctx& ctx, const paged_attention_inputs<T>& 
     if (step + S - 1 < sw.steps) tile_issue<T, Dp, WG>(ctx, p, st, ko, ahead);
     ctx.async_commit();
     if (step + S < sw.steps) tile_rows_of<T, Dp>(ctx, p, ko, sp, sw, step + S, sl);
+    if constexpr (WG)
+      if (step == 0) tile_wg_q<Dp>(ctx, sq, rg);  // q landed with the first stage
     if constexpr (KT >= 32) {
       if (step + 1 == sw.steps && sw.khi - sw.klo - step * KT <= KT / 2) {  // a short last step
         tile_step<T, Dp, WG, KT / 2>(ctx, p, st, sq, rg, sw, step, sl);
@@ -135,8 +138,8 @@ HEADROOM_HOST_DEVICE void tile_store(Ctx& ctx, const tile_span& sp, const tile_s
       const float L = rg.red[t][i], inv = L > 0.0f ? 1.0f / L : 0.0f;
       HEADROOM_UNROLL
       for (int f = 0; f < Dp / 8; ++f)
-        out.template store_vec<2>(at + 8 * f,
-                                  unpack2<T>(pack2_rn<T>(r.o[f][2 * i] * inv, r.o[f][2 * i + 1] * inv)));
+        out.template store_vec_aligned<2>(
+            at + 8 * f, unpack2<T>(pack2_rn<T>(r.o[f][2 * i] * inv, r.o[f][2 * i + 1] * inv)));
       if (with_lse && q == 0) ls.store(e, L > 0.0f ? r.m[i] * 0.6931471805599453f + log_f(L) : neg_inf());
     }
   });
@@ -149,7 +152,8 @@ HEADROOM_HOST_DEVICE void tile_sweeps(Ctx& ctx, const paged_attention_inputs<T>&
                                       bool with_lse, const DstRow& dst_row) {
   constexpr int KT = tile_keys<Dp>;
   const int64_t rows = tile_rows * ctx.block_dim().y, G = sp.group, win = p.sliding_window;
-  const auto sq = ctx.template shared<attn_chunk>(s.q, tile_q_in_regs<Dp> ? attn_chunk : rows * Dp, "tile_q");
+  const auto sq =
+      ctx.template shared<attn_chunk>(s.q, tile_q_in_regs<Dp> && !WG ? attn_chunk : rows * Dp, "tile_q");
   auto rg = [&] {
     if constexpr (WG)
       return make_tile_wg_registers<Dp>(ctx);
@@ -168,7 +172,7 @@ HEADROOM_HOST_DEVICE void tile_sweeps(Ctx& ctx, const paged_attention_inputs<T>&
     sw.idle_from = static_cast<int>((sw.last - base) / tile_rows + 1);
     if (base > sp.rows_lo) ctx.sync();  // the sweep before still reads koff, the stage and q
     if constexpr (WG)
-      tile_wg_begin<T, Dp>(ctx, p, sp, sw, rg);
+      tile_wg_begin<T, Dp>(ctx, p, sp, sw, sq, rg);
     else
       tile_begin<T, Dp>(ctx, p, sp, sw, sq, rg);
     tile_steps<T, Dp, WG>(ctx, p, s, sp, sw, sq, rg);

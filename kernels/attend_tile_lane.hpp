@@ -61,20 +61,21 @@ inline launch_dim tile_block(int64_t cta_tile_q) {
 }
 
 // Step k's K then V rows, [K|V][key][Dp], are in stage k % tile_stages, its key rows in koff slot
-// k % tile_stages.
+// k % tile_stages. q holds the sweep's rows where the pass reads q from shared memory (head sizes
+// above tile_q_in_regs, and the warpgroup pass); a launch allocates only the rows it uses (bytes).
 template <class T, int Dp>
 struct tile_shared {
   static constexpr int W = tile_max_warps<Dp>, KT = tile_keys<Dp>;
   static constexpr int64_t stage_elems = 2 * KT * Dp;
-  static constexpr int64_t q_elems = tile_q_in_regs<Dp> ? attn_chunk : W * tile_rows * Dp;
+  static constexpr int64_t q_elems = W * tile_rows * Dp;
   int64_t koff[tile_stages * KT];  // element offsets of the steps' key rows (block table, once)
   alignas(1024) T kv[tile_stages * stage_elems];  // 1024: the warpgroup pass's swizzle atoms
   alignas(16) T q[q_elems];  // the sweep's q rows, [row][Dp] swizzled as the stage (last: see bytes)
   static_assert(tile_stages * stage_elems + q_elems < (int64_t{1} << 31), "32-bit shared offsets");
-  static constexpr std::size_t bytes(int64_t warps) {
-    return tile_q_in_regs<Dp>
-               ? sizeof(tile_shared)
-               : sizeof(tile_shared) - static_cast<std::size_t>(W - warps) * tile_rows * Dp * sizeof(T);
+  // The bytes a launch of `warps` warps needs: q's rows where q_shared, else one chunk of q.
+  static constexpr std::size_t bytes(int64_t warps, bool q_shared) {
+    const int64_t kept = q_shared ? warps * tile_rows * Dp : attn_chunk;
+    return sizeof(tile_shared) - static_cast<std::size_t>(q_elems - kept) * sizeof(T);
   }
 };
 
@@ -172,7 +173,7 @@ HEADROOM_HOST_DEVICE void tile_read_k(Ctx& ctx, const SV& st, const QV& sq, Regs
 template <int Dp, class Ctx, class SV, class Regs>
 HEADROOM_HOST_DEVICE void tile_read_v(Ctx& ctx, const SV& st, Regs& rg, int slot, int kb, int n) {
   using L = tile_lane<Dp>;
-  ctx.template ldmatrix_trans<4>(st, rg.st, [&](const thread_idx&, L& r) {
+  ctx.template ldmatrix<4, true>(st, rg.st, [&](const thread_idx&, L& r) {
     return matrix_row{(slot * 2 + 1) * L::KT * Dp + r.vofs[n % 4] + 16 * kb * Dp + 16 * (n - n % 4), r.v};
   });
 }

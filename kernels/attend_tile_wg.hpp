@@ -6,7 +6,10 @@
 //   stage   [slot][K|V][Dp / 64][key][64]: rows of 64 elements (128 bytes), 16-byte chunks swizzled
 //           in 1024-byte atoms (sw128_at), the layout wgmma reads with a 128-byte-swizzle descriptor.
 //   q       A of the scores in the lanes' registers, mma's A layout (dims 16j + 2q, + 1 and + 8): K
-//           is K-major in the stage, so both sides keep the dims' natural order.
+//           is K-major in the stage, so both sides keep the dims' natural order. The sweep's q rows
+//           travel to shared memory with the first stage's copies (16-byte cp.async, rows swizzled
+//           as tile_row_at) and reach the registers by ldmatrix after that stage's barrier, so the
+//           prologue never waits on a load of its own.
 //   S, P, O the accumulators of m64n(keys)k16 and m64n(Dp)k16, the same places as the mma pass's (so
 //           the softmax and the stores are shared); P is A of the values, V MN-major.
 // Each step's scores are awaited before its softmax, and its values before the next step.
@@ -49,39 +52,58 @@ HEADROOM_HOST_DEVICE auto make_tile_wg_registers(Ctx& ctx) {
   return tile_wg_registers<Ctx, Dp>{make_registers<tile_wg_lane<Dp>>(ctx), make_registers<fvec<2>>(ctx)};
 }
 
-// The lanes' rows (tile_row_state), zero accumulators, and q in mma's A layout: two 4-byte loads a
-// row and 16 dims (zeros for a row past the sweep: every warp of a warpgroup takes part in its
-// products).
-template <class T, int Dp, class Ctx, class Regs>
+// The lanes' rows (tile_row_state), zero accumulators, and the sweep's q rows on their way to
+// shared memory: each lane copies a quarter of its two rows (chunks q, q + 4, ...), zeros for a row
+// past the sweep (every warp of a warpgroup takes part in its products). The copies join the first
+// stage's group (tile_steps commits it), so a sweep without steps issues none.
+template <class T, int Dp, class Ctx, class QV, class Regs>
 HEADROOM_HOST_DEVICE void tile_wg_begin(Ctx& ctx, const paged_attention_inputs<T>& p, const tile_span& sp,
-                                        const tile_sweep& sw, Regs& rg) {
+                                        const tile_sweep& sw, const QV& sq, Regs& rg) {
+  constexpr int CPR = Dp / attn_chunk;  // chunks per row
   const auto qg = ctx.global(p.q);
   const int64_t G = sp.group, D = p.head_size;
   ctx.threads([&](const thread_idx& t) {
     auto& r = rg.st[t];
-    const int q = t.x % 4;
     tile_row_state(r, p, sp, sw, t);
-    HEADROOM_UNROLL
-    for (int i = 0; i < 2; ++i) {
-      const int64_t row = sw.base + tile_rows * t.y + t.x / 4 + 8 * i;
-      const int64_t off = row > sw.last ? -1
-                                        : token_offset(ctx, p.int32_offsets, sp.qo_start + row / G,
-                                                       p.num_heads, D, sp.kvh * G + row % G);
-      HEADROOM_UNROLL
-      for (int j = 0; j < Dp / 16; ++j) HEADROOM_UNROLL
-      for (int h = 0; h < 2; ++h) {
-        uint32_t x = 0u;
-        if (off >= 0) {
-          const auto v = qg.template load_vec_aligned<2>(off + 16 * j + 8 * h + 2 * q);
-          x = pack2(v[0], v[1]);
-        }
-        r.q[j][i + 2 * h] = x;
-      }
-    }
     HEADROOM_UNROLL
     for (int f = 0; f < tile_wg_lane<Dp>::F; ++f) HEADROOM_UNROLL
     for (int c = 0; c < 4; ++c) r.o[f][c] = 0.0f;
+    if (sw.steps == 0) return;
+    HEADROOM_UNROLL
+    for (int i = 0; i < 2; ++i) {
+      const int32_t at = tile_rows * t.y + t.x / 4 + 8 * i;  // the row in the sweep
+      const int64_t row = sw.base + at;
+      if (row > sw.last) {
+        vec<T, attn_chunk> z;
+        for (int e = 0; e < attn_chunk; ++e) z[e] = from_float<T>(0.0f);
+        HEADROOM_UNROLL
+        for (int k = 0; k < CPR / 4; ++k)
+          sq.template store_vec_aligned<attn_chunk>(tile_row_at<Dp>(at, 4 * k + t.x % 4), z);
+        continue;
+      }
+      const int64_t off =
+          token_offset(ctx, p.int32_offsets, sp.qo_start + row / G, p.num_heads, D, sp.kvh * G + row % G);
+      HEADROOM_UNROLL
+      for (int k = 0; k < CPR / 4; ++k) {
+        const int c = 4 * k + t.x % 4;
+        ctx.template copy_async<attn_chunk>(sq, tile_row_at<Dp>(at, c), qg, off + c * attn_chunk);
+      }
+    }
   });
+}
+
+// q of the warp's 16 rows from shared memory into mma's A layout, one ldmatrix of four 8x8
+// matrices per 16 dims: lane 8i + k names row k + 8 (i % 2) at dims 16j + 8 (i / 2) .., so the
+// matrices are a0 .. a3 (rows g, g + 8 by dims 2q, 2q + 8). After the barrier that lands the copies.
+template <int Dp, class Ctx, class QV, class Regs>
+HEADROOM_HOST_DEVICE void tile_wg_q(Ctx& ctx, const QV& sq, Regs& rg) {
+  using L = tile_wg_lane<Dp>;
+  HEADROOM_UNROLL
+  for (int j = 0; j < L::KS; ++j)
+    ctx.template ldmatrix<4, false>(sq, rg.st, [&](const thread_idx& t, L& r) {
+      const int l = t.x, row = tile_rows * t.y + l % 8 + 8 * ((l / 8) % 2);
+      return matrix_row{tile_row_at<Dp>(row, 2 * j + l / 16), r.q[j]};
+    });
 }
 
 // S = Q K^T over the first NK keys of stage `slot`: Dp / 16 products, K-major B at the stage's K

@@ -94,14 +94,17 @@ inline int64_t fi_prefill_max_keys(const fi_prefill_params<T>& p) {
 }
 
 // Whether a prefill runs the tile pass (attend_tile.hpp): bf16 / fp16 up to head size 256, rows
-// whole and aligned. Otherwise passes of attn_rows rows through attend_range() (CUDA cores for fp32
-// and head size 512, unaligned rows on tensor cores too). Uniform over the launch.
+// whole and aligned (q, K, V and the rows it writes: the tile pass stores aligned pairs).
+// Otherwise passes of attn_rows rows through attend_range() (CUDA cores for fp32 and head size
+// 512, unaligned rows on tensor cores too). Uniform over the launch.
 template <class T, int Dp>
 HEADROOM_HOST_DEVICE bool fi_prefill_tiled(const fi_prefill_params<T>& p) {
-  if constexpr (attn_on_tensor_cores<T, Dp>)
-    return mma_rows_aligned<Dp>(p.in);
-  else
+  if constexpr (attn_on_tensor_cores<T, Dp>) {
+    const T* dst = p.split ? p.tmp_v.data : p.output.data;
+    return mma_rows_aligned<Dp>(p.in) && reinterpret_cast<uintptr_t>(dst) % 16 == 0;
+  } else {
     return false;
+  }
 }
 
 // The two passes' shared storage, one at a time.
@@ -148,7 +151,8 @@ struct fi_batch_prefill {
   }
   static std::size_t shared_bytes(const params& p) {
     if constexpr (on_tensor_cores)
-      if (fi_prefill_tiled<T, Dp>(p)) return tile_shared<T, Dp>::bytes(block(p).y);
+      if (fi_prefill_tiled<T, Dp>(p))
+        return tile_shared<T, Dp>::bytes(block(p).y, !tile_q_in_regs<Dp> || (WG && tile_wg_fits<Dp>));
     return attn_shared_bytes<T, Dp, Stages>(block(p).y);
   }
 

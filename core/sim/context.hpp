@@ -27,7 +27,8 @@
 //   view.extent()             element indices (int64_t); vector accesses move N consecutive elements.
 //   view.load_vec_aligned<N>(i)  the same load from an address the body knows is aligned to the
 //                             vector (16 bytes for 8 bf16): no run-time test on a GPU; the simulator
-//                             records a broken promise as a misuse.
+//                             records a broken promise as a misuse. view.store_vec_aligned<N>(i, v):
+//                             the same promise for a store.
 //   ctx.registers<T>()        registers_view<T>: r[t] is thread t's T, kept across barriers (GPU: a
 //                             plain local variable; T must be trivially copyable).
 //   ctx.lane_sum(r, width[, stride]), ctx.lane_max(...)
@@ -40,11 +41,12 @@
 //                             names the lane's operands (mma_operands) or its N registers of 8x8
 //                             matrices; layouts and the host emulation in core/sim/warp_ops.hpp.
 //                             Whole warps only; block-uniform.
-//   ctx.ldmatrix_trans<N>(sv, r, sel)
-//                             ldmatrix.sync.aligned.m8n8.xN.trans.shared.b16 from shared view sv:
+//   ctx.ldmatrix<N, Trans>(sv, r, sel)
+//                             ldmatrix.sync.aligned.m8n8.xN[.trans].shared.b16 from shared view sv:
 //                             sel(const thread_idx&, R&) -> matrix_row{offset, regs}: lane 8i + k
 //                             names row k of matrix i (8 elements at offset, 16-byte aligned) and
-//                             gets its N fragments of the transposed matrices in regs (warp_ops.hpp).
+//                             gets its N fragments of the matrices (Trans: of their transposes) in
+//                             regs (warp_ops.hpp).
 //                             Each lane's row is checked as its own aligned load. Whole warps only;
 //                             block-uniform.
 //   ctx.wgmma<T, N, MN, KS>(sv, lbo, r, sel)

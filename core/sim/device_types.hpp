@@ -73,7 +73,7 @@ struct mma_operands {
   float* c;
 };
 
-// One lane's part of a warp's ldmatrix (ctx.ldmatrix_trans): the element offset, in a shared view,
+// One lane's part of a warp's ldmatrix (ctx.ldmatrix): the element offset, in a shared view,
 // of the 16-byte row the lane names, and where its registers go.
 struct matrix_row {
   int64_t offset;

@@ -38,6 +38,10 @@ struct native_view {
   void store_vec(int64_t i, const vec<value_type, N>& v) const requires(!std::is_const_v<T>) {
     std::memcpy(static_cast<void*>(d + i), &v, sizeof(v));
   }
+  template <int N>
+  void store_vec_aligned(int64_t i, const vec<value_type, N>& v) const requires(!std::is_const_v<T>) {
+    store_vec<N>(i, v);
+  }
 };
 
 class native_context {
@@ -86,9 +90,9 @@ class native_context {
   void transpose8x8(registers_view<R> r, Sel sel) {
     emulate_transpose8x8<N>(r, n_, sel);
   }
-  template <int N, class SV, class R, class Sel>
-  void ldmatrix_trans(const SV& v, registers_view<R> r, Sel sel) {
-    emulate_ldmatrix_trans<N>(block_, r, [&](const thread_idx& t, R& x, uint16_t* row) {
+  template <int N, bool Trans, class SV, class R, class Sel>
+  void ldmatrix(const SV& v, registers_view<R> r, Sel sel) {
+    emulate_ldmatrix<N, Trans>(block_, r, [&](const thread_idx& t, R& x, uint16_t* row) {
       const matrix_row m = sel(t, x);
       if (row) std::memcpy(row, v.d + m.offset, 8 * sizeof(uint16_t));
       return m.regs;

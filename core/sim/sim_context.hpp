@@ -157,13 +157,13 @@ class sim_context {
     if (collective_ok("transpose8x8", warp_size)) emulate_transpose8x8<N>(r, nthreads_, sel);
   }
 
-  // ldmatrix.trans per warp: every lane's row is read through the shared view as that thread's
+  // ldmatrix[.trans] per warp: every lane's row is read through the shared view as that thread's
   // aligned 16-byte load (bounds, alignment, barrier discipline), then the warp's rows are dealt out.
-  template <int N, class SV, class R, class Sel>
-  void ldmatrix_trans(const SV& v, registers_view<R> r, Sel sel) {
+  template <int N, bool Trans, class SV, class R, class Sel>
+  void ldmatrix(const SV& v, registers_view<R> r, Sel sel) {
     static_assert(sizeof(typename SV::value_type) == 2, "ldmatrix moves 16-bit elements");
-    if (!collective_ok("ldmatrix_trans", warp_size)) return;
-    emulate_ldmatrix_trans<N>(block_, r, [&](const thread_idx& t, R& x, uint16_t* row) {
+    if (!collective_ok("ldmatrix", warp_size)) return;
+    emulate_ldmatrix<N, Trans>(block_, r, [&](const thread_idx& t, R& x, uint16_t* row) {
       hot_.tid = static_cast<uint32_t>(t.linear);
       const matrix_row m = sel(t, x);
       if (row) {

@@ -115,6 +115,15 @@ class global_view {
     }
     for (int k = 0; k < N; ++k) store_slow(i + k, v[k]);
   }
+  // The same store at an address the caller promises aligned (as load_vec_aligned).
+  template <int N>
+  HEADROOM_FORCEINLINE void store_vec_aligned(int64_t vi, const vec<value_type, N>& v) const
+      requires(!std::is_const_v<T>) {
+    constexpr int64_t a = vector_alignment(N * static_cast<int64_t>(sizeof(T)));
+    if (reinterpret_cast<uintptr_t>(data_ + vi + off_) % a != 0) [[unlikely]]
+      record_misaligned(*hs_->ctx, *buf_, vi + off_, a);
+    store_vec<N>(vi, v);
+  }
 
  private:
   value_type load_slow(int64_t j) const {
@@ -217,6 +226,12 @@ class shared_view {
     }
     mark_write(i, N, hs_->epoch << 32 | hs_->tid);
     std::memcpy(static_cast<void*>(data_ + i), &v, sizeof(v));
+  }
+  template <int N>
+  HEADROOM_FORCEINLINE void store_vec_aligned(int64_t i, const vec<value_type, N>& v) const
+      requires(!std::is_const_v<T>) {
+    check_aligned<N>(i);
+    store_vec<N>(i, v);
   }
 
   // An aligned vector load (load_vec_aligned of the global views); a broken promise is a misuse.

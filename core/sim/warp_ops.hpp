@@ -157,23 +157,26 @@ void emulate_transpose8x8(Regs r, int nthreads, Sel sel) {
     }
 }
 
-// ldmatrix.trans's distribution for one warp: rows[8i + r] is row r of matrix i (as the lanes named
-// them), dst[l] lane l's N registers (register i: matrix i).
-template <int N>
-void ldmatrix_trans_lanes(const uint16_t (&rows)[warp_lanes][8], uint32_t* const (&dst)[warp_lanes]) {
+// ldmatrix's distribution for one warp: rows[8i + r] is row r of matrix i (as the lanes named
+// them), dst[l] lane l's N registers (register i: matrix i). Lane l = 4g + q gets elements (g, 2q)
+// and (g, 2q + 1) of each matrix, or with Trans (ldmatrix.trans) of its transpose.
+template <int N, bool Trans>
+void ldmatrix_lanes(const uint16_t (&rows)[warp_lanes][8], uint32_t* const (&dst)[warp_lanes]) {
   static_assert(N == 1 || N == 2 || N == 4, "ldmatrix loads 1, 2 or 4 matrices");
   for (int l = 0; l < warp_lanes; ++l) {
     const int g = l / 4, c = 2 * (l % 4);
-    for (int i = 0; i < N; ++i)
-      dst[l][i] = static_cast<uint32_t>(rows[8 * i + c][g]) | static_cast<uint32_t>(rows[8 * i + c + 1][g])
-                                                                  << 16;
+    for (int i = 0; i < N; ++i) {
+      const uint16_t lo = Trans ? rows[8 * i + c][g] : rows[8 * i + g][c];
+      const uint16_t hi = Trans ? rows[8 * i + c + 1][g] : rows[8 * i + g][c + 1];
+      dst[l][i] = static_cast<uint32_t>(lo) | static_cast<uint32_t>(hi) << 16;
+    }
   }
 }
 
-// ldmatrix.trans over a block of `block` threads, warp by warp: lane(t, R&, rows) reads the lane's
+// ldmatrix[.trans] over a block of `block` threads, warp by warp: lane(t, R&, rows) reads the lane's
 // 16-byte row into rows (only for the lanes 8N names) and returns where its registers go.
-template <int N, class Regs, class Lane>
-void emulate_ldmatrix_trans(launch_dim block, Regs r, Lane lane) {
+template <int N, bool Trans, class Regs, class Lane>
+void emulate_ldmatrix(launch_dim block, Regs r, Lane lane) {
   uint16_t rows[warp_lanes][8] = {};
   uint32_t* dst[warp_lanes];
   thread_idx t;
@@ -182,7 +185,7 @@ void emulate_ldmatrix_trans(launch_dim block, Regs r, Lane lane) {
       for (t.x = 0; t.x < block.x; ++t.x, ++t.linear) {
         const int l = static_cast<int>(t.linear % warp_lanes);
         dst[l] = lane(static_cast<const thread_idx&>(t), r.p[t.linear], l < 8 * N ? rows[l] : nullptr);
-        if (l == warp_lanes - 1) ldmatrix_trans_lanes<N>(rows, dst);
+        if (l == warp_lanes - 1) ldmatrix_lanes<N, Trans>(rows, dst);
       }
 }
 

@@ -148,6 +148,7 @@ TEST(Prefill, HandWrittenPlans) {
 // most 8, 4 at head size 256) for bf16 / fp16 with whole, aligned rows; attend_range otherwise.
 TEST(Prefill, TilePassShape) {
   using K128 = fi_batch_prefill<bf16, 128>;
+  using K128W = fi_batch_prefill<bf16, 128, 1, true>;
   using K256 = fi_batch_prefill<bf16, 256>;
   alignas(16) static const bf16 rows[16] = {};
   fi_prefill_params<bf16> p;
@@ -163,17 +164,29 @@ TEST(Prefill, TilePassShape) {
   EXPECT_EQ(warps(64), 4);
   EXPECT_EQ(warps(16), 1);
   EXPECT_EQ(warps(4), 1);
-  EXPECT_EQ(K128::shared_bytes(p), sizeof(tile_shared<bf16, 128>));
+  // Shared memory, by hand: koff 3 stages x 64 keys x 8 B = 1,536 (the stages start at 2,048,
+  // aligned to 1,024), the stages 3 x [K|V] x 64 keys x 128 dims x 2 B = 98,304, then q: one 16-byte
+  // chunk where q stays in registers, the tile's rows x 256 B where the warpgroup kernel stages it.
+  EXPECT_EQ(K128::shared_bytes(p), 2048 + 98304 + 16);
   // The warpgroup kernel: tiles of whole warpgroups (64 and 128 rows) at head sizes 64 and 128.
   EXPECT_FALSE((fi_prefill_wg<bf16, 128>(p)));
   p.cta_tile_q = 64;
   EXPECT_TRUE((fi_prefill_wg<bf16, 128>(p)));
+  EXPECT_EQ(K128W::shared_bytes(p), 2048 + 98304 + 64 * 256);
   p.cta_tile_q = 128;
   EXPECT_TRUE((fi_prefill_wg<bf16, 128>(p)));
-  EXPECT_EQ(K128::shared_bytes(p), sizeof(tile_shared<bf16, 128>));
+  EXPECT_EQ(K128::shared_bytes(p), 2048 + 98304 + 16);
+  EXPECT_EQ(K128W::shared_bytes(p), 2048 + 98304 + 128 * 256);
+  // The tile pass stores aligned pairs: a destination off 16-byte alignment takes attend_range.
+  alignas(16) static bf16 out[16];
+  p.output.data = out + 1;
+  EXPECT_FALSE(tiled());
+  p.output.data = out;
+  EXPECT_TRUE(tiled());
   p.in.head_size = 256, p.cta_tile_q = 128;
   EXPECT_EQ(K256::block(p).y, 4);  // two sweeps of 64 rows
-  EXPECT_EQ(K256::shared_bytes(p), (tile_shared<bf16, 256>::bytes(4)));
+  // 16 keys a step: koff 384 B (stages at 1,024), stages 3 x 2 x 16 x 256 x 2 B, q 64 rows x 512 B.
+  EXPECT_EQ(K256::shared_bytes(p), 1024 + 49152 + 64 * 512);
   EXPECT_FALSE((fi_prefill_wg<bf16, 256>(p)));
   p.in.head_size = 80;  // padded to 128: partial chunks, attend_range
   EXPECT_FALSE(tiled());

@@ -100,7 +100,7 @@ TEST(WarpOps, LdmatrixTransGivesTheBOperandOfAKeysByDimsTile) {
   uint32_t* dst[32];
   uint32_t frag[32][4];
   for (int l = 0; l < 32; ++l) dst[l] = frag[l];
-  ldmatrix_trans_lanes<4>(rows, dst);
+  ldmatrix_lanes<4, true>(rows, dst);
   for (int h = 0; h < 2; ++h) {  // dims 8h .. 8h + 7
     for (int l = 0; l < 32; ++l) {
       const int g = l / 4, q = l % 4;
@@ -123,6 +123,45 @@ TEST(WarpOps, LdmatrixTransGivesTheBOperandOfAKeysByDimsTile) {
         EXPECT_EQ(lanes[l].c[c], want) << "lane " << l << " row " << i << " dim " << d;
       }
   }
+}
+
+// ldmatrix (not transposed) of four tiles of a 16 x 16 A (tiles rows 0-7 / 8-15 by columns 0-7 /
+// 8-15, lane 8i + r naming row r + 8 (i % 2) at columns 8 (i / 2) ..) must give mma's A operand:
+// checked through the emulated product with a B of small integers, against the sum by hand.
+TEST(WarpOps, LdmatrixGivesTheAOperandOfARowsByColumnsTile) {
+  float A[16][16], B[16][8];
+  uint16_t rows[32][8];
+  for (int i = 0; i < 16; ++i)
+    for (int k = 0; k < 16; ++k) A[i][k] = static_cast<float>((7 * i + 3 * k) % 9 - 4);
+  for (int k = 0; k < 16; ++k)
+    for (int n = 0; n < 8; ++n) B[k][n] = static_cast<float>((k + 5 * n) % 7 - 3);
+  for (int l = 0; l < 32; ++l) {
+    const int i = l / 8, row = l % 8 + 8 * (i % 2);
+    for (int e = 0; e < 8; ++e) rows[l][e] = bits_of<bf16>(A[row][8 * (i / 2) + e]);
+  }
+  std::vector<lane_regs> lanes(32);
+  uint32_t* dst[32];
+  uint32_t frag[32][4];
+  for (int l = 0; l < 32; ++l) dst[l] = frag[l];
+  ldmatrix_lanes<4, false>(rows, dst);
+  for (int l = 0; l < 32; ++l) {  // B (16 x 8, col): lane 4g + q holds column g, rows 2q, + 1, + 8, + 9
+    const int g = l / 4, q = l % 4;
+    auto& r = lanes[l];
+    for (int e = 0; e < 4; ++e) r.a[e] = frag[l][e];
+    r.b[0] = pack(bits_of<bf16>(B[2 * q][g]), bits_of<bf16>(B[2 * q + 1][g]));
+    r.b[1] = pack(bits_of<bf16>(B[2 * q + 8][g]), bits_of<bf16>(B[2 * q + 9][g]));
+    for (float& c : r.c) c = 0.0f;
+  }
+  emulate_mma<bf16>(registers_view<lane_regs>{lanes.data()}, 32, [](lane_regs& r) {
+    return mma_operands{{r.a[0], r.a[1], r.a[2], r.a[3]}, {r.b[0], r.b[1]}, r.c};
+  });
+  for (int l = 0; l < 32; ++l)
+    for (int c = 0; c < 4; ++c) {
+      const int i = l / 4 + 8 * (c / 2), n = 2 * (l % 4) + c % 2;
+      float want = 0.0f;
+      for (int k = 0; k < 16; ++k) want += A[i][k] * B[k][n];
+      EXPECT_EQ(lanes[l].c[c], want) << "lane " << l << " row " << i << " column " << n;
+    }
 }
 
 // The simulator reads each lane's row as that thread's checked shared load: a lane naming a row
@@ -149,7 +188,7 @@ struct ldmatrix_kernel {
     });
     if (p.barrier) ctx.sync();
     auto r = ctx.template registers<lane_regs>();
-    ctx.template ldmatrix_trans<2>(a, r, [&](const thread_idx& t, lane_regs& x) {
+    ctx.template ldmatrix<2, true>(a, r, [&](const thread_idx& t, lane_regs& x) {
       return matrix_row{t.x == p.bad_lane ? 32 * 8 : 8 * ((t.x + p.rotate) % 32), &x.t[0]};
     });
     ctx.threads([&](const thread_idx& t) {

@@ -167,6 +167,18 @@ class checked_view {
     touch(i + N);
     for (int k = 0; k < N; ++k) checked_store_one(d_, n_, i + k, v[k], *s_, id_, name_);
   }
+  // Checked like store_vec; the alignment promise is the simulator's to check (as load_vec_aligned).
+  template <int N>
+  HEADROOM_HOST_DEVICE void store_vec_aligned(int64_t vi, const vec<value_type, N>& v) const
+      requires(!std::is_const_v<T>) {
+    const int64_t i = vi + o_;
+    if (i >= 0 && i <= n_ - N) {
+      touch(i + N);
+      store_vec_bytes_aligned(d_ + i, v);
+      return;
+    }
+    store_vec<N>(vi, v);
+  }
 
  private:
   HEADROOM_HOST_DEVICE void touch(int64_t end) const {
@@ -235,15 +247,15 @@ class checked_context : public gpu_context_base {
   // A lane whose row is out of bounds logs it through the checked load and reads the view's first
   // row instead: ldmatrix is a warp instruction, so every lane takes part (its fragment is then
   // wrong, and the log says so).
-  template <int N, class T, class R, class Sel>
-  HEADROOM_HOST_DEVICE void ldmatrix_trans(const checked_view<T>& v, const gpu_registers<R>& r, Sel sel) {
+  template <int N, bool Trans, class T, class R, class Sel>
+  HEADROOM_HOST_DEVICE void ldmatrix(const checked_view<T>& v, const gpu_registers<R>& r, Sel sel) {
     const matrix_row m = sel(static_cast<const thread_idx&>(t_), r.v);
     const T* row = v.template address<8>(m.offset);
     if (!row) {
       (void)v.template load_vec<8>(m.offset);
       row = v.template address<8>(0);
     }
-    if (row) ldmatrix_trans_rows<N>(row, m.regs);
+    if (row) ldmatrix_rows<N, Trans>(row, m.regs);
   }
   // `first` when elements first - first % 64 .. last of the view are in bounds (a B operand's rows),
   // else 0, with the first element out of bounds logged through the checked load.

@@ -18,72 +18,59 @@
 
 namespace headroom::gpu {
 
-// Copies one N-element vector with the widest aligned accesses the address allows (16, 8 or
-// element-wise), so 16 bytes of bf16 move as one LDG.128 / STG.128 when aligned. (The loops have
-// constant trip counts: nvcc unrolls them without a pragma the host compiler would warn about.)
+// Moves Bytes bytes from s to d in accesses of Width bytes (16: uint4, 8: uint2, 4: uint32_t,
+// else elements E): both addresses aligned to Width. (The loops have constant trip counts: nvcc
+// unrolls them without a pragma the host compiler would warn about.)
+template <int Bytes, int Width, class E>
+HEADROOM_HOST_DEVICE HEADROOM_FORCEINLINE void move_as(void* d, const void* s) {
+  using W = std::conditional_t<
+      Width == 16, uint4,
+      std::conditional_t<Width == 8, uint2,
+                         std::conditional_t<Width == 4, uint32_t, std::remove_const_t<E>>>>;
+  static_assert(Bytes % sizeof(W) == 0, "whole accesses");
+  for (int k = 0; k < Bytes / static_cast<int>(sizeof(W)); ++k)
+    static_cast<W*>(d)[k] = static_cast<const W*>(s)[k];
+}
+
+// The widest of 16, 8 and 4 bytes that divides Bytes and is wider than an element, else the element.
+template <int Bytes, class E>
+inline constexpr int widest_access = Bytes % 16 == 0                   ? 16
+                                     : Bytes % 8 == 0                  ? 8
+                                     : Bytes % 4 == 0 && sizeof(E) < 4 ? 4
+                                                                       : static_cast<int>(sizeof(E));
+
+// Moves Bytes bytes with the widest accesses `addr` (the global side's address) is aligned to, so
+// 16 bytes of bf16 move as one LDG.128 / STG.128 when aligned.
+template <int Bytes, class E>
+HEADROOM_HOST_DEVICE HEADROOM_FORCEINLINE void move_widest(void* d, const void* s, uintptr_t addr) {
+  if constexpr (Bytes % 16 == 0)
+    if (addr % 16 == 0) return move_as<Bytes, 16, E>(d, s);
+  if constexpr (Bytes % 8 == 0)
+    if (addr % 8 == 0) return move_as<Bytes, 8, E>(d, s);
+  if constexpr (Bytes % 4 == 0 && sizeof(E) < 4)
+    if (addr % 4 == 0) return move_as<Bytes, 4, E>(d, s);
+  move_as<Bytes, static_cast<int>(sizeof(E)), E>(d, s);
+}
+
+// One N-element vector from src, at the widest accesses its address allows; _aligned: from an address
+// the caller knows to be aligned to the vector (load_vec_aligned), with no run-time test.
 template <class V, class T>
 HEADROOM_HOST_DEVICE HEADROOM_FORCEINLINE void copy_vec(V& dst, const T* src) {
-  constexpr int bytes = sizeof(V);
-  const auto addr = reinterpret_cast<uintptr_t>(src);
-  if constexpr (bytes % 16 == 0) {
-    if (addr % 16 == 0) {
-      auto* d = reinterpret_cast<uint4*>(&dst);
-      const auto* s = reinterpret_cast<const uint4*>(src);
-      for (int k = 0; k < bytes / 16; ++k) d[k] = s[k];
-      return;
-    }
-  }
-  if constexpr (bytes % 8 == 0) {
-    if (addr % 8 == 0) {
-      auto* d = reinterpret_cast<uint2*>(&dst);
-      const auto* s = reinterpret_cast<const uint2*>(src);
-      for (int k = 0; k < bytes / 8; ++k) d[k] = s[k];
-      return;
-    }
-  }
-  auto* d = reinterpret_cast<std::remove_const_t<T>*>(&dst);
-  for (int k = 0; k < bytes / static_cast<int>(sizeof(T)); ++k) d[k] = src[k];
+  move_widest<sizeof(V), T>(&dst, src, reinterpret_cast<uintptr_t>(src));
 }
-
-// The same copy from an address the caller knows to be aligned (load_vec_aligned): no run-time test.
 template <class V, class T>
 HEADROOM_HOST_DEVICE HEADROOM_FORCEINLINE void copy_vec_aligned(V& dst, const T* src) {
-  constexpr int bytes = sizeof(V);
-  if constexpr (bytes % 16 == 0) {
-    auto* d = reinterpret_cast<uint4*>(&dst);
-    const auto* s = reinterpret_cast<const uint4*>(src);
-    for (int k = 0; k < bytes / 16; ++k) d[k] = s[k];
-  } else if constexpr (bytes % 8 == 0) {
-    auto* d = reinterpret_cast<uint2*>(&dst);
-    const auto* s = reinterpret_cast<const uint2*>(src);
-    for (int k = 0; k < bytes / 8; ++k) d[k] = s[k];
-  } else {
-    copy_vec(dst, src);
-  }
+  move_as<sizeof(V), widest_access<sizeof(V), T>, T>(&dst, src);
 }
 
+// The same for a store to dst (store_vec; _aligned: store_vec_aligned).
 template <class V, class T>
 HEADROOM_HOST_DEVICE HEADROOM_FORCEINLINE void store_vec_bytes(T* dst, const V& src) {
-  constexpr int bytes = sizeof(V);
-  const auto addr = reinterpret_cast<uintptr_t>(dst);
-  if constexpr (bytes % 16 == 0) {
-    if (addr % 16 == 0) {
-      const auto* s = reinterpret_cast<const uint4*>(&src);
-      auto* d = reinterpret_cast<uint4*>(dst);
-      for (int k = 0; k < bytes / 16; ++k) d[k] = s[k];
-      return;
-    }
-  }
-  if constexpr (bytes % 8 == 0) {
-    if (addr % 8 == 0) {
-      const auto* s = reinterpret_cast<const uint2*>(&src);
-      auto* d = reinterpret_cast<uint2*>(dst);
-      for (int k = 0; k < bytes / 8; ++k) d[k] = s[k];
-      return;
-    }
-  }
-  const auto* s = reinterpret_cast<const T*>(&src);
-  for (int k = 0; k < bytes / static_cast<int>(sizeof(T)); ++k) dst[k] = s[k];
+  move_widest<sizeof(V), T>(dst, &src, reinterpret_cast<uintptr_t>(dst));
+}
+template <class V, class T>
+HEADROOM_HOST_DEVICE HEADROOM_FORCEINLINE void store_vec_bytes_aligned(T* dst, const V& src) {
+  move_as<sizeof(V), widest_access<sizeof(V), T>, T>(dst, &src);
 }
 
 // One cp.async of Bytes (4, 8 or 16) from global to shared memory; 16 bytes bypass L1 (.cg).
@@ -101,27 +88,34 @@ HEADROOM_HOST_DEVICE HEADROOM_FORCEINLINE void cp_async(void* smem, const void* 
 #endif
 }
 
-// ldmatrix.sync.aligned.m8n8.xN.trans.shared.b16 with this lane's row at `row` (shared memory,
+// ldmatrix.sync.aligned.m8n8.xN[.trans].shared.b16 with this lane's row at `row` (shared memory,
 // 16-byte aligned): N registers of the lane's fragments (core/sim/warp_ops.hpp).
-template <int N>
-HEADROOM_HOST_DEVICE HEADROOM_FORCEINLINE void ldmatrix_trans_rows(const void* row, uint32_t* x) {
+#define HEADROOM_LDMATRIX(N, TRANS, REGS, ...)                                                \
+  asm volatile("ldmatrix.sync.aligned.m8n8.x" #N TRANS ".shared.b16 {" REGS "}, [%" #N "];\n" \
+               : __VA_ARGS__                                                                  \
+               : "r"(s))
+template <int N, bool Trans>
+HEADROOM_HOST_DEVICE HEADROOM_FORCEINLINE void ldmatrix_rows(const void* row, uint32_t* x) {
   static_assert(N == 1 || N == 2 || N == 4, "ldmatrix loads 1, 2 or 4 matrices");
 #if HEADROOM_ON_DEVICE
   const auto s = static_cast<unsigned>(__cvta_generic_to_shared(row));
-  if constexpr (N == 4)
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                 : "=r"(x[0]), "=r"(x[1]), "=r"(x[2]), "=r"(x[3])
-                 : "r"(s));
+  if constexpr (N == 4 && Trans)
+    HEADROOM_LDMATRIX(4, ".trans", "%0,%1,%2,%3", "=r"(x[0]), "=r"(x[1]), "=r"(x[2]), "=r"(x[3]));
+  else if constexpr (N == 4)
+    HEADROOM_LDMATRIX(4, "", "%0,%1,%2,%3", "=r"(x[0]), "=r"(x[1]), "=r"(x[2]), "=r"(x[3]));
+  else if constexpr (N == 2 && Trans)
+    HEADROOM_LDMATRIX(2, ".trans", "%0,%1", "=r"(x[0]), "=r"(x[1]));
   else if constexpr (N == 2)
-    asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0,%1}, [%2];\n"
-                 : "=r"(x[0]), "=r"(x[1])
-                 : "r"(s));
+    HEADROOM_LDMATRIX(2, "", "%0,%1", "=r"(x[0]), "=r"(x[1]));
+  else if constexpr (Trans)
+    HEADROOM_LDMATRIX(1, ".trans", "%0", "=r"(x[0]));
   else
-    asm volatile("ldmatrix.sync.aligned.m8n8.x1.trans.shared.b16 {%0}, [%1];\n" : "=r"(x[0]) : "r"(s));
+    HEADROOM_LDMATRIX(1, "", "%0", "=r"(x[0]));
 #else
   (void)row, (void)x;
 #endif
 }
+#undef HEADROOM_LDMATRIX
 
 // A view with no checks: what a production kernel does with a pointer.
 template <class T>
@@ -148,6 +142,11 @@ struct raw_view {
   HEADROOM_HOST_DEVICE void store_vec(int64_t i, const vec<value_type, N>& v) const
       requires(!std::is_const_v<T>) {
     store_vec_bytes(d + i, v);
+  }
+  template <int N>
+  HEADROOM_HOST_DEVICE void store_vec_aligned(int64_t i, const vec<value_type, N>& v) const
+      requires(!std::is_const_v<T>) {
+    store_vec_bytes_aligned(d + i, v);
   }
 };
 
@@ -315,10 +314,10 @@ class gpu_context : public gpu_context_base {
                                        int64_t si) {
     cp_async<N* static_cast<int>(sizeof(T))>(dst.d + di, src.d + si);
   }
-  template <int N, class T, class R, class Sel>
-  HEADROOM_HOST_DEVICE void ldmatrix_trans(const raw_view<T>& v, const gpu_registers<R>& r, Sel sel) {
+  template <int N, bool Trans, class T, class R, class Sel>
+  HEADROOM_HOST_DEVICE void ldmatrix(const raw_view<T>& v, const gpu_registers<R>& r, Sel sel) {
     const matrix_row m = sel(static_cast<const thread_idx&>(t_), r.v);
-    ldmatrix_trans_rows<N>(v.d + m.offset, m.regs);
+    ldmatrix_rows<N, Trans>(v.d + m.offset, m.regs);
   }
   template <class T, int N, bool MN, int KS, class V, class R, class Sel>
   HEADROOM_HOST_DEVICE void wgmma(const raw_view<V>& v, int64_t lbo, const gpu_registers<R>& r, Sel sel) {
