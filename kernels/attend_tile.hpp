@@ -116,31 +116,53 @@ HEADROOM_HOST_DEVICE void tile_steps(Ctx& ctx, const paged_attention_inputs<T>& 
 }
 
 // Every valid row of the sweep, normalized, to element row dst_row(query, head) of dst (times Dp:
-// the tile pass runs on whole rows, head_size == Dp), a rounded pair a lane at a time (pack2_rn);
-// with `with_lse` its natural-log log-sum-exp (-inf for a row that saw no key) to lse[that row].
-template <class T, int Dp, class Ctx, class Regs, class DstRow>
-HEADROOM_HOST_DEVICE void tile_store(Ctx& ctx, const tile_span& sp, const tile_sweep& sw, Regs& rg,
+// the tile pass runs on whole rows, head_size == Dp); with `with_lse` its natural-log log-sum-exp
+// (-inf for a row that saw no key) to lse[that row]. The rows go through the stage, free once every
+// warp is past its last products: each lane puts its rounded pairs (pack2_rn) at their rows'
+// places (swizzled as tile_row_at), then each thread stores 16-byte chunks of one row, so a row is
+// one division and a warp's stores are whole 32-byte sectors.
+template <class T, int Dp, class Ctx, class Sh, class Regs, class DstRow>
+HEADROOM_HOST_DEVICE void tile_store(Ctx& ctx, Sh& s, const tile_span& sp, const tile_sweep& sw, Regs& rg,
                                      buffer_ref<T> dst, buffer_ref<float> lse, bool with_lse,
                                      const DstRow& dst_row) {
+  constexpr int CPR = Dp / attn_chunk;  // chunks per row
+  static_assert(int64_t{tile_max_warps<Dp>} * tile_rows * Dp <= sizeof(s.kv) / sizeof(T), "O fits the stage");
   const auto out = ctx.global(dst);
   const auto ls = ctx.global(lse);
+  const auto so = ctx.template shared<2>(s.kv, "tile_o");  // pairs: four lanes share a chunk
   const int64_t G = sp.group;
   ctx.threads([&](const thread_idx& t) { rg.red[t] = {{rg.st[t].l[0], rg.st[t].l[1]}}; });
   ctx.lane_sum(rg.red, 4);
+  ctx.sync();  // every warp's last products have read the stage
   ctx.threads([&](const thread_idx& t) {
     const auto& r = rg.st[t];
     const int g = t.x / 4, q = t.x % 4;
     HEADROOM_UNROLL
     for (int i = 0; i < 2; ++i) {
-      const int64_t row = sw.base + tile_rows * t.y + g + 8 * i;
-      if (row > sw.last) continue;
-      const int64_t e = dst_row(row / G, sp.kvh * G + row % G), at = e * Dp + 2 * q;
+      const int32_t at = tile_rows * t.y + g + 8 * i;
       const float L = rg.red[t][i], inv = L > 0.0f ? 1.0f / L : 0.0f;
       HEADROOM_UNROLL
       for (int f = 0; f < Dp / 8; ++f)
-        out.template store_vec_aligned<2>(
-            at + 8 * f, unpack2<T>(pack2_rn<T>(r.o[f][2 * i] * inv, r.o[f][2 * i + 1] * inv)));
-      if (with_lse && q == 0) ls.store(e, L > 0.0f ? r.m[i] * 0.6931471805599453f + log_f(L) : neg_inf());
+        so.template store_vec_aligned<2>(
+            tile_row_at<Dp>(at, f) + 2 * q,
+            unpack2<T>(pack2_rn<T>(r.o[f][2 * i] * inv, r.o[f][2 * i + 1] * inv)));
+      const int64_t row = sw.base + at;
+      if (with_lse && q == 0 && row <= sw.last)
+        ls.store(dst_row(row / G, sp.kvh * G + row % G),
+                 L > 0.0f ? r.m[i] * 0.6931471805599453f + log_f(L) : neg_inf());
+    }
+  });
+  ctx.sync();
+  ctx.threads([&](const thread_idx& t) {  // thread 2a + h: row a, chunks 2k + h
+    const int32_t at = static_cast<int32_t>(t.linear / 2);
+    const int64_t row = sw.base + at;
+    if (row > sw.last) return;
+    const int64_t e = dst_row(row / G, sp.kvh * G + row % G) * Dp;
+    HEADROOM_UNROLL
+    for (int k = 0; k < CPR / 2; ++k) {
+      const int c = 2 * k + static_cast<int>(t.linear % 2);
+      out.template store_vec_aligned<attn_chunk>(
+          e + c * attn_chunk, so.template load_vec_aligned<attn_chunk>(tile_row_at<Dp>(at, c)));
     }
   });
 }
@@ -176,7 +198,7 @@ HEADROOM_HOST_DEVICE void tile_sweeps(Ctx& ctx, const paged_attention_inputs<T>&
     else
       tile_begin<T, Dp>(ctx, p, sp, sw, sq, rg);
     tile_steps<T, Dp, WG>(ctx, p, s, sp, sw, sq, rg);
-    tile_store<T, Dp>(ctx, sp, sw, rg, dst, lse, with_lse, dst_row);
+    tile_store<T, Dp>(ctx, s, sp, sw, rg, dst, lse, with_lse, dst_row);
   }
 }
 
