@@ -230,6 +230,25 @@ void require_auto_fa2_off_model(bool prefill_auto, const std::string& target, co
                           judged_on_model_only(target));
 }
 
+std::vector<check_case> refused_or_verify_cases(const plan_file& p, const std::string& target,
+                                                const std::string& source) {
+  for (const auto& r : p.ranks)
+    for (const auto& g : r.groups)
+      for (const char* name : {"fa3_prefill", "fa3_decode"})
+        if (auto it = g.parameters.find(name); it != g.parameters.end())
+          require_fa2_prefill_off_model(it->second != 0, target, source, std::string("parameters.") + name);
+  std::vector<headroom::backend> backends;  // the plan's builders'
+  for (const auto& r : p.ranks)
+    for (const auto& g : r.groups) backends.push_back(g.be);
+  require_cache_modelled(p.model.kv_cache, to_string(p.model.kv_cache), target, backends, source,
+                         "model.kv_cache_dtype");
+  require_fa2_prefill_off_model(p.flashinfer.prefill_sm90 && !p.flashinfer.prefill_auto, target, source,
+                                "flashinfer.prefill_sm90");
+  std::vector<check_case> cases = verify_cases(p);
+  require_auto_fa2_off_model(cases, target, source, "flashinfer.prefill_auto");
+  return cases;
+}
+
 namespace {
 
 // vLLM's is_quantized_kv_cache (fp8*, *per_token_head, nvfp4*) and its turboquant_* caches.

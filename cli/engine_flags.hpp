@@ -14,6 +14,7 @@
 
 #include "cli/args.hpp"
 #include "core/check/check.hpp"
+#include "core/check/plan_file.hpp"
 #include "generators/pinned.hpp"
 
 namespace headroom::cli {
@@ -92,6 +93,11 @@ void require_auto_fa2_off_model(const std::vector<check_case>& cases, const std:
                                 const std::string& source, const std::string& field);
 void require_auto_fa2_off_model(bool prefill_auto, const std::string& target, const std::string& source,
                                 const std::string& field);
+// verify's refusals, the command line's and the Python module's alike: a group's fa3 parameters,
+// a cache no target but model judges, fa3 or an auto resolving to fa3 off the model target (each
+// an input_error naming `source` and the plan's field); then the plan's cases (verify_cases).
+std::vector<check_case> refused_or_verify_cases(const plan_file& p, const std::string& target,
+                                                const std::string& source);
 
 // The model dtype --kv-cache-dtype or --dtype asks for (nullopt: auto, the config's): queries,
 // outputs and, unless the cache is fp8, the cache. A --kv-cache-dtype naming a model dtype wins

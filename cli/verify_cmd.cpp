@@ -23,22 +23,9 @@ int verify_main(int argc, char** argv) {
   const auto json_out = a.get("--json");
   if (json_out) check_output("--json", *json_out, {file});
   const plan_file p = load_plan(file);
-  for (const auto& r : p.ranks)
-    for (const auto& g : r.groups)
-      for (const char* name : {"fa3_prefill", "fa3_decode"})
-        if (auto it = g.parameters.find(name); it != g.parameters.end())
-          require_fa2_prefill_off_model(it->second != 0, target, file, std::string("parameters.") + name);
-  std::vector<backend> backends;  // the plan's builders'
-  for (const auto& r : p.ranks)
-    for (const auto& g : r.groups) backends.push_back(g.be);
-  require_cache_modelled(p.model.kv_cache, to_string(p.model.kv_cache), target, backends, file,
-                         "model.kv_cache_dtype");
-  require_fa2_prefill_off_model(p.flashinfer.prefill_sm90 && !p.flashinfer.prefill_auto, target, file,
-                                "flashinfer.prefill_sm90");
   auto ex = make_executor(target);
   const report r = attributed_to(file, [&] {
-    const std::vector<check_case> cases = verify_cases(p);
-    require_auto_fa2_off_model(cases, target, file, "flashinfer.prefill_auto");
+    const std::vector<check_case> cases = refused_or_verify_cases(p, target, file);
     return run_verify(p, cases, *ex, tight);
   });
   if (json_out) write_durably(*json_out, to_json(r).dump(2) + "\n");  // before anything is printed

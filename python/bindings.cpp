@@ -96,12 +96,14 @@ nlohmann::json check(model_geometry m, const run_options& o) {
   }
 }
 
-nlohmann::json verify(const plan_file& p, const std::string& target, std::optional<double> tight) {
+nlohmann::json verify(const plan_file& p, const std::string& target, std::optional<double> tight,
+                      const std::string& name) {
   auto ex = executor_of(target);
   if (tight && !(*tight >= 1.0))
     throw input_error(arguments, "tight", std::to_string(*tight), "must be at least 1");
   try {
-    return to_json(run_verify(p, *ex, tight));
+    const std::vector<check_case> cases = cli::refused_or_verify_cases(p, target, name);
+    return to_json(run_verify(p, cases, *ex, tight));
   } catch (const input_error& e) {
     throw e.in_file(p.model.source);
   }

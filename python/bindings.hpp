@@ -56,6 +56,9 @@ run_settings settings_of(const run_options& o);
 
 nlohmann::json plan(model_geometry m, const run_options& o);
 nlohmann::json check(model_geometry m, const run_options& o);
-nlohmann::json verify(const plan_file& p, const std::string& target, std::optional<double> tight);
+// verify on plan `p` named `name` (its path, or what the caller calls it): the command line's
+// refusals (cli::refused_or_verify_cases) and sweep.
+nlohmann::json verify(const plan_file& p, const std::string& target, std::optional<double> tight,
+                      const std::string& name);
 
 }  // namespace headroom::python

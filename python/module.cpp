@@ -30,10 +30,13 @@ json to_document(const py::handle& obj, const std::string& name) {
 py::object to_python(const json& j) { return py::module_::import("json").attr("loads")(j.dump()); }
 
 // A config or plan argument: a path (str or os.PathLike) is read as a file, anything else is a document.
+bool is_path(const py::object& obj) { return py::isinstance<py::str>(obj) || py::hasattr(obj, "__fspath__"); }
+std::string path_of(const py::object& obj) {
+  return py::str(py::module_::import("os").attr("fspath")(obj)).cast<std::string>();
+}
 template <class FromPath, class FromJson>
 auto read_input(const py::object& obj, const std::string& name, FromPath from_path, FromJson from_json) {
-  if (py::isinstance<py::str>(obj) || py::hasattr(obj, "__fspath__"))
-    return from_path(py::str(py::module_::import("os").attr("fspath")(obj)).cast<std::string>());
+  if (is_path(obj)) return from_path(path_of(obj));
   return from_json(to_document(obj, name), name);
 }
 
@@ -148,7 +151,7 @@ PYBIND11_MODULE(headroom, m) {
       [](const py::object& plan, const std::string& target, std::optional<double> tight,
          const std::string& name) {
         const auto p = read_input(plan, name, headroom::load_plan, headroom::plan_from_json);
-        return to_python(headroom::python::verify(p, target, tight));
+        return to_python(headroom::python::verify(p, target, tight, is_path(plan) ? path_of(plan) : name));
       },
       py::arg("plan"), py::kw_only(), py::arg("target") = "model", py::arg("tight") = py::none(),
       py::arg("name") = "<plan>",

@@ -293,3 +293,20 @@ def test_a_bad_engine_args_file_raises_the_command_lines_message(tmp_path, text)
     with pytest.raises(ValueError) as e:  # the same document as a dict is named engine_args
         headroom.plan(LAGUNA, engine_args=json.loads(text))
     assert f"headroom: {e.value}\n" == err.replace(str(path), "engine_args")
+
+
+# verify refuses what `headroom verify` refuses, with its message, naming the plan as the caller named
+# it: a plan whose FlashInfer prefill is auto (fa3 at head dim 128: its groups carry fa3_prefill) off
+# the model target.
+def test_verify_refuses_what_the_command_line_refuses(tmp_path):
+    p = headroom.plan(LAGUNA, backend="flashinfer", tp=[1], flashinfer_prefill="auto")
+    assert headroom.verify(p)["ok"]
+    path = tmp_path / "auto.json"
+    path.write_text(json.dumps(p))
+    rc, out, err = run_cli("verify", str(path), "--target", "sim")
+    assert rc == 2 and out == "" and "'parameters.fa3_prefill' = fa3" in err
+    with pytest.raises(ValueError) as e:
+        headroom.verify(str(path), target="sim")
+    assert "headroom: " + str(e.value) + "\n" == err
+    with pytest.raises(ValueError, match="<plan>: field 'parameters.fa3_prefill' = fa3"):
+        headroom.verify(p, target="sim")
