@@ -158,29 +158,29 @@ class checked_view {
   template <int N>
   HEADROOM_HOST_DEVICE void store_vec(int64_t vi, const vec<value_type, N>& v) const
       requires(!std::is_const_v<T>) {
-    const int64_t i = vi + o_;
-    if (i >= 0 && i <= n_ - N) {
-      touch(i + N);
-      store_vec_bytes(d_ + i, v);
-      return;
-    }
-    touch(i + N);
-    for (int k = 0; k < N; ++k) checked_store_one(d_, n_, i + k, v[k], *s_, id_, name_);
+    store_checked<N, false>(vi, v);
   }
   // Checked like store_vec; the alignment promise is the simulator's to check (as load_vec_aligned).
   template <int N>
   HEADROOM_HOST_DEVICE void store_vec_aligned(int64_t vi, const vec<value_type, N>& v) const
       requires(!std::is_const_v<T>) {
-    const int64_t i = vi + o_;
-    if (i >= 0 && i <= n_ - N) {
-      touch(i + N);
-      store_vec_bytes_aligned(d_ + i, v);
-      return;
-    }
-    store_vec<N>(vi, v);
+    store_checked<N, true>(vi, v);
   }
 
  private:
+  template <int N, bool Aligned>
+  HEADROOM_HOST_DEVICE void store_checked(int64_t vi, const vec<value_type, N>& v) const {
+    const int64_t i = vi + o_;
+    touch(i + N);
+    if (i >= 0 && i <= n_ - N) {
+      if constexpr (Aligned)
+        store_vec_bytes_aligned(d_ + i, v);
+      else
+        store_vec_bytes(d_ + i, v);
+      return;
+    }
+    for (int k = 0; k < N; ++k) checked_store_one(d_, n_, i + k, v[k], *s_, id_, name_);
+  }
   HEADROOM_HOST_DEVICE void touch(int64_t end) const {
     used_ = true;
     if (end > max_) max_ = end;
