@@ -7,7 +7,7 @@
 // per step). Both products are mma.m16n8k16, V's operands from ldmatrix.trans (layouts in
 // attend_tile_lane.hpp). Steps cover only the keys some row of the sweep sees (causal end, window
 // start); a step that lies inside the visible range of both of a lane's rows is not masked. No
-// cross-warp combine: each lane stores its own rows.
+// cross-warp combine: the normalized rows leave through the stage in 16-byte stores (tile_store).
 #pragma once
 
 #include "kernels/attend_tile_wg.hpp"
