@@ -29,11 +29,13 @@ json to_document(const py::handle& obj, const std::string& name) {
 
 py::object to_python(const json& j) { return py::module_::import("json").attr("loads")(j.dump()); }
 
-// A config or plan argument: a path (str or os.PathLike) is read as a file, anything else is a document.
+// Whether an argument names a file (str or os.PathLike), and that file's path.
 bool is_path(const py::object& obj) { return py::isinstance<py::str>(obj) || py::hasattr(obj, "__fspath__"); }
 std::string path_of(const py::object& obj) {
   return py::str(py::module_::import("os").attr("fspath")(obj)).cast<std::string>();
 }
+
+// A config or plan argument: a path is read as a file, anything else is a document.
 template <class FromPath, class FromJson>
 auto read_input(const py::object& obj, const std::string& name, FromPath from_path, FromJson from_json) {
   if (is_path(obj)) return from_path(path_of(obj));
