@@ -79,14 +79,20 @@ HEADROOM_HOST_DEVICE bool mma_rows_aligned(const paged_attention_inputs<T>& p) {
   return p.head_size == Dp && a16(p.q.data) && a16(p.k_cache.data) && a16(p.v_cache.data);
 }
 
+// A 16-byte chunk of zeros.
+template <class T>
+HEADROOM_HOST_DEVICE vec<T, attn_chunk> zero_chunk() {
+  vec<T, attn_chunk> x;
+  for (int e = 0; e < attn_chunk; ++e) x[e] = from_float<T>(0.0f);
+  return x;
+}
+
 // The 16-byte chunk of dims d0 .. of the row at element offset `off`, zeros past D or for off -1.
 template <class T, class View>
 HEADROOM_HOST_DEVICE vec<T, attn_chunk> mma_chunk_or_zeros(const View& v, int64_t off, int64_t d0,
                                                            int64_t D) {
   if (off >= 0 && d0 < D) return load_chunk<attn_chunk>(v, off + d0, D - d0, D - d0 >= attn_chunk);
-  vec<T, attn_chunk> x;
-  for (int e = 0; e < attn_chunk; ++e) x[e] = from_float<T>(0.0f);
-  return x;
+  return zero_chunk<T>();
 }
 
 // The pass's q row at `off` (-1: zeros) as the B fragments of the scores: dims 32j + 8q ...

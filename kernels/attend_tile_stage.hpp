@@ -25,9 +25,7 @@ struct tile_sweep {
 template <class T, class View>
 HEADROOM_HOST_DEVICE vec<T, attn_chunk> tile_q_chunk(const View& v, int64_t off, int64_t d0) {
   if (off >= 0) return v.template load_vec_aligned<attn_chunk>(off + d0);
-  vec<T, attn_chunk> x;
-  for (int e = 0; e < attn_chunk; ++e) x[e] = from_float<T>(0.0f);
-  return x;
+  return zero_chunk<T>();
 }
 
 // A lane's two rows at the start of a sweep: their visible keys (relative to klo; a row past the

@@ -74,11 +74,9 @@ HEADROOM_HOST_DEVICE void tile_wg_begin(Ctx& ctx, const paged_attention_inputs<T
       const int32_t at = tile_rows * t.y + t.x / 4 + 8 * i;  // the row in the sweep
       const int64_t row = sw.base + at;
       if (row > sw.last) {
-        vec<T, attn_chunk> z;
-        for (int e = 0; e < attn_chunk; ++e) z[e] = from_float<T>(0.0f);
         HEADROOM_UNROLL
         for (int k = 0; k < CPR / 4; ++k)
-          sq.template store_vec_aligned<attn_chunk>(tile_row_at<Dp>(at, 4 * k + t.x % 4), z);
+          sq.template store_vec_aligned<attn_chunk>(tile_row_at<Dp>(at, 4 * k + t.x % 4), zero_chunk<T>());
         continue;
       }
       const int64_t off =
