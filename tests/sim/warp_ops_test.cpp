@@ -4,6 +4,7 @@
 // (Whether the hardware agrees with this layout is the GPU lane's test: sim vs GPU outputs.)
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstdint>
 #include <random>
 #include <vector>
@@ -26,6 +27,16 @@ uint16_t bits_of(float x) {
 }
 
 uint32_t pack(uint16_t lo, uint16_t hi) { return lo | static_cast<uint32_t>(hi) << 16; }
+
+// Every lane's four registers of an ldmatrix.x4 (Trans: .trans) of the rows the lanes name.
+template <bool Trans>
+std::array<std::array<uint32_t, 4>, 32> ldmatrix_x4(const uint16_t (&rows)[32][8]) {
+  std::array<std::array<uint32_t, 4>, 32> frag{};
+  uint32_t* dst[32];
+  for (int l = 0; l < 32; ++l) dst[l] = frag[l].data();
+  ldmatrix_lanes<4, Trans>(rows, dst);
+  return frag;
+}
 
 template <class T>
 void check_mma() {
@@ -97,10 +108,7 @@ TEST(WarpOps, LdmatrixTransGivesTheBOperandOfAKeysByDimsTile) {
     for (int e = 0; e < 8; ++e) rows[l][e] = bits_of<bf16>(V[key][8 * (i / 2) + e]);
   }
   std::vector<lane_regs> lanes(32);
-  uint32_t* dst[32];
-  uint32_t frag[32][4];
-  for (int l = 0; l < 32; ++l) dst[l] = frag[l];
-  ldmatrix_lanes<4, true>(rows, dst);
+  const auto frag = ldmatrix_x4<true>(rows);
   for (int h = 0; h < 2; ++h) {  // dims 8h .. 8h + 7
     for (int l = 0; l < 32; ++l) {
       const int g = l / 4, q = l % 4;
@@ -140,10 +148,7 @@ TEST(WarpOps, LdmatrixGivesTheAOperandOfARowsByColumnsTile) {
     for (int e = 0; e < 8; ++e) rows[l][e] = bits_of<bf16>(A[row][8 * (i / 2) + e]);
   }
   std::vector<lane_regs> lanes(32);
-  uint32_t* dst[32];
-  uint32_t frag[32][4];
-  for (int l = 0; l < 32; ++l) dst[l] = frag[l];
-  ldmatrix_lanes<4, false>(rows, dst);
+  const auto frag = ldmatrix_x4<false>(rows);
   for (int l = 0; l < 32; ++l) {  // B (16 x 8, col): lane 4g + q holds column g, rows 2q, + 1, + 8, + 9
     const int g = l / 4, q = l % 4;
     auto& r = lanes[l];
