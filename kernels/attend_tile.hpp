@@ -147,9 +147,11 @@ HEADROOM_HOST_DEVICE void tile_store(Ctx& ctx, Sh& s, const tile_span& sp, const
             tile_row_at<Dp>(at, f) + 2 * q,
             unpack2<T>(pack2_rn<T>(r.o[f][2 * i] * inv, r.o[f][2 * i + 1] * inv)));
       const int64_t row = sw.base + at;
-      if (with_lse && q == 0 && row <= sw.last)
-        ls.store(dst_row(row / G, sp.kvh * G + row % G),
+      if (with_lse && q == 0 && row <= sw.last) {
+        const tile_row_qh qh = tile_qh(sp, row);
+        ls.store(dst_row(qh.q, sp.kvh * G + qh.h),
                  L > 0.0f ? r.m[i] * 0.6931471805599453f + log_f(L) : neg_inf());
+      }
     }
   });
   ctx.sync();
@@ -157,7 +159,8 @@ HEADROOM_HOST_DEVICE void tile_store(Ctx& ctx, Sh& s, const tile_span& sp, const
     const int32_t at = static_cast<int32_t>(t.linear / 2);
     const int64_t row = sw.base + at;
     if (row > sw.last) return;
-    const int64_t e = dst_row(row / G, sp.kvh * G + row % G) * Dp;
+    const tile_row_qh qh = tile_qh(sp, row);
+    const int64_t e = dst_row(qh.q, sp.kvh * G + qh.h) * Dp;
     HEADROOM_UNROLL
     for (int k = 0; k < CPR / 2; ++k) {
       const int c = 2 * k + static_cast<int>(t.linear % 2);
@@ -173,7 +176,7 @@ HEADROOM_HOST_DEVICE void tile_sweeps(Ctx& ctx, const paged_attention_inputs<T>&
                                       const tile_span& sp, buffer_ref<T> dst, buffer_ref<float> lse,
                                       bool with_lse, const DstRow& dst_row) {
   constexpr int KT = tile_keys<Dp>;
-  const int64_t rows = tile_rows * ctx.block_dim().y, G = sp.group, win = p.sliding_window;
+  const int64_t rows = tile_rows * ctx.block_dim().y, win = p.sliding_window;
   const auto sq =
       ctx.template shared<attn_chunk>(s.q, tile_q_in_regs<Dp> && !WG ? attn_chunk : rows * Dp, "tile_q");
   auto rg = [&] {
@@ -187,7 +190,8 @@ HEADROOM_HOST_DEVICE void tile_sweeps(Ctx& ctx, const paged_attention_inputs<T>&
     sw.base = base;
     sw.last = (base + rows < sp.rows_hi ? base + rows : sp.rows_hi) - 1;
     // The keys some row sees: from the first row's window start to the last row's position.
-    const int64_t first = win > 0 ? sp.shift + base / G - win + 1 : sp.lo, end = sp.shift + sw.last / G + 1;
+    const int64_t first = win > 0 ? sp.shift + tile_qh(sp, base).q - win + 1 : sp.lo,
+                  end = sp.shift + tile_qh(sp, sw.last).q + 1;
     sw.klo = first > sp.lo ? first : sp.lo;
     sw.khi = end < sp.hi ? end : sp.hi;
     sw.steps = sw.khi > sw.klo ? (sw.khi - sw.klo + KT - 1) / KT : 0;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "kernels/attend_tile_lane.hpp"
+#include "kernels/fastdiv.hpp"
 
 namespace headroom {
 
@@ -13,7 +14,21 @@ namespace headroom {
 struct tile_span {
   int64_t seq = 0, qo_start = 0, shift = 0, group = 1, kvh = 0;
   int64_t rows_lo = 0, rows_hi = 0, lo = 0, hi = 0;
+  fastdiv32 gdiv;  // divides by `group` where every row the pass computes fits 31 bits; else unusable
 };
+
+// Packed row `row` of the span as its query (row / group) and its head within the kv head's group
+// (row % group): by the span's fastdiv32 where it has one, else by division.
+struct tile_row_qh {
+  int64_t q, h;
+};
+HEADROOM_HOST_DEVICE inline tile_row_qh tile_qh(const tile_span& sp, int64_t row) {
+  if (sp.gdiv.usable()) {
+    const auto r = static_cast<uint32_t>(row), q = sp.gdiv.div(r);
+    return {q, r - q * sp.gdiv.d};
+  }
+  return {row / sp.group, row % sp.group};
+}
 
 // One sweep's rows and keys: rows [base, last], keys [klo, khi) in `steps` steps.
 struct tile_sweep {
@@ -33,11 +48,11 @@ HEADROOM_HOST_DEVICE vec<T, attn_chunk> tile_q_chunk(const View& v, int64_t off,
 template <class Lane, class T>
 HEADROOM_HOST_DEVICE void tile_row_state(Lane& r, const paged_attention_inputs<T>& p, const tile_span& sp,
                                          const tile_sweep& sw, const thread_idx& t) {
-  const int64_t G = sp.group, win = p.sliding_window;
+  const int64_t win = p.sliding_window;
   HEADROOM_UNROLL
   for (int i = 0; i < 2; ++i) {
     const int64_t row = sw.base + tile_rows * t.y + t.x / 4 + 8 * i;
-    const int64_t pos = sp.shift + row / G;
+    const int64_t pos = sp.shift + tile_qh(sp, row).q;
     int64_t vlo = win > 0 && pos - win + 1 > sw.klo ? pos - win + 1 : sw.klo;
     int64_t vhi = pos + 1 < sw.khi ? pos + 1 : sw.khi;
     if (row > sw.last) vlo = sw.klo, vhi = sw.khi;
@@ -57,7 +72,8 @@ HEADROOM_HOST_DEVICE void tile_begin(Ctx& ctx, const paged_attention_inputs<T>& 
   const int64_t G = sp.group, D = p.head_size;
   const auto q_off = [&](int64_t row) {  // element offset of packed row `row`'s q, -1 past the sweep
     if (row > sw.last) return int64_t{-1};
-    return token_offset(ctx, p.int32_offsets, sp.qo_start + row / G, p.num_heads, D, sp.kvh * G + row % G);
+    const tile_row_qh qh = tile_qh(sp, row);
+    return token_offset(ctx, p.int32_offsets, sp.qo_start + qh.q, p.num_heads, D, sp.kvh * G + qh.h);
   };
   ctx.threads([&](const thread_idx& t) {
     auto& r = rg.st[t];

@@ -79,8 +79,9 @@ HEADROOM_HOST_DEVICE void tile_wg_begin(Ctx& ctx, const paged_attention_inputs<T
           sq.template store_vec_aligned<attn_chunk>(tile_row_at<Dp>(at, 4 * k + t.x % 4), zero_chunk<T>());
         continue;
       }
+      const tile_row_qh qh = tile_qh(sp, row);
       const int64_t off =
-          token_offset(ctx, p.int32_offsets, sp.qo_start + row / G, p.num_heads, D, sp.kvh * G + row % G);
+          token_offset(ctx, p.int32_offsets, sp.qo_start + qh.q, p.num_heads, D, sp.kvh * G + qh.h);
       HEADROOM_UNROLL
       for (int k = 0; k < CPR / 4; ++k) {
         const int c = 4 * k + t.x % 4;

@@ -165,7 +165,8 @@ void for_each_ref(fi_decode_params<T>& p, F&& f) {
 template <class T, class F>
 void for_each_ref(fi_prefill_params<T>& p, F&& f) {
   static_assert(sizeof(fi_prefill_params<T>) == sizeof(paged_attention_inputs<T>) +
-                                                    9 * sizeof(buffer_ref<float>) + 4 * sizeof(int64_t) + 8,
+                                                    9 * sizeof(buffer_ref<float>) + 4 * sizeof(int64_t) + 8 +
+                                                    sizeof(fastdiv32) /* split, group_div */,
                 "fi_prefill_params changed: update for_each_ref");
   for_each_input_ref(p.in, f);
   f(p.request_indices), f(p.qo_tile_indices), f(p.kv_tile_indices), f(p.o_indptr), f(p.merge_indptr);

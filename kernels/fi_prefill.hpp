@@ -41,6 +41,7 @@ struct fi_prefill_params {
   int64_t kv_chunk_tokens = 0;                 // keys per kv chunk (split)
   int64_t total_num_rows = 0;                  // R: query rows the merge writes
   bool split = false;
+  fastdiv32 group_div;  // num_heads / num_kv_heads as a fastdiv32 (the host's; the kernel checks it)
 };
 
 // One work item as its block reads it: the request's lengths, its packed rows, its keys.
@@ -81,6 +82,15 @@ HEADROOM_HOST_DEVICE fi_prefill_item fi_prefill_work(Ctx& ctx, const fi_prefill_
     it.num_kv_chunks = (span + c - 1) / c;
   }
   return it;
+}
+
+// The group's divisor for p.group_div (num_heads / num_kv_heads), computed on the host; none where
+// the group is not a positive 31-bit count. The kernel uses it only where it equals the layer's group.
+template <class T>
+fastdiv32 fi_prefill_group_div(const paged_attention_inputs<T>& in) {
+  if (in.num_kv_heads <= 0) return {};
+  const int64_t G = in.num_heads / in.num_kv_heads;
+  return G >= 1 && G <= INT32_MAX ? fastdiv32(static_cast<uint32_t>(G)) : fastdiv32();
 }
 
 // Longest key range one pass attends to: a chunk, or a sequence; a window bounds it to the window
@@ -169,7 +179,10 @@ struct fi_batch_prefill {
     };
     if constexpr (on_tensor_cores) {
       if (fi_prefill_tiled<T, Dp>(p)) {
-        const tile_span sp{it.req, it.qo_start, shift, G, kvh, it.rows_lo, it.rows_hi, it.lo, it.hi};
+        tile_span sp{it.req, it.qo_start, shift, G, kvh, it.rows_lo, it.rows_hi, it.lo, it.hi, {}};
+        if constexpr (WG)  // the mma kernel has no registers to spare for it
+          if (p.group_div.d == G && it.rows_hi + tile_rows * tile_max_warps<Dp> < (int64_t{1} << 31))
+            sp.gdiv = p.group_div;
         attend_tile<T, Dp, WG>(ctx, p.in, s.tile, sp, p.split ? p.tmp_v : p.output, p.tmp_s, p.split,
                                [&](int64_t qi, int64_t head) { return out_row(qi) * H + head; });
         return;

@@ -133,6 +133,7 @@ fi_prefill_params<T> make_fi_prefill_params(sim::memory& m, const sim_inputs<T>&
   p.cta_tile_q = plan.cta_tile_q;
   p.total_num_rows = in.in.num_tokens;  // the rows the merge's device counter holds: the step's tokens
   p.split = plan.split_kv;
+  p.group_div = fi_prefill_group_div(in.in);
   if (plan.split_kv) {
     p.kv_chunk_tokens = plan.kv_chunk_size;
     p.merge_indptr = m.upload_prefix("merge_indptr", written_entries(plan.merge_indptr),

@@ -31,6 +31,7 @@ struct prefill_plan {
   std::vector<uint8_t> mask;  // empty: no mask
   int64_t padded = 0, cta_tile_q = 16, chunk = 0, total_num_rows = 0;
   bool split = false;
+  int64_t divisor = 0;  // p.group_div: 0 the layer's group (fi_prefill_group_div), -1 none, else this one
 };
 
 inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -111,6 +112,10 @@ prefill_result run_prefill(const rank_layer& l, const batch& b, int64_t block_si
   if (!pl.mask.empty()) p.block_valid_mask = m.upload("block_valid_mask", pl.mask);
   p.padded = pl.padded, p.cta_tile_q = pl.cta_tile_q, p.kv_chunk_tokens = pl.chunk;
   p.total_num_rows = pl.total_num_rows, p.split = pl.split;
+  if (pl.divisor == 0)
+    p.group_div = fi_prefill_group_div(p.in);
+  else if (pl.divisor > 0)
+    p.group_div = fastdiv32(static_cast<uint32_t>(pl.divisor));
   const int64_t H = l.num_heads, D = l.head_size;
   if (pl.split) {
     p.merge_indptr = m.upload("merge_indptr", pl.merge_indptr);

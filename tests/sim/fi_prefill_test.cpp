@@ -101,8 +101,13 @@ TEST_P(PrefillVsReference, TiledPlans) {
       const shape& s = shapes[i];
       tiler_options o;
       o.group = s.heads / s.kv, o.cta_tile_q = s.cta_tile_q, o.chunk = s.chunk, o.window = s.window;
-      const prefill_plan pl = tile_prefill(s.b, o);
-      expect_clean(run_prefill<T>(layer_of(s), s.b, s.block_size, pl, i), describe(s, GetParam()));
+      prefill_plan pl = tile_prefill(s.b, o);
+      // The group's divisor as packaging sets it, none, and a stale one (the kernel must not use it).
+      for (const int64_t divisor : {int64_t{0}, int64_t{-1}, o.group + 1}) {
+        pl.divisor = divisor;
+        expect_clean(run_prefill<T>(layer_of(s), s.b, s.block_size, pl, i),
+                     describe(s, GetParam()) + " divisor " + std::to_string(divisor));
+      }
     }
   });
 }
