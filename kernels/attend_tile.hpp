@@ -76,20 +76,21 @@ HEADROOM_HOST_DEVICE void tile_step(Ctx& ctx, const paged_attention_inputs<T>& p
   }
 }
 
-// The sweep's steps, S = tile_stages: step k's key rows are read (into koff) S steps ahead, its
-// copies issued S - 1 steps ahead, one commit group per step (empty past the last, so step k is
-// always group k). The barrier of step k completes its stage for every warp, and ends every warp's
-// reads of the stage and the koff slot that the step then refills. WG: the warpgroup pass, whose
-// products read the stage through the async proxy (hence the fence before the barrier) and whose
-// q, copied with step 0's stage (tile_wg_begin), reaches the registers after step 0's barrier.
-template <class T, int Dp, bool WG, class Ctx, class Sh, class QV, class Regs>
+// The sweep's steps, S = tile_stages: step k's key rows are read (into koff) S steps ahead (the
+// first S steps' before the sweep began: `first`, tile_rows_first), its copies issued S - 1 steps ahead, one
+// commit group per step (empty past the last, so step k is always group k). The barrier of step k completes
+// its stage for every warp, and ends every warp's reads of the stage and the koff slot that the step then
+// refills. WG: the warpgroup pass, whose products read the stage through the async proxy (hence the fence
+// before the barrier) and whose q, copied with step 0's stage (tile_wg_begin), reaches the registers after
+// step 0's barrier.
+template <class T, int Dp, bool WG, class Ctx, class Sh, class QV, class Regs, class First>
 HEADROOM_HOST_DEVICE void tile_steps(Ctx& ctx, const paged_attention_inputs<T>& p, Sh& s, const tile_span& sp,
-                                     const tile_sweep& sw, const QV& sq, Regs& rg) {
+                                     const tile_sweep& sw, const QV& sq, Regs& rg, First& first) {
   constexpr int S = tile_stages, KT = tile_keys<Dp>;
   const auto st = ctx.template shared<attn_chunk>(s.kv, "tile_kv");
   const auto ko = ctx.template shared<1>(s.koff, "tile_koff");
-  for (int k = 0; k < S && k < sw.steps; ++k) tile_rows_of<T, Dp>(ctx, p, ko, sp, sw, k, k);
-  ctx.sync();  // koff (and q in shared memory) for every thread
+  tile_rows_put<Dp>(ctx, ko, sw, first);  // the first steps' key rows (tile_rows_first)
+  ctx.sync();                             // koff (and q in shared memory) for every thread
   for (int k = 0; k < S - 1; ++k) {
     if (k < sw.steps) tile_issue<T, Dp, WG>(ctx, p, st, ko, k);
     ctx.async_commit();
@@ -179,6 +180,7 @@ HEADROOM_HOST_DEVICE void tile_sweeps(Ctx& ctx, const paged_attention_inputs<T>&
   const int64_t rows = tile_rows * ctx.block_dim().y, win = p.sliding_window;
   const auto sq =
       ctx.template shared<attn_chunk>(s.q, tile_q_in_regs<Dp> && !WG ? attn_chunk : rows * Dp, "tile_q");
+  auto first_rows = make_registers<tile_first_keys<Dp>>(ctx);
   auto rg = [&] {
     if constexpr (WG)
       return make_tile_wg_registers<Dp>(ctx);
@@ -197,11 +199,12 @@ HEADROOM_HOST_DEVICE void tile_sweeps(Ctx& ctx, const paged_attention_inputs<T>&
     sw.steps = sw.khi > sw.klo ? (sw.khi - sw.klo + KT - 1) / KT : 0;
     sw.idle_from = static_cast<int>((sw.last - base) / tile_rows + 1);
     if (base > sp.rows_lo) ctx.sync();  // the sweep before still reads koff, the stage and q
+    tile_rows_first<T, Dp>(ctx, p, sp, sw, first_rows);
     if constexpr (WG)
       tile_wg_begin<T, Dp>(ctx, p, sp, sw, sq, rg);
     else
       tile_begin<T, Dp>(ctx, p, sp, sw, sq, rg);
-    tile_steps<T, Dp, WG>(ctx, p, s, sp, sw, sq, rg);
+    tile_steps<T, Dp, WG>(ctx, p, s, sp, sw, sq, rg, first_rows);
     tile_store<T, Dp>(ctx, s, sp, sw, rg, dst, lse, with_lse, dst_row);
   }
 }

@@ -124,6 +124,45 @@ HEADROOM_HOST_DEVICE void tile_rows_of(Ctx& ctx, const paged_attention_inputs<T>
   });
 }
 
+// The key rows of a sweep's first tile_stages steps, read into registers before the sweep's q
+// is issued (tile_rows_first) so that the block-table reads' latency passes under that work, and
+// stored to their koff slots (tile_rows_put) just before the first barrier. Up to
+// tile_first_rows<Dp> keys a thread: the first steps' keys over a block of one warp at least.
+template <int Dp>
+inline constexpr int tile_first_rows = (tile_stages * tile_keys<Dp> + 31) / 32;
+template <int Dp>
+struct tile_first_keys {
+  int64_t off[tile_first_rows<Dp>];
+};
+
+template <class T, int Dp, class Ctx, class Regs>
+HEADROOM_HOST_DEVICE void tile_rows_first(Ctx& ctx, const paged_attention_inputs<T>& p, const tile_span& sp,
+                                          const tile_sweep& sw, Regs& fr) {
+  constexpr int KT = tile_keys<Dp>;
+  const auto bt = ctx.global(p.block_table);
+  const int64_t n = ctx.block_dim().count(), keys = (sw.steps < tile_stages ? sw.steps : tile_stages) * KT;
+  ctx.threads([&](const thread_idx& t) {
+    HEADROOM_UNROLL
+    for (int j = 0; j < tile_first_rows<Dp>; ++j) {
+      const int64_t k = t.linear + j * n, key = sw.klo + k < sw.khi ? sw.klo + k : sw.khi - 1;
+      if (k < keys) fr[t].off[j] = kv_key_row(p, bt, sp.seq, key, sp.kvh);
+    }
+  });
+}
+
+template <int Dp, class Ctx, class KO, class Regs>
+HEADROOM_HOST_DEVICE void tile_rows_put(Ctx& ctx, const KO& ko, const tile_sweep& sw, Regs& fr) {
+  constexpr int KT = tile_keys<Dp>;
+  const int64_t n = ctx.block_dim().count(), keys = (sw.steps < tile_stages ? sw.steps : tile_stages) * KT;
+  ctx.threads([&](const thread_idx& t) {
+    HEADROOM_UNROLL
+    for (int j = 0; j < tile_first_rows<Dp>; ++j) {
+      const int64_t k = t.linear + j * n;
+      if (k < keys) ko.store(k, fr[t].off[j]);  // step k / KT's slot is k / KT: koff [slot][key]
+    }
+  });
+}
+
 // The K and V chunks of the step whose key rows are in koff slot `slot` into its stage, spread over
 // the block's threads; WG: in the warpgroup pass's layout (tile_wg_kv_at).
 template <class T, int Dp, bool WG, class Ctx, class SV, class KO>
