@@ -76,8 +76,8 @@ HEADROOM_HOST_DEVICE void tile_step(Ctx& ctx, const paged_attention_inputs<T>& p
   }
 }
 
-// The sweep's steps, S = tile_stages: step k's key rows are read (into koff) S steps ahead (the
-// first S steps' before the sweep began: `first`, tile_rows_first), its copies issued S - 1 steps ahead, one
+// The sweep's steps, S = tile_stages: step k's key rows are read (into koff) S steps ahead (WG: the
+// first S steps' before the sweep's q: `first`, tile_rows_first), its copies issued S - 1 steps ahead, one
 // commit group per step (empty past the last, so step k is always group k). The barrier of step k completes
 // its stage for every warp, and ends every warp's reads of the stage and the koff slot that the step then
 // refills. WG: the warpgroup pass, whose products read the stage through the async proxy (hence the fence
@@ -89,8 +89,11 @@ HEADROOM_HOST_DEVICE void tile_steps(Ctx& ctx, const paged_attention_inputs<T>& 
   constexpr int S = tile_stages, KT = tile_keys<Dp>;
   const auto st = ctx.template shared<attn_chunk>(s.kv, "tile_kv");
   const auto ko = ctx.template shared<1>(s.koff, "tile_koff");
-  tile_rows_put<Dp>(ctx, ko, sw, first);  // the first steps' key rows (tile_rows_first)
-  ctx.sync();                             // koff (and q in shared memory) for every thread
+  if constexpr (WG)
+    tile_rows_put<Dp>(ctx, ko, sw, first);  // the first steps' key rows (tile_rows_first)
+  else
+    for (int k = 0; k < S && k < sw.steps; ++k) tile_rows_of<T, Dp>(ctx, p, ko, sp, sw, k, k);
+  ctx.sync();  // koff (and q in shared memory) for every thread
   for (int k = 0; k < S - 1; ++k) {
     if (k < sw.steps) tile_issue<T, Dp, WG>(ctx, p, st, ko, k);
     ctx.async_commit();
@@ -199,7 +202,7 @@ HEADROOM_HOST_DEVICE void tile_sweeps(Ctx& ctx, const paged_attention_inputs<T>&
     sw.steps = sw.khi > sw.klo ? (sw.khi - sw.klo + KT - 1) / KT : 0;
     sw.idle_from = static_cast<int>((sw.last - base) / tile_rows + 1);
     if (base > sp.rows_lo) ctx.sync();  // the sweep before still reads koff, the stage and q
-    tile_rows_first<T, Dp>(ctx, p, sp, sw, first_rows);
+    if constexpr (WG) tile_rows_first<T, Dp>(ctx, p, sp, sw, first_rows);
     if constexpr (WG)
       tile_wg_begin<T, Dp>(ctx, p, sp, sw, sq, rg);
     else

@@ -124,12 +124,13 @@ HEADROOM_HOST_DEVICE void tile_rows_of(Ctx& ctx, const paged_attention_inputs<T>
   });
 }
 
-// The key rows of a sweep's first tile_stages steps, read into registers before the sweep's q
-// is issued (tile_rows_first) so that the block-table reads' latency passes under that work, and
-// stored to their koff slots (tile_rows_put) just before the first barrier. Up to
-// tile_first_rows<Dp> keys a thread: the first steps' keys over a block of one warp at least.
+// The warpgroup pass's key rows of a sweep's first tile_stages steps, read into registers before
+// the sweep's q is issued (tile_rows_first) so that the block-table reads' latency passes under
+// that work, and stored to their koff slots (tile_rows_put) just before the first barrier. Up to
+// tile_first_rows<Dp> keys a thread: the first steps' keys over a block of one warpgroup at least.
+// (The mma pass reads them after its q, tile_rows_of: its q registers leave no room for these.)
 template <int Dp>
-inline constexpr int tile_first_rows = (tile_stages * tile_keys<Dp> + 31) / 32;
+inline constexpr int tile_first_rows = (tile_stages * tile_keys<Dp> + 127) / 128;
 template <int Dp>
 struct tile_first_keys {
   int64_t off[tile_first_rows<Dp>];
