@@ -202,11 +202,12 @@ HEADROOM_HOST_DEVICE void tile_sweeps(Ctx& ctx, const paged_attention_inputs<T>&
     sw.steps = sw.khi > sw.klo ? (sw.khi - sw.klo + KT - 1) / KT : 0;
     sw.idle_from = static_cast<int>((sw.last - base) / tile_rows + 1);
     if (base > sp.rows_lo) ctx.sync();  // the sweep before still reads koff, the stage and q
-    if constexpr (WG) tile_rows_first<T, Dp>(ctx, p, sp, sw, first_rows);
-    if constexpr (WG)
+    if constexpr (WG) {
+      tile_rows_first<T, Dp>(ctx, p, sp, sw, first_rows);  // before q's copies: their latency overlaps
       tile_wg_begin<T, Dp>(ctx, p, sp, sw, sq, rg);
-    else
+    } else {
       tile_begin<T, Dp>(ctx, p, sp, sw, sq, rg);
+    }
     tile_steps<T, Dp, WG>(ctx, p, s, sp, sw, sq, rg, first_rows);
     tile_store<T, Dp>(ctx, s, sp, sw, rg, dst, lse, with_lse, dst_row);
   }

@@ -108,19 +108,25 @@ HEADROOM_HOST_DEVICE void tile_begin(Ctx& ctx, const paged_attention_inputs<T>& 
   }
 }
 
-// The row offsets of step `step`'s keys into its koff slot (step % tile_stages; past khi: the last
-// key again, its probability 0): one block-table read per key.
+// The row offset of the sweep's key klo + k (past khi: the last key again, its probability 0): one
+// block-table read.
+template <class T, class View>
+HEADROOM_HOST_DEVICE int64_t tile_key_row(const paged_attention_inputs<T>& p, const View& bt,
+                                          const tile_span& sp, const tile_sweep& sw, int64_t k) {
+  return kv_key_row(p, bt, sp.seq, sw.klo + k < sw.khi ? sw.klo + k : sw.khi - 1, sp.kvh);
+}
+
+// The row offsets of step `step`'s keys into its koff slot (step % tile_stages): one block-table
+// read per key.
 template <class T, int Dp, class Ctx, class KO>
 HEADROOM_HOST_DEVICE void tile_rows_of(Ctx& ctx, const paged_attention_inputs<T>& p, const KO& ko,
                                        const tile_span& sp, const tile_sweep& sw, int64_t step, int slot) {
   constexpr int KT = tile_keys<Dp>;
   const auto bt = ctx.global(p.block_table);
-  const int64_t n = ctx.block_dim().count(), first = sw.klo + step * KT;
+  const int64_t n = ctx.block_dim().count();
   ctx.threads([&](const thread_idx& t) {
-    for (int k = t.linear; k < KT; k += n) {
-      const int64_t key = first + k < sw.khi ? first + k : sw.khi - 1;
-      ko.store(slot * KT + k, kv_key_row(p, bt, sp.seq, key, sp.kvh));
-    }
+    for (int k = t.linear; k < KT; k += n)
+      ko.store(slot * KT + k, tile_key_row(p, bt, sp, sw, step * KT + k));
   });
 }
 
@@ -135,26 +141,29 @@ template <int Dp>
 struct tile_first_keys {
   int64_t off[tile_first_rows<Dp>];
 };
+// The keys of those steps: tile_stages steps' or, in a shorter sweep, all of its steps'.
+template <int Dp>
+HEADROOM_HOST_DEVICE int64_t tile_first_count(const tile_sweep& sw) {
+  return (sw.steps < tile_stages ? sw.steps : tile_stages) * tile_keys<Dp>;
+}
 
 template <class T, int Dp, class Ctx, class Regs>
 HEADROOM_HOST_DEVICE void tile_rows_first(Ctx& ctx, const paged_attention_inputs<T>& p, const tile_span& sp,
                                           const tile_sweep& sw, Regs& fr) {
-  constexpr int KT = tile_keys<Dp>;
   const auto bt = ctx.global(p.block_table);
-  const int64_t n = ctx.block_dim().count(), keys = (sw.steps < tile_stages ? sw.steps : tile_stages) * KT;
+  const int64_t n = ctx.block_dim().count(), keys = tile_first_count<Dp>(sw);
   ctx.threads([&](const thread_idx& t) {
     HEADROOM_UNROLL
     for (int j = 0; j < tile_first_rows<Dp>; ++j) {
-      const int64_t k = t.linear + j * n, key = sw.klo + k < sw.khi ? sw.klo + k : sw.khi - 1;
-      if (k < keys) fr[t].off[j] = kv_key_row(p, bt, sp.seq, key, sp.kvh);
+      const int64_t k = t.linear + j * n;
+      if (k < keys) fr[t].off[j] = tile_key_row(p, bt, sp, sw, k);
     }
   });
 }
 
 template <int Dp, class Ctx, class KO, class Regs>
 HEADROOM_HOST_DEVICE void tile_rows_put(Ctx& ctx, const KO& ko, const tile_sweep& sw, Regs& fr) {
-  constexpr int KT = tile_keys<Dp>;
-  const int64_t n = ctx.block_dim().count(), keys = (sw.steps < tile_stages ? sw.steps : tile_stages) * KT;
+  const int64_t n = ctx.block_dim().count(), keys = tile_first_count<Dp>(sw);
   ctx.threads([&](const thread_idx& t) {
     HEADROOM_UNROLL
     for (int j = 0; j < tile_first_rows<Dp>; ++j) {
