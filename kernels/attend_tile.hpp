@@ -183,7 +183,12 @@ HEADROOM_HOST_DEVICE void tile_sweeps(Ctx& ctx, const paged_attention_inputs<T>&
   const int64_t rows = tile_rows * ctx.block_dim().y, win = p.sliding_window;
   const auto sq =
       ctx.template shared<attn_chunk>(s.q, tile_q_in_regs<Dp> && !WG ? attn_chunk : rows * Dp, "tile_q");
-  auto first_rows = make_registers<tile_first_keys<Dp>>(ctx);
+  auto first_rows = [&] {  // the mma pass reads its first steps' key rows in tile_steps (tile_rows_of)
+    if constexpr (WG)
+      return make_registers<tile_first_keys<Dp>>(ctx);
+    else
+      return std::nullptr_t{};
+  }();
   auto rg = [&] {
     if constexpr (WG)
       return make_tile_wg_registers<Dp>(ctx);
