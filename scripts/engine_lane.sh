@@ -3,20 +3,26 @@
 #   [HEADROOM_VLLM_DIR=DIR] scripts/engine_lane.sh [BUILD_DIR]
 # vLLM's Triton kernel runs when HEADROOM_VLLM_DIR names a vLLM checkout (python3 with PyTorch and
 # Triton needed); FlashInfer's decode and prefill kernels when BUILD_DIR was configured with
-# -DHEADROOM_FLASHINFER_DIR (targets/engine/headroom_flashinfer_driver). BUILD_DIR (default build/)
+# -DHEADROOM_FLASHINFER_DIR (targets/engine/headroom_flashinfer_driver); FA3's scheduler kernel when it
+# was configured with -DHEADROOM_FA3_DIR (targets/engine/headroom_fa3_driver). BUILD_DIR (default build/)
 # holds cli/headroom, targets/engine/ (the engine worker and its drivers) and
 # tests/engine_target/engine_agree. Everything lands in $OUT (default ./engine-lane-out):
 #   versions.txt         device, torch, triton, the checkouts' commits
 #   laguna_*.txt/.json   Laguna XS.2 at TP 1, 2, 4, 8 on vLLM's kernel: model-wide heads, the fixed mirror
 #   fi_laguna_*.txt/.json  the same on FlashInfer's decode kernel
 #   gemma4_c2.txt/.json  Gemma 4 with the C2 historical builder (segm_output padded for the model's head size)
+#   fa3_driver.txt       FA3's scheduler kernel against hand-worked values (engine_target_fa3_driver_test)
+#   fa3_c3.md, fa3/      C3 (llama-3-8b, TP 1-8, the fixed mirror and the three FA3 mutants): the first
+#                        failing value on the formulas and on FA3's kernel
+#   fuzz_fa3_*.txt, fuzz_fa3_*/  FA3 campaigns on FA3's kernel (FA3_FUZZ_TIME each, default 120s):
+#                        the fixed mirror, and the no-roundup mutant as the control
 #   fault.txt            a dumped block table cut narrower than the engine needs: the kernel reads
 #                        canaries as block ids and faults; the check goes on and reports it
 #   agree_decode.md/.csv, agree_prefill.md/.csv   engine kernel vs simulator on random cases
 #   truth.tsv, truth/    every bundled config x TP x mirror x backend x group: the failing decode
 #                        batches on the formulas and on the engine's kernel (truth_table.py)
 #   bench_decode.md/.json, bench_prefill.md/.json   the engines' kernels timed (bench/engine_kernels)
-# Knobs: STEPS (laguna gemma fault flashinfer agree truth bench: which parts run; those of an engine
+# Knobs: STEPS (laguna gemma fault flashinfer fa3 agree truth bench: which parts run; those of an engine
 # that is not there are skipped), CASES (1000), PREFILL_CASES (1000), REPEAT (30), BENCH_TP (1,8),
 # JOBS (4), SEED (2026); the truth table (tests/engine_target/truth_table.py): TRUTH_CONFIGS (paths,
 # space-separated; every bundled config), TRUTH_TARGETS (engine; sim adds the simulator), TRUTH_JOBS
@@ -32,7 +38,8 @@ mkdir -p "$out"
 cd "$root"
 have_vllm=${HEADROOM_VLLM_DIR:+yes}
 have_fi=$([[ -x "$build/targets/engine/headroom_flashinfer_driver" ]] && echo yes)
-[[ -n "$have_vllm$have_fi" ]] || { echo "engine_lane: neither HEADROOM_VLLM_DIR nor a FlashInfer driver in $build" >&2; exit 2; }
+have_fa3=$([[ -x "$build/targets/engine/headroom_fa3_driver" ]] && echo yes)
+[[ -n "$have_vllm$have_fi$have_fa3" ]] || { echo "engine_lane: neither HEADROOM_VLLM_DIR nor a FlashInfer or FA3 driver in $build" >&2; exit 2; }
 export HEADROOM_VLLM_DIR="${HEADROOM_VLLM_DIR:-}"
 hr="$build/cli/headroom"
 say() { printf '\n== %s (%s)\n' "$*" "$(date -u +%H:%M:%S)" | tee -a "$out/lane.log"; }
@@ -49,13 +56,14 @@ say versions
 { nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; python3 -c 'import torch, triton; print("torch", torch.__version__, "triton", triton.__version__)'
   [[ -n "$have_vllm" ]] && echo "vllm $(cat "$HEADROOM_VLLM_DIR/COMMIT" 2>/dev/null || git -C "$HEADROOM_VLLM_DIR" rev-parse HEAD 2>/dev/null)"
   [[ -n "$have_fi" ]] && echo "flashinfer $(grep -ao 'flashinfer@[0-9a-f]*' "$build/targets/engine/headroom_flashinfer_driver" | head -1)"
+  [[ -n "$have_fa3" ]] && echo "fa3 $(grep -ao 'flash-attention@[0-9a-f]*' "$build/targets/engine/headroom_fa3_driver" | head -1)"
   } >"$out/versions.txt" 2>&1
 cat "$out/versions.txt"
 
-steps=" ${STEPS:-laguna gemma fault flashinfer agree truth bench} "
+steps=" ${STEPS:-laguna gemma fault flashinfer fa3 agree truth bench} "
 want() {
   [[ "$steps" == *" $1 "* ]] || return 1
-  case $1 in laguna | gemma | fault) [[ -n "$have_vllm" ]] ;; flashinfer) [[ -n "$have_fi" ]] ;; esac
+  case $1 in laguna | gemma | fault) [[ -n "$have_vllm" ]] ;; flashinfer) [[ -n "$have_fi" ]] ;; fa3) [[ -n "$have_fa3" ]] ;; esac
 }
 
 laguna_on() {  # BACKEND PREFIX [FLAGS]: Laguna XS.2 at TP 1-8 on that engine's kernel, model-wide and fixed
@@ -95,6 +103,35 @@ fi
 if want flashinfer; then
 say "Laguna XS.2 on FlashInfer's decode kernel"
 laguna_on flashinfer fi_laguna_ --flashinfer-decode cuda-cores  # check's default decodes on tensor cores
+fi
+
+if want fa3; then
+say "FA3's scheduler kernel"
+HEADROOM_FA3_DRIVER="$build/targets/engine/headroom_fa3_driver" run fa3_driver \
+  "$build/tests/engine_target/engine_target_fa3_driver_test"
+tail -3 "$out/fa3_driver.txt"
+mkdir -p "$out/fa3"
+{ echo "| mirror | settings | TP | formulas | FA3's kernel |"; echo "| --- | --- | --- | --- | --- |"; } >"$out/fa3_c3.md"
+for m in fixed fa3-metadata-old-layout "fa3-metadata-no-roundup --max-num-seqs 1" fa3-split-mismatch; do
+  read -r mutant extra <<<"$m"
+  flags=(configs/llama-3-8b.json --tp 1,2,4,8 --backend fa3 --engine-flavour vllm)
+  [[ -n "$extra" ]] && read -ra more <<<"$extra" && flags+=("${more[@]}")
+  [[ "$mutant" != fixed ]] && flags+=(--mutant "$mutant")
+  for t in model engine; do
+    "$hr" check "${flags[@]}" --target $t --json "$out/fa3/${mutant}_$t.json" >"$out/fa3/${mutant}_$t.txt" 2>&1
+    echo "fa3 $mutant $t: exit $?" | tee -a "$out/lane.log"
+  done
+  python3 tests/engine_target/c3_rows.py "$out/fa3/${mutant}_model.json" "$out/fa3/${mutant}_engine.json" \
+    "$mutant" "${extra:-defaults}" >>"$out/fa3_c3.md"
+done
+cat "$out/fa3_c3.md"
+for m in fixed fa3-metadata-no-roundup; do
+  flags=(--target engine --backend fa3 --engine-flavour vllm --time "${FA3_FUZZ_TIME:-120s}" --seed "${SEED:-2026}"
+    --out "$out/fuzz_fa3_$m")
+  [[ "$m" != fixed ]] && flags+=(--mutant "$m")
+  run "fuzz_fa3_$m" "$hr" fuzz "${flags[@]}"
+  tail -4 "$out/fuzz_fa3_$m.txt"
+done
 fi
 
 if want agree; then

@@ -57,6 +57,7 @@ fa3_plan plan_fa3(const engine_settings& s, const engine_step& st, const fa3_gro
              0,           fa3_build::vllm_fork,
              g.e4m3};
   for (int64_t len : st.b.seq_lens) c.max_seq_len = std::max(c.max_seq_len, len);  // max_seqlen_k
+  p.sched_call = c;
   const bool swizzle = fa3_head_swizzle(c.max_query_len, c.max_seq_len, g.head_size, g.window);
   p.sched_resolved = resolved_splits(p.sched_splits, fa3_heuristic_splits(c));
   p.sched = fa3_layout_of(b, p.sched_resolved, swizzle);

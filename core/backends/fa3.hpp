@@ -109,7 +109,8 @@ bool fa3_head_swizzle(int64_t max_query_len, int64_t max_seq_len, int64_t head_s
 int64_t fa3_metadata_capacity(const engine_settings& s, const fa3_mutants& m);
 
 struct fa3_plan {
-  fa3_layout sched;                              // what get_scheduler_metadata writes
+  fa3_call sched_call;                           // what get_scheduler_metadata is called with
+  fa3_layout sched;                              // what it writes
   int64_t run_size = 0;                          // what mha_fwd recomputes from its own num_splits
                                                  // (and its layer's heads and head size)
   int64_t sched_splits = 0, run_splits = 0;      // as passed (0: the heuristic)

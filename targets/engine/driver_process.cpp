@@ -41,12 +41,26 @@ std::vector<std::string> driver_argv(const std::string& worker_exe) {
           script && *script ? script : dir_of(worker_exe) + "/vllm_triton_driver.py"};
 }
 
-std::vector<std::string> flashinfer_driver_argv(const std::string& worker_exe) {
-  const char* exe = std::getenv(flashinfer_driver_env);
+namespace {
+
+// A compiled driver: $env, else `name` beside the worker; empty when neither.
+std::vector<std::string> compiled_driver_argv(const std::string& worker_exe, const char* env,
+                                              const char* name) {
+  const char* exe = std::getenv(env);
   if (exe && *exe) return {exe};
-  const std::string beside = dir_of(worker_exe) + "/" + flashinfer_driver_name;
+  const std::string beside = dir_of(worker_exe) + "/" + name;
   if (::access(beside.c_str(), X_OK) == 0) return {beside};
   return {};
+}
+
+}  // namespace
+
+std::vector<std::string> flashinfer_driver_argv(const std::string& worker_exe) {
+  return compiled_driver_argv(worker_exe, flashinfer_driver_env, flashinfer_driver_name);
+}
+
+std::vector<std::string> fa3_driver_argv(const std::string& worker_exe) {
+  return compiled_driver_argv(worker_exe, fa3_driver_env, fa3_driver_name);
 }
 
 driver_process::driver_process(std::vector<std::string> argv, int timeout_ms)

@@ -26,6 +26,9 @@ inline constexpr const char* vllm_dir_env = "HEADROOM_VLLM_DIR";
 // (-DHEADROOM_FLASHINFER_DIR), beside the worker; the variable overrides where it is.
 inline constexpr const char* flashinfer_driver_env = "HEADROOM_FLASHINFER_DRIVER";
 inline constexpr const char* flashinfer_driver_name = "headroom_flashinfer_driver";
+// FA3's driver, likewise (-DHEADROOM_FA3_DIR).
+inline constexpr const char* fa3_driver_env = "HEADROOM_FA3_DRIVER";
+inline constexpr const char* fa3_driver_name = "headroom_fa3_driver";
 
 struct driver_reply {
   bool answered = false;  // false: the driver died or hung; `header["detail"]` says how
@@ -61,5 +64,7 @@ std::vector<std::string> driver_argv(const std::string& worker_exe);
 // FlashInfer's driver: $HEADROOM_FLASHINFER_DRIVER, else headroom_flashinfer_driver beside
 // `worker_exe`; empty when this build has none.
 std::vector<std::string> flashinfer_driver_argv(const std::string& worker_exe);
+// FA3's driver: $HEADROOM_FA3_DRIVER, else headroom_fa3_driver beside `worker_exe`; empty likewise.
+std::vector<std::string> fa3_driver_argv(const std::string& worker_exe);
 
 }  // namespace headroom::engine

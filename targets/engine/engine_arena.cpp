@@ -38,6 +38,17 @@ void check_band(const std::vector<std::byte>& back, std::size_t at, int64_t from
 
 }  // namespace
 
+int64_t arena_offset(const gpu::gpu_request& rq, const engine_arena& a, int32_t id, int64_t offset,
+                     const char* who) {
+  if (id < 0) return -1;
+  if (static_cast<std::size_t>(id) >= rq.buffers.size())
+    throw std::invalid_argument(std::string(who) + ": buffer id " + std::to_string(id) + " out of range");
+  const auto& b = rq.buffers[static_cast<std::size_t>(id)];
+  if (offset < 0 || offset > b.extent)
+    throw std::invalid_argument(std::string(who) + ": a base of " + b.name + " outside it");
+  return a.slots[static_cast<std::size_t>(id)].start + offset * b.elem_bytes;
+}
+
 engine_arena make_engine_arena(const gpu::gpu_request& rq) {
   engine_arena a;
   std::vector<const gpu::wire_buffer*> bufs;

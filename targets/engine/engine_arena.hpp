@@ -32,6 +32,12 @@ struct engine_arena {
 // inputs are the campaign batches' path, which the engine target does not take).
 engine_arena make_engine_arena(const gpu::gpu_request& rq);
 
+// The arena byte offset of element `offset` of buffer `id` (-1 for an absent buffer, id < 0). The
+// element must lie in the buffer or just past it: a base pointer a launch gives, never an access
+// the kernel makes. Throws std::invalid_argument, naming `who`, otherwise.
+int64_t arena_offset(const gpu::gpu_request& rq, const engine_arena& a, int32_t id, int64_t offset,
+                     const char* who);
+
 // Judges the bytes read back (readback's regions, concatenated): a guard report for each buffer
 // whose bands changed, and the downloaded buffers' bytes. Throws std::invalid_argument when `back`
 // is not as long as the regions asked for.

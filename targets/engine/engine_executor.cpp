@@ -10,6 +10,7 @@
 #include "core/util/error.hpp"
 #include "kernels/triton_attention.hpp"
 #include "targets/engine/engine_run.hpp"
+#include "targets/engine/fa3_launch.hpp"
 #include "targets/engine/flashinfer_launch.hpp"
 #include "targets/engine/vllm_triton_launch.hpp"
 #include "targets/gpu/gpu_executor.hpp"
@@ -29,6 +30,8 @@ gpu_executor_options engine_options() {
   o.decorate = [](const run_request& r, gpu::gpu_request& rq) {
     if (const auto* t = std::get_if<triton_plan>(r.plan))
       rq.engine = engine::vllm_triton_engine_args(t->thr, triton_num_segments);
+    else if (const auto* f = std::get_if<fa3_plan>(r.plan))
+      rq.engine = engine::fa3_engine_args(*f);
   };
   return o;
 }
@@ -103,6 +106,7 @@ std::string engine_run_line(const run_request& r, bool on_engine) {
   if (on_engine)
     kernel = std::holds_alternative<triton_plan>(*r.plan)      ? "vllm_triton"
              : std::holds_alternative<fi_decode_plan>(*r.plan) ? "flashinfer_decode"
+             : std::holds_alternative<fa3_plan>(*r.plan)       ? "fa3_scheduler"
                                                                : "flashinfer_prefill";
   return std::string(on_engine ? "engine" : "sim") + "\t" + kernel + "\t" + (r.layer ? r.layer->name : "") +
          "\t" + std::to_string(r.b ? r.b->num_seqs() : 0) + "\t" +
@@ -122,6 +126,8 @@ bool engine_executor::on_engine(const run_request& r) const {
   if (std::holds_alternative<triton_plan>(*r.plan))
     return engine_listed(engines_, engine::vllm_triton_engine) &&
            (!r.layer || engine::vllm_triton_unsupported(r.layer->head_size).empty());
+  if (const auto* f = std::get_if<fa3_plan>(r.plan))
+    return engine_listed(engines_, engine::fa3_engine) && engine::fa3_unsupported(*f).empty();
   const auto* fp = std::get_if<fi_prefill_plan>(r.plan);
   if ((fp || std::holds_alternative<fi_decode_plan>(*r.plan)) && r.layer) {
     const rank_layer& l = *r.layer;

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "targets/engine/engine_arena.hpp"
+#include "targets/engine/fa3_launch.hpp"
 #include "targets/engine/flashinfer_launch.hpp"
 #include "targets/engine/vllm_triton_launch.hpp"
 
@@ -26,21 +27,38 @@ const char* engine_of(const gpu::gpu_request& rq) {
     case gpu::family::fi_decode:
     case gpu::family::fi_prefill:
       return flashinfer_engine;
+    case gpu::family::fa3_scheduler:
+      return fa3_engine;
     default:
       throw std::invalid_argument(
-          "the engine target runs vLLM's Triton unified attention and FlashInfer's batch decode and "
-          "prefill only (this run is another kernel family)");
+          "the engine target runs vLLM's Triton unified attention, FlashInfer's batch decode and "
+          "prefill and FA3's scheduler only (this run is another kernel family)");
   }
 }
 
+namespace {
+
+nlohmann::json launch_of(const gpu::gpu_request& rq, const engine_arena& a) {
+  switch (rq.fam) {
+    case gpu::family::triton:
+      return vllm_triton_launch(rq, a);
+    case gpu::family::fi_prefill:
+      return flashinfer_prefill_launch(rq, a);
+    case gpu::family::fa3_scheduler:
+      return fa3_scheduler_launch(rq, a);
+    default:
+      return flashinfer_decode_launch(rq, a);
+  }
+}
+
+}  // namespace
+
 nlohmann::json engine_header(const gpu::gpu_request& rq, const engine_arena& a) {
-  const bool triton = std::string(engine_of(rq)) == vllm_triton_engine;
+  engine_of(rq);  // refuses a family no engine runs
   nlohmann::json h = {{"arena_bytes", a.bytes},
                       {"fill", regions(a.fill)},
                       {"readback", regions(a.readback)},
-                      {"launch", triton                              ? vllm_triton_launch(rq, a)
-                                 : rq.fam == gpu::family::fi_prefill ? flashinfer_prefill_launch(rq, a)
-                                                                     : flashinfer_decode_launch(rq, a)}};
+                      {"launch", launch_of(rq, a)}};
   if (!rq.engine.empty()) {
     const auto args = nlohmann::json::parse(rq.engine);
     if (args.contains("repeat")) h["repeat"] = args.at("repeat");

@@ -13,6 +13,7 @@ namespace headroom::engine {
 // The engines' kernels, by the name the worker's hello lists them under (worker_hello::engines).
 inline constexpr const char* vllm_triton_engine = "vllm_triton";
 inline constexpr const char* flashinfer_engine = "flashinfer";
+inline constexpr const char* fa3_engine = "fa3";
 
 // The engine whose driver runs rq's family; throws std::invalid_argument for a family no engine
 // kernel here runs.

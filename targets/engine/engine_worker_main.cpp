@@ -2,7 +2,8 @@
 // headroom_gpu_worker (worker_process.hpp). It talks the same worker protocol on descriptor
 // worker_channel_fd and starts the engine drivers: python3 with PyTorch, Triton and vLLM's kernel
 // from the checkout in $HEADROOM_VLLM_DIR, and headroom_flashinfer_driver where the build has one
-// (FlashInfer's kernels, compiled from -DHEADROOM_FLASHINFER_DIR); it never initialises CUDA
+// (FlashInfer's kernels, compiled from -DHEADROOM_FLASHINFER_DIR) and headroom_fa3_driver (FA3's
+// scheduler kernel, from -DHEADROOM_FA3_DIR); it never initialises CUDA
 // itself. Its hello lists the engines whose driver answered (worker_hello::engines) and why each
 // other one did not; no engine at all means a hello with device_count 0. Campaign batches are not
 // the engine target's path: they are answered with an error.
@@ -73,6 +74,8 @@ int main() {
   drivers.add(engine::vllm_triton_engine, engine::driver_argv(self), "");
   drivers.add(engine::flashinfer_engine, engine::flashinfer_driver_argv(self),
               "this build has no FlashInfer driver (configure with -DHEADROOM_FLASHINFER_DIR)");
+  drivers.add(engine::fa3_engine, engine::fa3_driver_argv(self),
+              "this build has no FA3 driver (configure with -DHEADROOM_FA3_DIR)");
   drivers.hello.error = drivers.reasons();
   const int fd = gpu::worker_channel_fd;
   if (!gpu::write_message(fd, gpu::encode(drivers.hello)) || drivers.hello.device_count == 0) return 0;

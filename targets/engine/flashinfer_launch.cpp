@@ -24,15 +24,10 @@ const gpu::wire_buffer& buffer_of(const gpu::gpu_request& rq, int32_t id) {
   return rq.buffers[static_cast<std::size_t>(id)];
 }
 
-// The arena byte offset of element `offset` of buffer `id` (-1 for an absent buffer), which must
-// lie in the buffer or just past it: a base pointer the params give, never an access the kernel
-// makes.
+// The arena byte offset of a base pointer the params give.
 template <class Ref>
 int64_t at(const gpu::gpu_request& rq, const engine_arena& a, const Ref& r) {
-  if (r.id < 0) return -1;
-  const auto& b = buffer_of(rq, r.id);
-  if (r.offset < 0 || r.offset > b.extent) refuse("a base of " + b.name + " outside it");
-  return a.slots[static_cast<std::size_t>(r.id)].start + r.offset * b.elem_bytes;
+  return arena_offset(rq, a, r.id, r.offset, "flashinfer launch");
 }
 
 // Entry i of an int32 input as the host wrote it.

@@ -22,6 +22,7 @@
 #include "targets/engine/engine_run.hpp"
 #include "targets/engine/flashinfer_launch.hpp"
 #include "targets/gpu/gpu_executor.hpp"
+#include "tests/engine_target/standin.hpp"
 
 namespace headroom {
 namespace {
@@ -173,23 +174,15 @@ TEST(flashinfer_launch, refuses_what_flashinfer_prefill_does_not_run) {
   EXPECT_THROW(engine::flashinfer_prefill_launch(rq, engine::make_engine_arena(rq)), std::invalid_argument);
 }
 
-// The stand-in driver (standin_driver.py) answers as FlashInfer's driver too: it writes no output,
-// so a run that reached it comes back with an unwritten output; the simulator's run would not.
+// The stand-in driver (standin_driver.py) answers as FlashInfer's driver too (standin.hpp): it writes no
+// output, so a run that reached it comes back with an unwritten output; the simulator's run would not.
 TEST(flashinfer_engine_routing, decode_layers_flashinfer_takes_reach_its_driver) {
-  if (std::system("python3 -c 'import socket' >/dev/null 2>&1") != 0) GTEST_SKIP() << "no python3";
-  const std::string dir = ::testing::TempDir(), mode = dir + "fi_standin_mode", exe = dir + "fi_standin";
-  std::ofstream(mode) << "ok\n";
-  std::ofstream(exe) << "#!/bin/sh\nexec python3 " << HEADROOM_STANDIN_DRIVER << " \"$@\"\n";
-  ASSERT_EQ(::chmod(exe.c_str(), 0755), 0);
-  ::setenv("HEADROOM_STANDIN_MODE_FILE", mode.c_str(), 1);
-  ::setenv("HEADROOM_ENGINE_DRIVER", HEADROOM_STANDIN_DRIVER, 1);
-  ::setenv("HEADROOM_FLASHINFER_DRIVER", exe.c_str(), 1);
-  ::setenv("HEADROOM_REAL_DRIVER_DIR", HEADROOM_REAL_DRIVER_DIR, 1);
-  const std::string runs = dir + "fi_standin_runs.tsv";
+  if (!use_standin_drivers()) GTEST_SKIP() << "no python3";
+  const std::string runs = ::testing::TempDir() + "fi_standin_runs.tsv";
   std::remove(runs.c_str());
   ::setenv(engine_runs_env, runs.c_str(), 1);
   ASSERT_EQ(engine_device_count(), 1);
-  EXPECT_EQ(engine_kernels(), "vllm_triton,flashinfer");
+  EXPECT_EQ(engine_kernels(), "vllm_triton,flashinfer,fa3");
   auto ex = make_engine_executor();
   const fi_case taken;
   EXPECT_TRUE(ex->on_engine(taken.request()));

@@ -32,14 +32,4 @@ std::string launch_decode(const decode_args& a) {
   }
 }
 
-namespace {
-__global__ void spin(long long cycles) {
-  const long long t0 = clock64();
-  while (clock64() - t0 < cycles) {
-  }
-}
-}  // namespace
-
-void spin_device(long long cycles) { spin<<<1, 1>>>(cycles); }
-
 }  // namespace headroom::engine::fi

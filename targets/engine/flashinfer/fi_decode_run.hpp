@@ -30,8 +30,4 @@ struct decode_args {
 // own refusals (an unsupported group) come back as their message.
 std::string launch_decode(const decode_args& a);
 
-// Keeps the device busy for about `cycles` clock cycles (one thread spinning on clock64), so that
-// events recorded after it time the kernels launched meanwhile, not the host's launch latency.
-void spin_device(long long cycles);
-
 }  // namespace headroom::engine::fi

@@ -1,25 +1,17 @@
 // headroom_flashinfer_driver: the engine driver for FlashInfer's batch decode and batch prefill
 // kernels (the prefill kernel also serves tensor-core decode), the counterpart of
-// vllm_triton_driver.py, speaking the same frames on descriptor driver_channel_fd
-// (driver_process.hpp): a hello, then per run a JSON header {arena_bytes, fill, readback, launch}
-// and the fill bytes in, a JSON header {status, detail, kernel_ms, exiting} and the readback bytes
-// out. The arena is one cudaMalloc, written as the header says; the launch's pointers are offsets
-// into it (flashinfer_launch.hpp), so a kernel that indexes past a buffer lands in its guard band.
-// The page table FlashInfer reads is a separate allocation of exactly its size. "repeat": N in the
-// header (a microbenchmark) adds the median of N more launches, each after an L2 flush.
-#include <cuda_runtime_api.h>
-
-#include <algorithm>
+// vllm_triton_driver.py, in the frame of native_driver.hpp. The launch's pointers are offsets into
+// the guarded arena (flashinfer_launch.hpp); the page table FlashInfer reads is a separate
+// allocation of exactly its size.
 #include <cstring>
-#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
-#include "targets/engine/driver_process.hpp"
 #include "targets/engine/flashinfer/fi_prefill_run.hpp"
-#include "targets/gpu/worker/wire.hpp"
+#include "targets/engine/native/native_driver.hpp"
 
 #ifndef HEADROOM_FLASHINFER_COMMIT
 #define HEADROOM_FLASHINFER_COMMIT "unknown"
@@ -29,41 +21,10 @@ namespace {
 
 using nlohmann::json;
 namespace fi = headroom::engine::fi;
+namespace native = headroom::engine::native;
 
 // The checkout this driver was built from, also as a string in the binary (engine_lane.sh reads it).
 constexpr char built_from[] = "flashinfer@" HEADROOM_FLASHINFER_COMMIT;
-
-struct cuda_error : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-void check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess)
-    throw cuda_error(std::string(what) + ": " + cudaGetErrorName(e) + ": " + cudaGetErrorString(e));
-}
-
-struct device_buffer {
-  void* p = nullptr;
-  explicit device_buffer(std::size_t bytes) { check(cudaMalloc(&p, bytes < 16 ? 16 : bytes), "cudaMalloc"); }
-  ~device_buffer() { cudaFree(p); }
-  device_buffer(const device_buffer&) = delete;
-  device_buffer& operator=(const device_buffer&) = delete;
-  std::byte* bytes() const { return static_cast<std::byte*>(p); }
-};
-
-// Two events around a launch, destroyed on every path out.
-struct event_pair {
-  cudaEvent_t begin = nullptr, end = nullptr;
-  event_pair() { check(cudaEventCreate(&begin), "event"), check(cudaEventCreate(&end), "event"); }
-  ~event_pair() { cudaEventDestroy(begin), cudaEventDestroy(end); }
-  event_pair(const event_pair&) = delete;
-  event_pair& operator=(const event_pair&) = delete;
-  float ms() const {
-    float t = 0;
-    check(cudaEventElapsedTime(&t, begin, end), "event");
-    return t;
-  }
-};
 
 // The page table, the chunk size and (decode) the valid-block mask, laid out in one allocation.
 struct side_tables {
@@ -139,117 +100,23 @@ std::function<std::string()> launch_of(const json& L, std::byte* arena, int32_t*
   return [a = decode_args_of(L, arena, side, t)] { return fi::launch_decode(a); };
 }
 
-// A microbenchmark's figure: the median of n launches, each after an L2 flush (a memset of twice
-// the L2) and a spin that covers the host's launch latency, timed with events.
-constexpr long long spin_cycles = 2'000'000;  // as vllm_triton_driver.py's
-double median_ms(const std::function<std::string()>& launch, int n) {
-  int dev = 0, l2 = 0;
-  check(cudaGetDevice(&dev), "cudaGetDevice");
-  check(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev), "L2 size");
-  device_buffer flush(2 * static_cast<std::size_t>(l2));
-  const event_pair ev;
-  std::vector<float> ms(static_cast<std::size_t>(n));
-  for (auto& t : ms) {
-    check(cudaMemset(flush.p, 0, 2 * static_cast<std::size_t>(l2)), "flush");
-    fi::spin_device(spin_cycles);
-    check(cudaEventRecord(ev.begin), "event");
-    if (const std::string e = launch(); !e.empty()) throw cuda_error(e);
-    check(cudaEventRecord(ev.end), "event");
-    check(cudaEventSynchronize(ev.end), "timed launch");
-    t = ev.ms();
-  }
-  std::sort(ms.begin(), ms.end());
-  return ms[ms.size() / 2];
-}
-
-// One run: {status, detail, kernel_ms, exiting} and the bytes read back ("repeat": N adds the
-// median_ms of N more launches).
-std::pair<json, std::vector<std::byte>> run(const json& header, const std::vector<std::byte>& fill) {
-  const json& L = header.at("launch");
-  if (L.at("kernel") != "flashinfer_batch_decode" && L.at("kernel") != "flashinfer_batch_prefill")
-    return {{{"status", "error"},
-             {"detail", "this driver runs flashinfer_batch_decode and flashinfer_batch_prefill, not " +
-                            L.at("kernel").dump()}},
-            {}};
-  device_buffer arena(header.at("arena_bytes").get<std::size_t>());
-  check(cudaMemset(arena.p, 0, header.at("arena_bytes").get<std::size_t>()), "cudaMemset");
-  std::size_t from = 0;
-  for (const auto& r : header.at("fill")) {
-    const auto off = r.at(0).get<std::size_t>(), n = r.at(1).get<std::size_t>();
-    if (from + n > fill.size())
-      return {{{"status", "error"}, {"detail", "fill bytes shorter than the regions"}}, {}};
-    check(cudaMemcpy(arena.bytes() + off, fill.data() + from, n, cudaMemcpyHostToDevice), "fill");
-    from += n;
-  }
-  const side_tables t = side_of(L);
-  device_buffer side(t.ints.size() * 4);
-  check(cudaMemcpy(side.p, t.ints.data(), t.ints.size() * 4, cudaMemcpyHostToDevice), "side tables");
-  const auto launch = launch_of(L, arena.bytes(), static_cast<int32_t*>(side.p), t);
-  const event_pair ev;
-  check(cudaEventRecord(ev.begin), "event");
-  const std::string refused = launch();
-  cudaEventRecord(ev.end);
-  const cudaError_t done = cudaDeviceSynchronize();
-  if (done != cudaSuccess)  // the kernel faulted: the context is lost
-    return {{{"status", "fault"},
-             {"detail", std::string(cudaGetErrorName(done)) + ": " + cudaGetErrorString(done)},
-             {"exiting", true}},
-            {}};
-  if (!refused.empty()) return {{{"status", "raised"}, {"detail", refused}}, {}};
-  const float ms = ev.ms();
-  std::vector<std::byte> back;
-  for (const auto& r : header.at("readback")) {
-    const auto off = r.at(0).get<std::size_t>(), n = r.at(1).get<std::size_t>();
-    back.resize(back.size() + n);
-    check(cudaMemcpy(back.data() + back.size() - n, arena.bytes() + off, n, cudaMemcpyDeviceToHost),
-          "readback");
-  }
-  json reply = {{"status", "ok"}, {"kernel_ms", ms}};
-  if (const int n = header.value("repeat", 0); n > 0) reply["median_ms"] = median_ms(launch, n);
-  return {reply, std::move(back)};
-}
-
-std::vector<std::byte> bytes_of(const std::string& s) {
-  std::vector<std::byte> b(s.size());
-  std::memcpy(b.data(), s.data(), s.size());
-  return b;
-}
-
-json hello() {
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0)
-    return {{"device_count", 0}, {"error", "flashinfer driver: no CUDA device"}};
-  cudaDeviceProp prop{};
-  cudaGetDeviceProperties(&prop, 0);
-  return {{"device_count", count},
-          {"device_name", prop.name},
-          {"kernel", "flashinfer_batch_decode,flashinfer_batch_prefill"},
-          {"commit", built_from + sizeof("flashinfer@") - 1}};
+// The launch the header names, with its page table uploaded.
+native::prepared_launch prepare(const json& L, std::byte* arena) {
+  auto t = std::make_shared<side_tables>(side_of(L));
+  auto side = std::make_shared<native::device_buffer>(t->ints.size() * 4);
+  native::check(cudaMemcpy(side->p, t->ints.data(), t->ints.size() * 4, cudaMemcpyHostToDevice),
+                "side tables");
+  native::prepared_launch p;
+  p.call = launch_of(L, arena, static_cast<int32_t*>(side->p), *t);
+  p.keep = side;
+  return p;
 }
 
 }  // namespace
 
 int main() {
-  using namespace headroom;
-  const int fd = engine::driver_channel_fd;
-  const json h = hello();
-  if (!gpu::write_message(fd, bytes_of(h.dump())) || h.at("device_count") == 0) return 0;
-  for (;;) {
-    std::vector<std::byte> head, fill;
-    if (gpu::read_message(fd, head) != gpu::read_status::ok ||
-        gpu::read_message(fd, fill) != gpu::read_status::ok)
-      return 0;
-    json reply;
-    std::vector<std::byte> back;
-    try {
-      std::tie(reply, back) =
-          run(json::parse(std::string(reinterpret_cast<const char*>(head.data()), head.size())), fill);
-    } catch (const cuda_error& e) {  // a runtime call failed: the context may be gone
-      reply = {{"status", "fault"}, {"detail", e.what()}, {"exiting", true}};
-    } catch (const std::exception& e) {
-      reply = {{"status", "error"}, {"detail", e.what()}};
-    }
-    if (!gpu::write_message(fd, bytes_of(reply.dump())) || !gpu::write_message(fd, back)) return 0;
-    if (reply.value("exiting", false)) return 3;
-  }
+  return native::serve({"flashinfer",
+                        built_from + sizeof("flashinfer@") - 1,
+                        {"flashinfer_batch_decode", "flashinfer_batch_prefill"},
+                        prepare});
 }

@@ -1,0 +1,64 @@
+// Two FA3 schedules worked by hand from vllm-project/flash-attention at 617264c (hopper/flash_api.cpp,
+// tile_size.h, heuristics.h, flash_prepare_scheduler.cu), shared by the engine target's host test
+// (the launch) and its GPU test (what FA3's own kernel writes).
+//
+// decode_case: Llama 3 8B at TP 8 (4 q heads, 1 kv head, D 128), one request decoding over 300 keys,
+// max_num_seqs 1 with graphs 1 and 2: the FULL graph's 32 splits. r = round_up(1, 4) = 4; decode at
+// D 128 stays causal (head swizzle); dynamic split: 1 + 3 x 4 = 13 entries, the semaphore at 12.
+// The no-roundup capacity 4 x 2 + 1 = 9 entries ends before it; the fixed one is 1 + 4 x 4 = 17.
+// FA3's kernel writes entry 0 (seqlen_q 1 x group 4: packed, since 32 splits), 4 (tile 64 x 128: 3
+// key blocks, ceil(3 x 1.1 x 1 / 132) = 1 block per SM: 3 splits), 8 (max_kvblocks_in_l2 =
+// 8 MiB / (128 x 256 x 2 B) = 128 >= 3 x 16: 16, capped at the 1 packed kv head: 1) and 12 (0), and
+// none of the padding entries 1-3, 5-7, 9-11.
+//
+// eager_case: 48 q heads, 8 kv heads, D 128, an eager step of one request, 17 tokens over 2000 keys
+// (tests/backends Fa3.ScheduledSplitsPastTheRunsOutAccum): the heuristic's 14 splits, 13 entries in
+// a buffer of exactly 13. Entry 0: 17 x 6 = 102; entry 4: 16 key blocks of 128, ceil(16 x 1.1 x 8 /
+// 132) = 2 blocks per SM, min(8, 14) = 8 splits; entry 8: 2 blocks a split, max_kvblocks_in_l2 =
+// 4 MiB / 64 KiB = 64 >= 2 x 16: 16, capped at 8 kv heads: 8; entry 12: 0.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/backends/fa3.hpp"
+#include "core/backends/plan.hpp"
+#include "core/check/executor.hpp"
+#include "core/engine/steps.hpp"
+
+namespace headroom {
+
+struct fa3_case {
+  rank_layer layer;
+  batch b;
+  engine_step st;
+  any_plan plan;
+  run_request request() const { return {&layer, dtype::bf16, 16, &plan, &b}; }
+};
+
+inline fa3_case fa3_decode_case(bool no_roundup) {
+  fa3_case c{{"model.layers.0.self_attn.attn", attn_kind::full, 4, 1, 128, 128, 0, 0}, {}, {}, {}};
+  c.b.query_lens = {1};
+  c.b.seq_lens = {300};
+  engine_settings s;
+  s.max_num_seqs = 1;
+  s.capture_sizes = {1, 2};
+  c.st = forward_step(s, c.b);
+  fa3_mutants m;
+  m.no_roundup = no_roundup;
+  c.plan = plan_fa3(s, c.st, fa3_group{4, 1, 128}, m);
+  return c;
+}
+
+inline fa3_case fa3_eager_case() {
+  fa3_case c{{"model.layers.0.self_attn.attn", attn_kind::full, 48, 8, 128, 128, 0, 0}, {}, {}, {}};
+  c.b.query_lens = {17};
+  c.b.seq_lens = {2000};
+  engine_settings s;
+  s.cg_mode = cudagraph_mode::none;
+  c.st = forward_step(s, c.b);
+  c.plan = plan_fa3(s, c.st, fa3_group{48, 8, 128}, {});
+  return c;
+}
+
+}  // namespace headroom

@@ -1,0 +1,118 @@
+// FA3's own scheduler kernel on a device (label gpu; exits 77, skipped, without the FA3 driver or a
+// device; $HEADROOM_FA3_DRIVER names the driver of a carried build): the two schedules of fa3_case.hpp run
+// through headroom_fa3_driver as the engine target runs them, and what FA3's kernel wrote is compared with
+// the values worked by hand from FA3's code: the no-roundup buffer's overrun seen in its after band at entry
+// 12 (the semaphore), the fixed buffer's entries, the padding FA3 leaves unwritten, and a plan whose layout
+// FA3's rules contradict refused with both.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "targets/engine/engine_run.hpp"
+#include "targets/engine/fa3_launch.hpp"
+#include "targets/gpu/gpu_executor.hpp"
+#include "tests/engine_target/fa3_case.hpp"
+
+namespace headroom {
+namespace {
+
+std::unique_ptr<engine::driver_process> driver;
+
+struct fa3_run {
+  gpu::gpu_response resp;
+  std::vector<int32_t> metadata;  // the buffer as the kernel left it (0xFF poison: never written)
+  int32_t metadata_id = -1;
+};
+
+fa3_run run_on_fa3(const fa3_case& c, const std::string& engine_args = "") {
+  gpu::gpu_request rq = make_gpu_request(c.request(), nullptr);
+  rq.engine = engine_args.empty() ? engine::fa3_engine_args(std::get<fa3_plan>(c.plan)) : engine_args;
+  fa3_run r;
+  for (std::size_t i = 0; i < rq.buffers.size(); ++i)
+    if (rq.buffers[i].name == "scheduler_metadata") r.metadata_id = static_cast<int32_t>(i);
+  rq.download = r.metadata_id;
+  r.resp = engine::run_engine(*driver, rq);
+  if (!r.resp.runs.empty()) {
+    const auto& out = r.resp.runs[0].output;
+    r.metadata.resize(out.size() / 4);
+    std::memcpy(r.metadata.data(), out.data(), r.metadata.size() * 4);
+  }
+  return r;
+}
+
+constexpr int32_t unwritten = -1;  // the scratch poison, 0xFFFFFFFF
+
+TEST(fa3_driver, no_roundup_buffer_overrun_at_the_semaphore) {
+  const fa3_run r = run_on_fa3(fa3_decode_case(true));
+  ASSERT_EQ(r.resp.error, "");
+  ASSERT_EQ(r.resp.runs.size(), 1u);
+  const auto& run = r.resp.runs[0];
+  ASSERT_FALSE(run.faulted) << run.fault;
+  ASSERT_EQ(run.guards.size(), 1u);
+  EXPECT_EQ(run.guards[0].buffer, r.metadata_id);
+  EXPECT_GE(run.guards[0].first, 48);  // within entry 12, 12 bytes past the 9-entry buffer's end
+  EXPECT_LE(run.guards[0].last, 51);
+  EXPECT_EQ(r.metadata, (std::vector<int32_t>{4, unwritten, unwritten, unwritten, 3, unwritten, unwritten,
+                                              unwritten, 1}));
+}
+
+// A run that wrote only inside its buffer, which holds `written` (entry, value) and the poison in
+// every other entry.
+void expect_in_bounds(const fa3_run& r, std::size_t entries,
+                      const std::vector<std::pair<int, int32_t>>& written) {
+  ASSERT_EQ(r.resp.error, "");
+  const auto& run = r.resp.runs.at(0);
+  ASSERT_FALSE(run.faulted) << run.fault;
+  EXPECT_TRUE(run.guards.empty());
+  std::vector<int32_t> want(entries, unwritten);
+  for (const auto& [i, v] : written) want[static_cast<std::size_t>(i)] = v;
+  EXPECT_EQ(r.metadata, want);
+}
+
+TEST(fa3_driver, fixed_buffer_holds_what_fa3_writes) {
+  expect_in_bounds(run_on_fa3(fa3_decode_case(false)), 17, {{0, 4}, {4, 3}, {8, 1}, {12, 0}});
+}
+
+TEST(fa3_driver, eager_step_by_fa3s_heuristic) {
+  expect_in_bounds(run_on_fa3(fa3_eager_case()), 13, {{0, 102}, {4, 8}, {8, 8}, {12, 0}});
+}
+
+TEST(fa3_driver, a_layout_fa3_contradicts_is_refused) {
+  const fa3_case c = fa3_eager_case();
+  auto args = nlohmann::json::parse(engine::fa3_engine_args(std::get<fa3_plan>(c.plan)));
+  args["fa3"]["expect"]["num_splits"] = 13;  // the heuristic gives 14
+  const fa3_run r = run_on_fa3(c, args.dump());
+  EXPECT_NE(r.resp.error.find("FA3's rules give 13 entries and 14 splits"), std::string::npos)
+      << r.resp.error;
+}
+
+}  // namespace
+}  // namespace headroom
+
+int main(int argc, char** argv) {
+  using namespace headroom;
+  const char* env = std::getenv(engine::fa3_driver_env);  // a build carried elsewhere
+  const char* exe = env && *env ? env : HEADROOM_FA3_DRIVER_PATH;
+  if (!*exe) {
+    std::printf("this build has no FA3 driver (configure with -DHEADROOM_FA3_DIR): skipped\n");
+    return 77;
+  }
+  driver = std::make_unique<engine::driver_process>(std::vector<std::string>{exe});
+  const auto hello = driver->hello();
+  if (hello.value("device_count", 0) == 0) {
+    std::printf("no device for the FA3 driver (%s): skipped\n", hello.dump().c_str());
+    return 77;
+  }
+  std::printf("FA3 driver: %s\n", hello.dump().c_str());
+  ::testing::InitGoogleTest(&argc, argv);
+  return RUN_ALL_TESTS();
+}

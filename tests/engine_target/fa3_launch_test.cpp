@@ -1,0 +1,116 @@
+// FA3's scheduler on the engine target, host side (label cpu, no GPU, no FA3 build): the launch of
+// two schedules worked by hand (fa3_case.hpp): the call vLLM's builder makes, the layout the plan
+// expects, every pointer at its buffer's payload; SGLang's schedules stay on the simulator; a
+// request without its schedule call is refused; and the executor's routing with a stand-in in the
+// FA3 driver's place.
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "targets/engine/engine_arena.hpp"
+#include "targets/engine/engine_run.hpp"
+#include "targets/engine/fa3_launch.hpp"
+#include "targets/engine/engine_executor.hpp"
+#include "targets/gpu/gpu_executor.hpp"
+#include "tests/engine_target/fa3_case.hpp"
+#include "tests/engine_target/standin.hpp"
+
+namespace headroom {
+namespace {
+
+int64_t fa3_slot(const gpu::gpu_request& rq, const engine::engine_arena& a, const std::string& name) {
+  for (std::size_t i = 0; i < rq.buffers.size(); ++i)
+    if (rq.buffers[i].name == name) return a.slots[i].start;
+  ADD_FAILURE() << "no buffer " << name;
+  return -1;
+}
+
+gpu::gpu_request fa3_request(const fa3_case& c) {
+  gpu::gpu_request rq = make_gpu_request(c.request(), nullptr);
+  rq.engine = engine::fa3_engine_args(std::get<fa3_plan>(c.plan));
+  return rq;
+}
+
+TEST(fa3_launch, graph_decode_by_hand) {
+  const fa3_case c = fa3_decode_case(true);
+  const gpu::gpu_request rq = fa3_request(c);
+  const auto a = engine::make_engine_arena(rq);
+  EXPECT_STREQ(engine::engine_of(rq), engine::fa3_engine);
+  const auto j = engine::fa3_scheduler_launch(rq, a);
+  EXPECT_EQ(j.at("kernel"), "fa3_prepare_scheduler");
+  EXPECT_EQ(j.at("batch_size"), 1);
+  EXPECT_EQ(j.at("num_heads"), 4);
+  EXPECT_EQ(j.at("num_heads_k"), 1);
+  EXPECT_EQ(j.at("headdim"), 128);
+  EXPECT_EQ(j.at("headdim_v"), 128);
+  EXPECT_EQ(j.at("page_size"), 16);
+  EXPECT_EQ(j.at("max_seqlen_q"), 1);
+  EXPECT_EQ(j.at("max_seqlen_k"), 300);
+  EXPECT_EQ(j.at("causal"), true);  // vLLM's builder always passes causal=True
+  EXPECT_EQ(j.at("window_left"), -1);
+  EXPECT_EQ(j.at("window_right"), -1);
+  EXPECT_EQ(j.at("num_splits"), 32);  // the FULL graph's count, as passed
+  EXPECT_EQ(j.at("e4m3"), false);
+  EXPECT_EQ(j.at("expect").at("entries"), 13);
+  EXPECT_EQ(j.at("expect").at("num_splits"), 32);
+  const auto& at = j.at("at");
+  EXPECT_EQ(at.at("scheduler_metadata"), fa3_slot(rq, a, "scheduler_metadata"));
+  EXPECT_EQ(at.at("cu_seqlens_q"), fa3_slot(rq, a, "query_start_loc"));
+  EXPECT_EQ(at.at("seqused_k"), fa3_slot(rq, a, "seq_lens"));
+  // The no-roundup buffer: 9 entries, so FA3's semaphore (entry 12) lands in the after band.
+  for (const auto& b : rq.buffers)
+    if (b.name == "scheduler_metadata") {
+      EXPECT_EQ(b.extent, 9);
+    }
+}
+
+TEST(fa3_launch, eager_step_passes_zero_splits_and_a_window) {
+  fa3_case c = fa3_eager_case();
+  const gpu::gpu_request rq = fa3_request(c);
+  const auto j = engine::fa3_scheduler_launch(rq, engine::make_engine_arena(rq));
+  EXPECT_EQ(j.at("num_splits"), 0);  // eager: FA3's heuristic decides
+  EXPECT_EQ(j.at("max_seqlen_q"), 17);
+  EXPECT_EQ(j.at("expect").at("num_splits"), 14);
+  EXPECT_EQ(j.at("expect").at("entries"), 13);
+  // A sliding layer: vLLM sends window_size (window - 1, 0).
+  engine_settings s;
+  s.cg_mode = cudagraph_mode::none;
+  c.plan = plan_fa3(s, c.st, fa3_group{48, 8, 128, 16, 512}, {});
+  const auto w = engine::fa3_scheduler_launch(fa3_request(c), engine::make_engine_arena(fa3_request(c)));
+  EXPECT_EQ(w.at("window_left"), 511);
+  EXPECT_EQ(w.at("window_right"), 0);
+}
+
+TEST(fa3_launch, sglang_schedules_and_bare_requests_are_refused) {
+  const fa3_case c = fa3_decode_case(false);
+  EXPECT_EQ(engine::fa3_unsupported(std::get<fa3_plan>(c.plan)), "");
+  fa3_plan sglang = std::get<fa3_plan>(c.plan);
+  sglang.sched_call.build = fa3_build::upstream;
+  EXPECT_NE(engine::fa3_unsupported(sglang), "");
+  const gpu::gpu_request bare = make_gpu_request(c.request(), nullptr);  // no schedule call
+  EXPECT_THROW(engine::fa3_scheduler_launch(bare, engine::make_engine_arena(bare)), std::invalid_argument);
+}
+
+// The stand-in writes nothing: a no-roundup schedule that reached it comes back without the
+// overrun the simulator reports for the same plan.
+TEST(fa3_engine_routing, schedules_reach_fa3s_driver) {
+  if (!use_standin_drivers()) GTEST_SKIP() << "no python3";
+  ASSERT_EQ(engine_device_count(), 1);
+  auto ex = make_engine_executor();
+  const fa3_case c = fa3_decode_case(true);
+  ASSERT_TRUE(ex->on_engine(c.request()));
+  const observation o = ex->run(c.request());
+  EXPECT_FALSE(o.faulted) << o.fault_detail;
+  EXPECT_EQ(o.oob_count, 0);
+  EXPECT_EQ(ex->simulated(), 0);
+  fa3_case sglang = fa3_decode_case(true);
+  std::get<fa3_plan>(sglang.plan).sched_call.build = fa3_build::upstream;
+  EXPECT_FALSE(ex->on_engine(sglang.request()));
+  const observation sim = ex->run(sglang.request());
+  EXPECT_EQ(ex->simulated(), 1);
+  EXPECT_GT(sim.oob_count, 0);
+}
+
+}  // namespace
+}  // namespace headroom
