@@ -10,6 +10,7 @@
 
 #include "core/backends/fi_prefill_sm90.hpp"
 #include "core/check/class_checks.hpp"
+#include "core/check/classes/classes.hpp"
 #include "core/check/plan_runs.hpp"
 
 namespace headroom {
@@ -220,6 +221,9 @@ group_result check_group(const group_context& ctx, const decode_sweep& sweep,
   t.min_failing_decode_batch = min_fail;
   res.thresholds.push_back(std::move(t));
   run_class_checks(ctx, hr.builder_heads, max_heads, res);
+  if (const std::string why = fa3_schedule_refusal(ctx); !why.empty())
+    res.notes.push_back(std::string(to_string(be)) + " tp " + std::to_string(ctx.base.tp) + " group " +
+                        std::to_string(ag.index) + ": " + why);
   if (!sel.note.empty()) res.notes.push_back(sel.note);
   return res;
 }

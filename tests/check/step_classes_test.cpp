@@ -63,6 +63,29 @@ TEST(Classes, Fa3OldLayout) {
   EXPECT_TRUE(fixed.model.ok && fixed.sim.ok);
 }
 
+// A config of 1 query head and 1 kv head whose layer has 8 of each: vLLM's builder asks FA3 to
+// schedule 1 query head over the group's 8 kv heads, and mha_fwd_get_scheduler_metadata raises
+// (found on FA3's own scheduler by the engine target). No metadata is checked, the report says why,
+// and nothing else changes; a config of 8 query heads gets no such note.
+TEST(Classes, Fa3RefusesAScheduleOfFewerQueryThanKvHeads) {
+  model_geometry m = testing::uniform(1, 8, 8, 128);
+  m.num_attention_heads = 1, m.num_kv_heads = 1;
+  const auto r = check_both(m, backend::fa3, with(1), {"fa3-metadata-no-roundup"});
+  for (const report* rep : {&r.model, &r.sim}) {
+    EXPECT_FALSE(has(*rep, bug_class::c3, invariant::buffer_capacity));
+    EXPECT_TRUE(std::any_of(rep->notes.begin(), rep->notes.end(), [](const std::string& n) {
+      return n.find(
+                 "fa3 tp 1 group 0: FA3's get_scheduler_metadata refuses vLLM's schedule call (the model's 1 "
+                 "query heads per rank over the group's 8 kv heads") != std::string::npos;
+    }));
+  }
+  m.num_attention_heads = 8;
+  const auto whole = check_both(m, backend::fa3, with(1), {"fa3-metadata-no-roundup"});
+  EXPECT_EQ(min_failing(whole.model, bug_class::c3, "decode_batch"), 1);
+  EXPECT_TRUE(std::none_of(whole.model.notes.begin(), whole.model.notes.end(),
+                           [](const std::string& n) { return n.find("refuses") != std::string::npos; }));
+}
+
 // max_num_seqs 1 (graphs of 1 and 2): #23465's 4 * 2 + 1 = 9 entries, one request needs 13.
 TEST(Classes, Fa3NoRoundup) {
   const auto r = check_both(fa3_model, backend::fa3, with(1), {"fa3-metadata-no-roundup"});

@@ -35,8 +35,9 @@ struct sim_run {
   }
 };
 
-// One decoding request, max_num_seqs 1: 13 entries (13 > 2 of #33841's max_num_seqs + 1); the
-// first write past the end is index 2 and the semaphore (index 12) is written too.
+// One decoding request, max_num_seqs 1: 13 entries (13 > 2 of #33841's max_num_seqs + 1). As FA3's
+// kernel, the body writes each vector's one request (0, 4, 8) and the semaphore (12), never the
+// padding: 3 writes past the end, the first at index 4.
 TEST(MetaKernels, Fa3SchedulerWritesPastAnOldLayoutBuffer) {
   engine_settings s;
   s.max_num_seqs = 1;
@@ -44,8 +45,8 @@ TEST(MetaKernels, Fa3SchedulerWritesPastAnOldLayoutBuffer) {
   fa3_mutants old;
   old.old_layout = true;
   sim_run bug(plan_fa3(s, st, {1, 1, 128}, old), st.b);
-  EXPECT_EQ(bug.first_oob("scheduler_metadata"), 2);
-  EXPECT_EQ(bug.o.oob_count, 11);
+  EXPECT_EQ(bug.first_oob("scheduler_metadata"), 4);
+  EXPECT_EQ(bug.o.oob_count, 3);
   sim_run fixed(plan_fa3(s, st, {1, 1, 128}, {}), st.b);
   EXPECT_EQ(fixed.o.oob_count, 0);
   const auto& t = fixed.o.touched;

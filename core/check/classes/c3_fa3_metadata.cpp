@@ -147,6 +147,31 @@ void check_c3_fa3_sglang(const class_scope& s, std::vector<class_finding>& out) 
 
 }  // namespace
 
+namespace {
+
+// vLLM's builder: the model's query heads per rank, the group's kv heads, head size and blocks.
+fa3_group vllm_fa3_group(const group_context& ctx) {
+  const check_case& c = ctx.base;
+  const attention_group& ag = *ctx.ag;
+  fa3_group g{ctx.eng->rg.model_wide_heads, builder_kv_heads(c, ctx.eng->rg, ag),
+              builder_head_size(c, ctx.eng->rg, ag), ag.spec.block_size, ag.spec.sliding_window};
+  g.e4m3 = c.model.kv_cache == kv_quant::fp8_e4m3;  // _get_scheduler_metadata: qkv_dtype fp8
+  return g;
+}
+
+}  // namespace
+
+std::string fa3_schedule_refusal(const group_context& ctx) {
+  const check_case& c = ctx.base;
+  if (c.be != backend::fa3 || c.engine.flavour == engine_flavour::sglang) return {};
+  const fa3_group g = vllm_fa3_group(ctx);
+  if (g.kv_heads > 0 && g.q_heads % g.kv_heads == 0) return {};
+  return "FA3's get_scheduler_metadata refuses vLLM's schedule call (the model's " +
+         std::to_string(g.q_heads) + " query heads per rank over the group's " + std::to_string(g.kv_heads) +
+         " kv heads: num_heads % num_heads_k != 0), so vLLM's FA3 backend cannot serve this group; its "
+         "metadata is not checked";
+}
+
 void check_c3_fa3_metadata(const class_scope& s, std::vector<class_finding>& out) {
   const check_case& c = s.ctx.base;
   if (c.be == backend::fa3 && c.engine.flavour == engine_flavour::sglang) return check_c3_fa3_sglang(s, out);
@@ -161,12 +186,11 @@ void check_c3_fa3_metadata(const class_scope& s, std::vector<class_finding>& out
         [&](const step_probe& p) { return rows_formula(c, p); }, bug_class::c3, out);
     return;
   }
+  if (!fa3_schedule_refusal(s.ctx).empty()) return;  // no schedule is made: a note (check_group)
   const attention_group& ag = *s.ctx.ag;
-  // vLLM's builder: the model's query heads per rank, the group's kv heads, head size and blocks.
-  fa3_group g{s.ctx.eng->rg.model_wide_heads, builder_kv_heads(c, s.ctx.eng->rg, ag),
-              builder_head_size(c, s.ctx.eng->rg, ag), ag.spec.block_size, ag.spec.sliding_window};
-  g.e4m3 = c.model.kv_cache == kv_quant::fp8_e4m3;  // _get_scheduler_metadata: qkv_dtype fp8
+  const fa3_group g = vllm_fa3_group(s.ctx);
   const auto layers = group_layers(s.ctx);
+  if (layers.empty()) return;
   const fa3_mutants m = fa3_mutants_of(c);
   auto plans = [&](const step_probe& p, const rank_layer& l) {
     if (&l != layers.front()) return std::vector<planned_part>{};  // one builder call per step
@@ -180,7 +204,6 @@ void check_c3_fa3_metadata(const class_scope& s, std::vector<class_finding>& out
     return fa3_layer_findings(layers, g,
                               [&](const fa3_group& run) { return plan_fa3(c.engine, p.st, run, m); });
   };
-  if (layers.empty()) return;
   run_probes(s, probes, plans, formulas, bug_class::c3, out);
 }
 
