@@ -29,7 +29,7 @@ if [[ "${1:-}" == "--pack" ]]; then
   src="$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$build/CMakeCache.txt")"
   (cd "$build" && find . -name CTestTestfile.cmake -o -name gpu_lane_test -o -name gpu_campaign_test -o -name gpu_wgmma_test -o -name gpu_agree -o -name prop_sim_gpu_test \
       -o -name headroom_gpu_worker -o -path ./cli/headroom -o -name engine_agree -o -name 'headroom_*_driver' \
-      -o -name headroom_engine_worker -o -name vllm_triton_driver.py) | while read -r f; do
+      -o -name headroom_engine_worker -o -name vllm_triton_driver.py -o -name engine_target_fa3_driver_test) | while read -r f; do
     mkdir -p "$carry/$(dirname "$f")" && cp -p "$build/$f" "$carry/$f"
   done
   printf '%s\n%s\n' "$src" "$build" > "$carry/paths.txt"
