@@ -12,6 +12,8 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <stdexcept>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -58,7 +60,10 @@ int heuristic_splits(const Flash_fwd_params& p) {
                   : std::max(0, std::min(p.seqlen_k, p.window_size_right + p.window_size_left + 1 + block_m));
   const int n_blocks = (loaded_k + block_n - 1) / block_n;
   const int m_blocks = (p.seqlen_q * (p.h / p.h_k) + block_m - 1) / block_m;
-  const int one_kv_head = p.seqlen_k * (p.d + p.dv) * (p.is_e4m3 ? 1 : 2);
+  // FA3 computes a kv head's bytes in int. Its wrap past 2^31 is reproduced by a modular conversion
+  // (defined, unlike the overflow), so a split count it changes shows as a refused layout.
+  const int64_t kv_head_bytes = int64_t{p.seqlen_k} * (p.d + p.dv) * (p.is_e4m3 ? 1 : 2);
+  const int one_kv_head = static_cast<int32_t>(static_cast<uint32_t>(kv_head_bytes));
   const int total_m_blocks = (p.num_splits_dynamic_ptr ? 1 : p.b) * p.h_k * m_blocks;
   return num_splits_heuristic(total_m_blocks, p.num_sm, n_blocks, m_blocks, one_kv_head,
                               p.is_causal || p.is_local, 128);
@@ -94,8 +99,8 @@ Flash_fwd_params params_of(const json& L, std::byte* arena) {
   p.seqlen_q = L.at("max_seqlen_q"), p.seqlen_k = L.at("max_seqlen_k");
   p.h = L.at("num_heads"), p.h_k = L.at("num_heads_k");
   p.d = L.at("headdim"), p.dv = L.at("headdim_v");
-  p.d_rounded = rounded_head(p.d);
-  p.dv_rounded = p.dv == p.d ? p.d_rounded : rounded_head(p.dv);
+  if (p.dv != p.d) throw std::invalid_argument("vLLM's FA3 call has head size v = head size");
+  p.d_rounded = p.dv_rounded = rounded_head(p.d);
   p.cu_seqlens_q = ptr("cu_seqlens_q");
   p.seqused_k = ptr("seqused_k");
   int left = L.at("window_left"), right = L.at("window_right");
