@@ -37,7 +37,7 @@ struct device_buffer {
 };
 
 // A launch made ready: the call (its error text, empty on success), what the driver adds to its
-// reply (the values it derived, for the worker to check), and what must outlive the call.
+// reply (the values it derived, for the record), and what must outlive the call.
 struct prepared_launch {
   std::function<std::string()> call;
   nlohmann::json report = nlohmann::json::object();

@@ -1,4 +1,4 @@
-// native_driver.hpp: spin_device.
+// native_driver.hpp: spin_device (declared there; this unit stays free of its C++20 includes).
 #include <cuda_runtime_api.h>
 
 namespace headroom::engine::native {
