@@ -64,12 +64,6 @@ T* present() {
 
 }  // namespace
 
-std::string refusal(const schedule_call& c) {
-  if (c.num_heads_k <= 0 || c.num_heads % c.num_heads_k != 0)
-    return "FA3: Number of heads in key/value must divide number of heads in query";
-  return {};
-}
-
 schedule schedule_of(const schedule_call& c, int arch, int num_sm, int* cu_seqlens_q, int* seqused_k) {
   schedule s;
   Flash_fwd_params& p = s.params;

@@ -12,18 +12,9 @@
 #include <string>
 
 #include "flash.h"
+#include "targets/engine/fa3/schedule_call.hpp"
 
 namespace headroom::engine::fa3 {
-
-// The call vLLM's FlashAttention builder makes (fa3_launch.hpp): paged always, head size v = head
-// size, no softcap, appended KV or left padding, sm_margin 0.
-struct schedule_call {
-  int batch = 0, max_seqlen_q = 1, max_seqlen_k = 0;
-  int num_heads = 1, num_heads_k = 1, headdim = 128, page_size = 16;
-  bool causal = true, e4m3 = false;
-  int window_left = -1, window_right = -1;
-  int num_splits = 0;  // as passed: 0 lets the heuristic choose
-};
 
 struct schedule {
   Flash_fwd_params params{};  // as FA3 sets them; the metadata pointers are unset (point_into)
@@ -31,10 +22,6 @@ struct schedule {
   int rounded = 0, nvec = 0, entries = 0;  // the layout: nvec vectors of `rounded`, then the semaphore
   int block_m = 0, block_n = 0;            // the tile the kernel is told
 };
-
-// Empty when FA3 takes the call; else the message FA3 raises with (its query heads must be a whole
-// multiple of its kv heads).
-std::string refusal(const schedule_call& c);
 
 // The schedule on a device of `arch` (90: SM90) with `num_sm` SMs. `cu_seqlens_q` and `seqused_k`
 // may be null on the host: only their presence matters to the rules. Call only when refusal(c) is

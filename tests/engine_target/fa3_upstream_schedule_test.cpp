@@ -1,0 +1,50 @@
+// headroom's mirror of SGLang's FA3 schedule (core/backends/fa3* with fa3_build::upstream:
+// fa3_upstream_tile_size, fa3_upstream_layout_of) against Dao-AILab's FA3 host rules and header code
+// (targets/engine/fa3/fa3_upstream_schedule.hpp, the checkout in HEADROOM_FA3_UPSTREAM_DIR), which
+// SGLang's sgl-attn follows, on the CPU: random decode calls as SGLang's backend makes them (one
+// query row, no window, the heuristic's split count), and for each the mask, the tile, the split
+// count, the head swizzle and the layout's length must agree (SM90 with 132 SMs). Its own program:
+// Dao-AILab's headers define the fork's names differently. Built only with
+// -DHEADROOM_FA3_UPSTREAM_DIR; label cpu.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <random>
+
+#include "core/backends/fa3.hpp"
+#include "targets/engine/fa3/fa3_upstream_schedule.hpp"
+#include "tests/engine_target/fa3_draw.hpp"
+
+namespace headroom {
+namespace {
+
+TEST(fa3_upstream_schedule, sglang_mirror_equals_dao_ailabs_rules_on_random_calls) {
+  constexpr int calls = 200'000;
+  std::mt19937_64 rng(2026);
+  field_diffs diffs;
+  for (int i = 0; i < calls; ++i) {
+    const drawn_call d = draw(rng, true);
+    const fa3_call& c = d.c;
+    const fa3_mask mask = fa3_mask_of(c);
+    const fa3_tile tile = fa3_call_tile(c);
+    const int64_t splits = fa3_heuristic_splits(c);
+    const bool swizzle = fa3_head_swizzle(c.max_query_len, c.max_seq_len, c.head_size, c.window);
+    const fa3_layout layout = fa3_upstream_layout_of(d.batch, mask.local, swizzle);
+
+    const engine::fa3::schedule_call call = call_of(d);
+    ASSERT_EQ(engine::fa3::refusal(call), "");
+    const engine::fa3_upstream::schedule s = engine::fa3_upstream::schedule_of(call, 90, fa3_num_sms);
+
+    diffs.note("causal", mask.causal, s.causal, d);
+    diffs.note("local", mask.local, s.local, d);
+    diffs.note("block_m", tile.m, s.block_m, d);
+    diffs.note("block_n", tile.n, s.block_n, d);
+    diffs.note("num_splits", splits, s.num_splits, d);
+    diffs.note("head_swizzle", swizzle, s.head_swizzle, d);
+    diffs.note("entries", layout.size(), s.entries, d);
+  }
+  diffs.report(calls);
+}
+
+}  // namespace
+}  // namespace headroom
