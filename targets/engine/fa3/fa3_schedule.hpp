@@ -9,8 +9,6 @@
 
 #include <cuda_runtime_api.h>  // flash.h names cudaStream_t without including it
 
-#include <string>
-
 #include "flash.h"
 #include "targets/engine/fa3/schedule_call.hpp"
 
