@@ -12,6 +12,7 @@
 #include "core/backends/fa3.hpp"
 #include "targets/engine/fa3/fa3_schedule.hpp"
 #include "tests/engine_target/fa3_draw.hpp"
+#include "tests/engine_target/fa3_golden_writer.hpp"
 
 namespace headroom {
 namespace {
@@ -20,6 +21,7 @@ TEST(fa3_schedule, mirror_equals_fa3s_own_rules_on_random_calls) {
   constexpr int calls = 200'000;
   std::mt19937_64 rng(2026);
   field_diffs diffs;
+  fa3_golden_writer golden("fork", HEADROOM_FA3_TREE_COMMIT, 1000);
   for (int i = 0; i < calls; ++i) {
     const drawn_call d = draw(rng, false);
     const fa3_call& c = d.c;
@@ -41,6 +43,8 @@ TEST(fa3_schedule, mirror_equals_fa3s_own_rules_on_random_calls) {
     diffs.note("head_swizzle", swizzle, s.params.head_swizzle, d);
     diffs.note("dynamic_split", layout.dynamic_split, s.dynamic_split, d);
     diffs.note("entries", layout.size(), s.entries, d);
+    golden.add(d, {s.params.is_causal, s.params.is_local, s.block_m, s.block_n, s.params.num_splits,
+                   s.params.head_swizzle, s.entries});
   }
   diffs.report(calls);
 }

@@ -14,6 +14,7 @@
 #include "core/backends/fa3.hpp"
 #include "targets/engine/fa3/fa3_upstream_schedule.hpp"
 #include "tests/engine_target/fa3_draw.hpp"
+#include "tests/engine_target/fa3_golden_writer.hpp"
 
 namespace headroom {
 namespace {
@@ -22,6 +23,7 @@ TEST(fa3_upstream_schedule, sglang_mirror_equals_dao_ailabs_rules_on_random_call
   constexpr int calls = 200'000;
   std::mt19937_64 rng(2026);
   field_diffs diffs;
+  fa3_golden_writer golden("upstream", HEADROOM_FA3_TREE_COMMIT, 1000);
   for (int i = 0; i < calls; ++i) {
     const drawn_call d = draw(rng, true);
     const fa3_call& c = d.c;
@@ -42,6 +44,7 @@ TEST(fa3_upstream_schedule, sglang_mirror_equals_dao_ailabs_rules_on_random_call
     diffs.note("num_splits", splits, s.num_splits, d);
     diffs.note("head_swizzle", swizzle, s.head_swizzle, d);
     diffs.note("entries", layout.size(), s.entries, d);
+    golden.add(d, {s.causal, s.local, s.block_m, s.block_n, s.num_splits, s.head_swizzle, s.entries});
   }
   diffs.report(calls);
 }
