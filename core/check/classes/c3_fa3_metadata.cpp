@@ -145,10 +145,6 @@ void check_c3_fa3_sglang(const class_scope& s, std::vector<class_finding>& out) 
   run_probes(s, probes, plans, formulas, bug_class::c3, out);
 }
 
-}  // namespace
-
-namespace {
-
 // vLLM's builder: the model's query heads per rank, the group's kv heads, head size and blocks.
 fa3_group vllm_fa3_group(const group_context& ctx) {
   const check_case& c = ctx.base;
@@ -159,13 +155,16 @@ fa3_group vllm_fa3_group(const group_context& ctx) {
   return g;
 }
 
+// FA3's get_scheduler_metadata raises unless its query heads are a whole multiple of its kv heads.
+bool fa3_refuses(const fa3_group& g) { return g.kv_heads <= 0 || g.q_heads % g.kv_heads != 0; }
+
 }  // namespace
 
 std::string fa3_schedule_refusal(const group_context& ctx) {
   const check_case& c = ctx.base;
   if (c.be != backend::fa3 || c.engine.flavour == engine_flavour::sglang) return {};
   const fa3_group g = vllm_fa3_group(ctx);
-  if (g.kv_heads > 0 && g.q_heads % g.kv_heads == 0) return {};
+  if (!fa3_refuses(g)) return {};
   return "FA3's get_scheduler_metadata refuses vLLM's schedule call (the model's " +
          std::to_string(g.q_heads) + " query heads per rank over the group's " + std::to_string(g.kv_heads) +
          " kv heads: num_heads % num_heads_k != 0), so vLLM's FA3 backend cannot serve this group; its "
@@ -186,9 +185,9 @@ void check_c3_fa3_metadata(const class_scope& s, std::vector<class_finding>& out
         [&](const step_probe& p) { return rows_formula(c, p); }, bug_class::c3, out);
     return;
   }
-  if (!fa3_schedule_refusal(s.ctx).empty()) return;  // no schedule is made: a note (check_group)
-  const attention_group& ag = *s.ctx.ag;
   const fa3_group g = vllm_fa3_group(s.ctx);
+  if (fa3_refuses(g)) return;  // no schedule is made: check_group notes it (fa3_schedule_refusal)
+  const attention_group& ag = *s.ctx.ag;
   const auto layers = group_layers(s.ctx);
   if (layers.empty()) return;
   const fa3_mutants m = fa3_mutants_of(c);
