@@ -28,15 +28,22 @@ namespace fa3 = headroom::engine::fa3;
 
 constexpr char built_from[] = "flash-attention@" HEADROOM_FA3_COMMIT;
 
-// The device's SM count and architecture, as FA3 reads them.
-int device_sms(int* arch) {
-  int dev = 0, sms = 0, major = 0, minor = 0;
-  native::check(cudaGetDevice(&dev), "cudaGetDevice");
-  native::check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), "SM count");
-  native::check(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev), "arch");
-  native::check(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev), "arch");
-  *arch = major * 10 + minor;
-  return sms;
+// The device's SM count and architecture, as FA3 reads them: queried once, on the first run.
+struct device_info {
+  int arch = 0, sms = 0;
+};
+const device_info& device() {
+  static const device_info d = [] {
+    int dev = 0, major = 0, minor = 0;
+    device_info i;
+    native::check(cudaGetDevice(&dev), "cudaGetDevice");
+    native::check(cudaDeviceGetAttribute(&i.sms, cudaDevAttrMultiProcessorCount, dev), "SM count");
+    native::check(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev), "arch");
+    native::check(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev), "arch");
+    i.arch = major * 10 + minor;
+    return i;
+  }();
+  return d;
 }
 
 fa3::schedule_call call_of(const json& L) {
@@ -63,9 +70,7 @@ native::prepared_launch prepare(const json& L, std::byte* arena) {
   const auto ptr = [&](const char* name) {
     return reinterpret_cast<int*>(arena + L.at("at").at(name).get<int64_t>());
   };
-  int arch = 0;
-  const int sms = device_sms(&arch);
-  fa3::schedule s = fa3::schedule_of(c, arch, sms, ptr("cu_seqlens_q"), ptr("seqused_k"));
+  fa3::schedule s = fa3::schedule_of(c, device().arch, device().sms, ptr("cu_seqlens_q"), ptr("seqused_k"));
   fa3::point_into(s, ptr("scheduler_metadata"));
   const Flash_fwd_params& p = s.params;
   out.report = {{"fa3",
