@@ -62,13 +62,12 @@ fa3_plan plan_fa3(const engine_settings& s, const engine_step& st, const fa3_gro
   p.sched_resolved = resolved_splits(p.sched_splits, fa3_heuristic_splits(c));
   p.sched = fa3_layout_of(b, p.sched_resolved, swizzle);
   // The run's split heuristic and mask see the layer's tensors (mha_fwd: h from q, h_k and d from k).
-  fa3_call r = c;
-  if (g.run_q_heads > 0) r.q_heads = g.run_q_heads;
-  if (g.run_kv_heads > 0) r.kv_heads = g.run_kv_heads;
-  if (g.run_head_size > 0) r.head_size = g.run_head_size;
-  const bool run_swizzle = fa3_head_swizzle(r.max_query_len, r.max_seq_len, r.head_size, r.window);
-  p.run_resolved = resolved_splits(p.run_splits, fa3_heuristic_splits(r));
-  p.run_size = fa3_layout_of(b, p.run_resolved, run_swizzle).size();
+  const fa3_call r = fa3_layer_call(c, g.run_q_heads > 0 ? g.run_q_heads : c.q_heads,
+                                    g.run_kv_heads > 0 ? g.run_kv_heads : c.kv_heads,
+                                    g.run_head_size > 0 ? g.run_head_size : c.head_size);
+  p.run_call = r;
+  const fa3_run run = fa3_run_of(p, r);
+  p.run_resolved = run.resolved, p.run_size = run.size;
   for (int64_t q : st.query_start) p.query_start.push_back(static_cast<int32_t>(q));
   for (int64_t len : st.b.seq_lens) p.seq_lens.push_back(static_cast<int32_t>(len));
   p.seq_lens.resize(static_cast<std::size_t>(b), 0);  // padded rows
@@ -79,6 +78,38 @@ fa3_plan plan_fa3(const engine_settings& s, const engine_step& st, const fa3_gro
                {"query_start_loc", 4 * (s.max_num_seqs + 1), 4},
                {"seq_lens", 4 * s.max_num_seqs, 4}};
   return p;
+}
+
+fa3_run fa3_run_of(const fa3_plan& p, const fa3_call& r) {
+  const bool swizzle = fa3_head_swizzle(r.max_query_len, r.max_seq_len, r.head_size, r.window);
+  fa3_run run;
+  run.resolved = resolved_splits(p.run_splits, fa3_heuristic_splits(r));
+  run.size = fa3_layout_of(p.sched.batch, run.resolved, swizzle).size();
+  return run;
+}
+
+fa3_call fa3_layer_call(const fa3_call& sched, int64_t q_heads, int64_t kv_heads, int64_t head_size) {
+  fa3_call c = sched;
+  c.q_heads = q_heads, c.kv_heads = kv_heads, c.head_size = head_size;
+  return c;
+}
+
+int64_t fa3_rows_never_computed(const fa3_plan& p, const fa3_call& run) {
+  const auto group = [](const fa3_call& c) { return c.kv_heads > 0 ? c.q_heads / c.kv_heads : 0; };
+  const int64_t sched_group = std::max<int64_t>(group(p.sched_call), 1), run_group = group(run);
+  if (run_group <= sched_group) return 0;
+  const int64_t block_m = fa3_call_tile(run).m;
+  const int64_t prepared_m =
+      p.sched_call.build == fa3_build::upstream ? fa3_call_tile(p.sched_call).m : block_m;
+  int64_t rows = 0;
+  for (std::size_t i = 0; i + 1 < p.query_start.size(); ++i) {
+    const int64_t q = p.query_start[i + 1] - p.query_start[i];
+    const int64_t m_blocks = ceil_div(checked_mul(q, sched_group, "fa3 packed rows"), prepared_m);
+    const int64_t covered = checked_mul(m_blocks, block_m, "fa3 packed rows");
+    const int64_t packed = checked_mul(q, run_group, "fa3 packed rows");
+    if (packed > covered) rows = checked_add(rows, checked_mul(packed - covered, run.kv_heads, "fa3 rows"));
+  }
+  return rows;
 }
 
 std::vector<buffer_need> fa3_needs(const fa3_plan& p) {

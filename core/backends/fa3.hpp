@@ -93,6 +93,9 @@ int64_t fa3_heuristic_splits(const fa3_call& c);
 
 // The tile of tile_size_fwd_sm90 a call runs with (one MMA warpgroup and paged-KV TMA as FA3 picks).
 fa3_tile fa3_call_tile(const fa3_call& c);
+// Whether the call reads the paged cache through TMA (get_pagedkv_tma: pages of whole key blocks,
+// a packed query past one m-block; the vLLM fork keeps local attention off TMA).
+bool fa3_paged_kv_tma(const fa3_call& c);
 
 // The largest per-request split count the schedule writes (hopper/flash_prepare_scheduler.cu,
 // prepare_varlen_num_blocks_kernel, one CTA: batch <= 992 and a static split count above 1):
@@ -110,6 +113,7 @@ int64_t fa3_metadata_capacity(const engine_settings& s, const fa3_mutants& m);
 
 struct fa3_plan {
   fa3_call sched_call;                           // what get_scheduler_metadata is called with
+  fa3_call run_call;                             // what mha_fwd is called with (the layer's geometry)
   fa3_layout sched;                              // what it writes
   int64_t run_size = 0;                          // what mha_fwd recomputes from its own num_splits
                                                  // (and its layer's heads and head size)
@@ -132,6 +136,30 @@ struct fa3_group {
 };
 
 fa3_plan plan_fa3(const engine_settings& s, const engine_step& st, const fa3_group& g, const fa3_mutants& m);
+
+// What mha_fwd recomputes when call `r` (a layer's heads and head size over the schedule's step)
+// runs plan p's metadata: the split count it uses (p.run_splits as passed, or its heuristic on r)
+// and the metadata length it then expects (CHECK_SHAPE).
+struct fa3_run {
+  int64_t resolved = 1, size = 0;
+};
+fa3_run fa3_run_of(const fa3_plan& p, const fa3_call& r);
+
+// mha_fwd's call for a layer of `q_heads` / `kv_heads` / `head_size` (from its q and k tensors) over
+// the schedule's step, mask and page size.
+fa3_call fa3_layer_call(const fa3_call& sched, int64_t q_heads, int64_t kv_heads, int64_t head_size);
+
+// The (token, head) rows FA3's forward kernel never computes when call `run` executes plan p's
+// metadata. The kernel takes a request's m-blocks from the prepared metadata, made for the
+// schedule's packed query (q x its query heads per kv head; flash_prepare_scheduler.cu,
+// prepare_varlen_num_blocks_kernel; tile_scheduler.hpp, VarlenDynamicPersistentTileScheduler::
+// tile_idx_to_work_tile, Prepared), while the layer packs q x its own group (row = token x group +
+// head in the group). vLLM's fork stores the packed length (prepare_seqlen_q_ptr), which the kernel
+// tiles by its own kBlockM: ceil(q x g_sched / M_run) m-blocks; Dao-AILab's stores the m-blocks of
+// the schedule's tile (num_m_blocks_ptr): ceil(q x g_sched / M_sched). Per request and kv head the
+// packed rows past m-blocks x M_run are never computed: garbage output. 0 unless the layer's group
+// is the larger.
+int64_t fa3_rows_never_computed(const fa3_plan& p, const fa3_call& run);
 
 // What one scheduling call touches: the layout's entries, and batch + 1 / batch metadata rows.
 std::vector<buffer_need> fa3_needs(const fa3_plan& p);

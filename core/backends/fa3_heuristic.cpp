@@ -125,22 +125,32 @@ int64_t packed_query(const fa3_call& c) {
 // The tile for a call whose mask and packed query length are already known. Paged KV goes through
 // TMA when the block size is a multiple of kBlockN and the packed query outgrows kBlockM
 // (get_pagedkv_tma); the vLLM fork also keeps local attention off TMA.
-fa3_tile call_tile(const fa3_call& c, const fa3_mask& mk, int64_t q_packed) {
+bool one_mma_wg(const fa3_call& c, const fa3_mask& mk, int64_t q_packed) {
+  return (c.head_size == 128 || c.head_size == 64) && !mk.local && q_packed <= 64;
+}
+
+bool paged_tma(const fa3_call& c, const fa3_mask& mk, int64_t q_packed) {
   const int64_t d = rounded_head_size(c.head_size);
   if (c.build == fa3_build::upstream) {
     const fa3_tile tma = fa3_upstream_tile_size(d, mk.causal, mk.local, false, c.e4m3);
-    const bool paged_tma = c.page_size % tma.n == 0 && q_packed > tma.m;
-    return fa3_upstream_tile_size(d, mk.causal, mk.local, !paged_tma, c.e4m3);
+    return c.page_size % tma.n == 0 && q_packed > tma.m;
   }
-  const bool one_wg = (c.head_size == 128 || c.head_size == 64) && !mk.local && q_packed <= 64;
-  const fa3_tile tma = fa3_tile_size(d, mk.causal, mk.local, false, one_wg, c.e4m3);
-  const bool paged_tma = !mk.local && c.page_size % tma.n == 0 && q_packed > tma.m;
-  return fa3_tile_size(d, mk.causal, mk.local, !paged_tma, one_wg, c.e4m3);
+  const fa3_tile tma = fa3_tile_size(d, mk.causal, mk.local, false, one_mma_wg(c, mk, q_packed), c.e4m3);
+  return !mk.local && c.page_size % tma.n == 0 && q_packed > tma.m;
+}
+
+fa3_tile call_tile(const fa3_call& c, const fa3_mask& mk, int64_t q_packed) {
+  const int64_t d = rounded_head_size(c.head_size);
+  const bool non_tma = !paged_tma(c, mk, q_packed);
+  if (c.build == fa3_build::upstream) return fa3_upstream_tile_size(d, mk.causal, mk.local, non_tma, c.e4m3);
+  return fa3_tile_size(d, mk.causal, mk.local, non_tma, one_mma_wg(c, mk, q_packed), c.e4m3);
 }
 
 }  // namespace
 
 fa3_tile fa3_call_tile(const fa3_call& c) { return call_tile(c, fa3_mask_of(c), packed_query(c)); }
+
+bool fa3_paged_kv_tma(const fa3_call& c) { return paged_tma(c, fa3_mask_of(c), packed_query(c)); }
 
 int64_t fa3_heuristic_splits(const fa3_call& c) {
   const fa3_mask mk = fa3_mask_of(c);

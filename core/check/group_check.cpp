@@ -221,7 +221,7 @@ group_result check_group(const group_context& ctx, const decode_sweep& sweep,
   t.min_failing_decode_batch = min_fail;
   res.thresholds.push_back(std::move(t));
   run_class_checks(ctx, hr.builder_heads, max_heads, res);
-  if (const std::string why = fa3_schedule_refusal(ctx); !why.empty())
+  if (const std::string why = fa3_schedule_refusal(ctx, hr.builder_heads); !why.empty())
     res.notes.push_back(std::string(to_string(be)) + " tp " + std::to_string(ctx.base.tp) + " group " +
                         std::to_string(ag.index) + ": " + why);
   if (!sel.note.empty()) res.notes.push_back(sel.note);

@@ -28,8 +28,9 @@ constexpr std::array<const char*, 12> class_titles = {
 };
 
 constexpr std::array<mutant_info, 20> mutants = {{
-    {"model-wide-heads", bug_class::c1, "vLLM #41651, #43241, #47039", invariant::buffer_capacity,
-     "builders sized with num_attention_heads // tp", "the group's layers' heads (#42650)"},
+    {"model-wide-heads", bug_class::c1, "vLLM #41651, #43241, #47039, #50851", invariant::buffer_capacity,
+     "builders sized with num_attention_heads // tp (FA3's schedule too)",
+     "the group's layers' heads (#42650; FA3's builder #53002, #53336)"},
     {"legacy-grouping", bug_class::c1, "vLLM #41651, #43543, #45564", invariant::group_agreement,
      "attention groups keyed by (backend, spec)", "keyed by (backend, spec, num_heads)"},
     {"proposer-first-layer", bug_class::c1, "vLLM #41651 (spec-decode proposer path)",

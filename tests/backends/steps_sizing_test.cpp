@@ -149,6 +149,31 @@ TEST(Fa3, ScheduledSplitsPastTheRunsOutAccum) {
   EXPECT_EQ(fa3_dynamic_splits_max({48, 8, 128, 16, 0, 17, 2000}, {0, 17}, {2000}, 5), 5);
 }
 
+// The kernel tiles each request's query as the schedule packed it (vLLM's fork: the packed length,
+// tiled by the run's kBlockM). Model 48 q heads, a layer of 64, 8 kv heads, D 128, causal, paged
+// without TMA: the layer's tile is 128 x 128 once its packed query passes 64 rows. q = 17: the
+// schedule's 102 rows cover 1 m-block of 128, the layer packs 136: 8 rows per kv head, 64 in all
+// (token 16, every head). q = 16: 96 rows still cover 128 = 16 x 8. q = 40: 240 rows cover 2
+// m-blocks (256) of the layer's 320: 64 rows per kv head, 512.
+TEST(Fa3, ALayerOfMoreHeadsPerKvHeadLosesRows) {
+  engine_settings eager;
+  eager.cg_mode = cudagraph_mode::none;
+  const auto rows = [&](std::vector<int64_t> q, int64_t layer_heads) {
+    batch b;
+    b.query_lens = q;
+    b.seq_lens.assign(q.size(), 2000);
+    fa3_group g{48, 8, 128};
+    g.run_q_heads = layer_heads, g.run_kv_heads = 8, g.run_head_size = 128;
+    const fa3_plan p = plan_fa3(eager, forward_step(eager, b), g, {});
+    return fa3_rows_never_computed(p, p.run_call);
+  };
+  EXPECT_EQ(rows({17}, 64), 64);
+  EXPECT_EQ(rows({16}, 64), 0);
+  EXPECT_EQ(rows({17, 40}, 64), 64 + 512);
+  EXPECT_EQ(rows({17, 40}, 48), 0);  // the schedule's own geometry
+  EXPECT_EQ(rows({17, 40}, 32), 0);  // fewer heads: tiles past the packed query are masked
+}
+
 // mha_fwd_get_scheduler_metadata drops window_size_left >= max_seqlen_k - 1: a window of 1024
 // (left 1023) over at most 1024 keys is no window, over 1025 it is local.
 TEST(Fa3, HeadSwizzleAndWindow) {

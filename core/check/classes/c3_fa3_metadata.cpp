@@ -1,9 +1,11 @@
-// C3 (vLLM #34043, #33841, #23465, #20301, #25490, #19171): FlashAttention-3's ahead-of-time
+// C3 (vLLM #34043, #33841, #23465, #20301, #25490, #19171, #53002): FlashAttention-3's ahead-of-time
 // scheduler metadata. For the fa3 backend every step's batch (decode batches padded to their graph,
-// the dummy runs of every FULL graph, one eager batch above the largest capture size) schedules
-// its metadata into the builder's persistent buffer (buffer_capacity / out_of_bounds on
-// scheduler_metadata, query_start_loc, seq_lens) and the run recomputes its size (plan_run_shape
-// when schedule and run use different split counts). For every backend, a dummy run whose metadata
+// the dummy runs of every FULL graph, one eager batch above the largest capture size, one prompt's
+// prefill) schedules its metadata into the builder's persistent buffer (buffer_capacity /
+// out_of_bounds on scheduler_metadata, query_start_loc, seq_lens) and each layer geometry's run
+// recomputes its size and runs on it (plan_run_shape when schedule and run use different split
+// counts, when a request is given more splits than out_accum holds, or when the kernel tiles fewer
+// query rows than the layer packs). For every backend, a dummy run whose metadata
 // has more rows than max_num_seqs (vLLM #19171) overruns the model runner's persistent rows. Under
 // the sglang flavour the fa3 backend checks SGLang's own decode schedule instead (check_c3_fa3_sglang).
 #include <algorithm>
@@ -41,6 +43,18 @@ std::vector<step_probe> eager_probe(const check_case& c) {
   return {forward_probe(c, b)};
 }
 
+// One prompt's first prefill chunk, at most 512 tokens (the step's token budget and the model's
+// length bound it): many query rows in one request, which FA3's kernel tiles as the schedule packed
+// them (fa3_rows_never_computed).
+std::vector<step_probe> prefill_probe(const check_case& c) {
+  const int64_t tokens = std::min({int64_t{512}, c.engine.max_num_batched_tokens, c.engine.max_model_len});
+  if (tokens <= 1) return {};
+  batch b;
+  b.seq_lens = {tokens};
+  b.query_lens = {tokens};
+  return {forward_probe(c, b)};
+}
+
 // The persistent query_start_loc (max_num_seqs + 1 entries) against the step's metadata rows.
 std::vector<finding> rows_formula(const check_case& c, const step_probe& p) {
   const int64_t rows = p.st.num_reqs_padded, cap = c.engine.max_num_seqs;
@@ -57,31 +71,45 @@ std::string fa3_geometry_text(int64_t q_heads, int64_t kv_heads, int64_t head_si
 }
 
 // What one layer's run of the scheduled metadata finds. mha_fwd recomputes the metadata length
-// from its own split count and mask; when the lengths agree it still allocates out_accum
-// ([num_splits, heads, total_q, dv] floats) for its own count, while the tile scheduler takes each
+// from its own split count and mask; when the lengths agree the kernel runs on the schedule's
+// per-request values: it tiles each request's query as the schedule packed it, so a layer with more
+// query heads per kv head loses rows (fa3_rows_never_computed); and it allocates out_accum
+// ([num_splits, heads, total_q, dv] floats) for its own count while the tile scheduler takes each
 // request's count from the scheduled metadata, so a request given more splits writes past it.
-std::optional<finding> fa3_run_finding(const fa3_plan& f, const fa3_group& g, const rank_layer& l) {
+std::vector<finding> fa3_run_findings(const fa3_plan& f, const fa3_group& g, const rank_layer& l) {
   if (f.sched.size() != f.run_size)
-    return finding{invariant::plan_run_shape, "scheduler_metadata", 4 * f.sched.size(), 4 * f.run_size,
-                   "scheduler metadata for " + std::to_string(f.sched.batch) +
-                       " requests was scheduled with " +
-                       fa3_geometry_text(g.q_heads, g.kv_heads, g.head_size) + " and num_splits " +
-                       std::to_string(f.sched_splits) + " (" + std::to_string(f.sched_resolved) + " used, " +
-                       std::to_string(f.sched.size()) + " entries) but layer " + l.name + " runs with " +
-                       fa3_geometry_text(l.num_heads, l.num_kv_heads, l.head_size) + " and num_splits " +
-                       std::to_string(f.run_splits) + " (" + std::to_string(f.run_resolved) +
-                       " used) and expects " + std::to_string(f.run_size) + ": FA3's CHECK_SHAPE fails"};
-  if (f.run_resolved <= 1 || f.sched_dynamic_max <= f.run_resolved) return std::nullopt;
+    return {finding{invariant::plan_run_shape, "scheduler_metadata", 4 * f.sched.size(), 4 * f.run_size,
+                    "scheduler metadata for " + std::to_string(f.sched.batch) +
+                        " requests was scheduled with " +
+                        fa3_geometry_text(g.q_heads, g.kv_heads, g.head_size) + " and num_splits " +
+                        std::to_string(f.sched_splits) + " (" + std::to_string(f.sched_resolved) + " used, " +
+                        std::to_string(f.sched.size()) + " entries) but layer " + l.name + " runs with " +
+                        fa3_geometry_text(l.num_heads, l.num_kv_heads, l.head_size) + " and num_splits " +
+                        std::to_string(f.run_splits) + " (" + std::to_string(f.run_resolved) +
+                        " used) and expects " + std::to_string(f.run_size) + ": FA3's CHECK_SHAPE fails"}};
+  std::vector<finding> out;
+  const std::string run =
+      "layer " + l.name + " (" + fa3_geometry_text(l.num_heads, l.num_kv_heads, l.head_size) + ")";
+  if (const int64_t rows = fa3_rows_never_computed(f, f.run_call); rows > 0)
+    out.push_back({invariant::plan_run_shape, "output", 0, 0,
+                   "the schedule (" + fa3_geometry_text(g.q_heads, g.kv_heads, g.head_size) +
+                       ") packs each request's query for its " +
+                       std::to_string(g.q_heads / std::max<int64_t>(g.kv_heads, 1)) +
+                       " query heads per kv head, but " + run + " packs " +
+                       std::to_string(l.num_heads / l.num_kv_heads) +
+                       ": FA3's kernel tiles the schedule's length and never computes " +
+                       std::to_string(rows) + " (token, head) rows (garbage output)"});
+  if (f.run_resolved <= 1 || f.sched_dynamic_max <= f.run_resolved) return out;
   const int64_t total_q = f.query_start.empty() ? 0 : f.query_start.back();
   const int64_t slab = checked_product("fa3 out_accum", l.num_heads, total_q, l.head_size_v, 4);
-  return finding{invariant::plan_run_shape, "out_accum", checked_mul(f.run_resolved, slab),
+  out.push_back({invariant::plan_run_shape, "out_accum", checked_mul(f.run_resolved, slab),
                  checked_mul(f.sched_dynamic_max, slab),
                  "the schedule (" + fa3_geometry_text(g.q_heads, g.kv_heads, g.head_size) +
                      ") gives a request " + std::to_string(f.sched_dynamic_max) + " splits (" +
-                     std::to_string(f.sched_resolved) + " at most) but layer " + l.name + " (" +
-                     fa3_geometry_text(l.num_heads, l.num_kv_heads, l.head_size) + ") runs with " +
+                     std::to_string(f.sched_resolved) + " at most) but " + run + " runs with " +
                      std::to_string(f.run_resolved) +
-                     ", and its out_accum holds that many: FA3's split tiles write past it"};
+                     ", and its out_accum holds that many: FA3's split tiles write past it"});
+  return out;
 }
 
 std::vector<finding> fa3_layer_findings(const std::vector<const rank_layer*>& layers, const fa3_group& g,
@@ -96,7 +124,7 @@ std::vector<finding> fa3_layer_findings(const std::vector<const rank_layer*>& la
     seen.push_back(l);
     fa3_group run = g;
     run.run_q_heads = l->num_heads, run.run_kv_heads = l->num_kv_heads, run.run_head_size = l->head_size;
-    if (auto f = fa3_run_finding(plan(run), g, *l)) return {*f};
+    if (auto f = fa3_run_findings(plan(run), g, *l); !f.empty()) return f;
   }
   return {};
 }
@@ -145,12 +173,14 @@ void check_c3_fa3_sglang(const class_scope& s, std::vector<class_finding>& out) 
   run_probes(s, probes, plans, formulas, bug_class::c3, out);
 }
 
-// vLLM's builder: the model's query heads per rank, the group's kv heads, head size and blocks.
-fa3_group vllm_fa3_group(const group_context& ctx) {
+// vLLM's builder: the query heads it resolves (the group's layers' since #53002; the model's per
+// rank at 8e958902 and 6adad087, which the model-wide-heads mutant puts back), the group's kv heads,
+// head size and blocks.
+fa3_group vllm_fa3_group(const group_context& ctx, int64_t builder_heads) {
   const check_case& c = ctx.base;
   const attention_group& ag = *ctx.ag;
-  fa3_group g{ctx.eng->rg.model_wide_heads, builder_kv_heads(c, ctx.eng->rg, ag),
-              builder_head_size(c, ctx.eng->rg, ag), ag.spec.block_size, ag.spec.sliding_window};
+  fa3_group g{builder_heads, builder_kv_heads(c, ctx.eng->rg, ag), builder_head_size(c, ctx.eng->rg, ag),
+              ag.spec.block_size, ag.spec.sliding_window};
   g.e4m3 = c.model.kv_cache == kv_quant::fp8_e4m3;  // _get_scheduler_metadata: qkv_dtype fp8
   return g;
 }
@@ -160,12 +190,12 @@ bool fa3_refuses(const fa3_group& g) { return g.kv_heads <= 0 || g.q_heads % g.k
 
 }  // namespace
 
-std::string fa3_schedule_refusal(const group_context& ctx) {
+std::string fa3_schedule_refusal(const group_context& ctx, int64_t builder_heads) {
   const check_case& c = ctx.base;
   if (c.be != backend::fa3 || c.engine.flavour == engine_flavour::sglang) return {};
-  const fa3_group g = vllm_fa3_group(ctx);
+  const fa3_group g = vllm_fa3_group(ctx, builder_heads);
   if (!fa3_refuses(g)) return {};
-  return "FA3's get_scheduler_metadata refuses vLLM's schedule call (the model's " +
+  return "FA3's get_scheduler_metadata refuses vLLM's schedule call (the builder's " +
          std::to_string(g.q_heads) + " query heads per rank over the group's " + std::to_string(g.kv_heads) +
          " kv heads: num_heads % num_heads_k != 0), so vLLM's FA3 backend cannot serve this group; its "
          "metadata is not checked";
@@ -185,8 +215,10 @@ void check_c3_fa3_metadata(const class_scope& s, std::vector<class_finding>& out
         [&](const step_probe& p) { return rows_formula(c, p); }, bug_class::c3, out);
     return;
   }
-  const fa3_group g = vllm_fa3_group(s.ctx);
+  const fa3_group g = vllm_fa3_group(s.ctx, s.builder_heads);
   if (fa3_refuses(g)) return;  // no schedule is made: check_group notes it (fa3_schedule_refusal)
+  if (s.sweep)
+    for (auto& p : prefill_probe(c)) probes.push_back(std::move(p));
   const attention_group& ag = *s.ctx.ag;
   const auto layers = group_layers(s.ctx);
   if (layers.empty()) return;
