@@ -4,14 +4,19 @@
 # vLLM's Triton kernel runs when HEADROOM_VLLM_DIR names a vLLM checkout (python3 with PyTorch and
 # Triton needed); FlashInfer's decode and prefill kernels when BUILD_DIR was configured with
 # -DHEADROOM_FLASHINFER_DIR (targets/engine/headroom_flashinfer_driver); FA3's scheduler kernel when it
-# was configured with -DHEADROOM_FA3_DIR (targets/engine/headroom_fa3_driver). BUILD_DIR (default build/)
+# and attention kernels when it was configured with -DHEADROOM_FA3_DIR (targets/engine/headroom_fa3_driver).
+# BUILD_DIR (default build/)
 # holds cli/headroom, targets/engine/ (the engine worker and its drivers) and
 # tests/engine_target/engine_agree. Everything lands in $OUT (default ./engine-lane-out):
 #   versions.txt         device, torch, triton, the checkouts' commits
 #   laguna_*.txt/.json   Laguna XS.2 at TP 1, 2, 4, 8 on vLLM's kernel: model-wide heads, the fixed mirror
 #   fi_laguna_*.txt/.json  the same on FlashInfer's decode kernel
 #   gemma4_c2.txt/.json  Gemma 4 with the C2 historical builder (segm_output padded for the model's head size)
-#   fa3_driver.txt       FA3's scheduler kernel against hand-worked values (engine_target_fa3_driver_test)
+#   fa3_driver.txt       FA3's scheduler and attention kernels against hand-worked values and the fp32
+#                        reference (engine_target_fa3_driver_test)
+#   fa3_rows_*.txt, fa3_laguna_*.txt/.json  a layer of more query heads per kv head than the schedule's
+#                        (regressions/c3-fa3-layer-heads-rows.json) and Laguna XS.2 at TP 1-8 (the fixed
+#                        mirror and model-wide-heads), on the formulas and on FA3's kernels
 #   fa3_c3.md, fa3/      C3 (llama-3-8b, TP 1-8, the fixed mirror and the three FA3 mutants): the first
 #                        failing value on the formulas and on FA3's kernel
 #   fuzz_fa3_*.txt, fuzz_fa3_*/  FA3 campaigns on FA3's kernel (FA3_FUZZ_TIME each, default 120s):
@@ -106,10 +111,22 @@ laguna_on flashinfer fi_laguna_ --flashinfer-decode cuda-cores  # check's defaul
 fi
 
 if want fa3; then
-say "FA3's scheduler kernel"
+say "FA3's scheduler and attention kernels"
 HEADROOM_FA3_DRIVER="$build/targets/engine/headroom_fa3_driver" run fa3_driver \
   "$build/tests/engine_target/engine_target_fa3_driver_test"
 tail -3 "$out/fa3_driver.txt"
+for t in model engine; do
+  "$hr" replay regressions/c3-fa3-layer-heads-rows.json --target $t >"$out/fa3_rows_$t.txt" 2>&1
+  echo "fa3 rows replay $t: exit $?" | tee -a "$out/lane.log"
+  for m in fixed model-wide-heads; do
+    flags=(configs/laguna-xs2.json --tp 1,2,4,8 --backend fa3 --engine-flavour vllm --target $t)
+    [[ "$m" != fixed ]] && flags+=(--mutant "$m")
+    HEADROOM_ENGINE_RUNS="$out/fa3_laguna_${m}_runs_$t.tsv" "$hr" check "${flags[@]}" \
+      --json "$out/fa3_laguna_${m}_$t.json" >"$out/fa3_laguna_${m}_$t.txt" 2>&1
+    echo "fa3 laguna $m $t: exit $?" | tee -a "$out/lane.log"
+  done
+done
+grep -h "VIOLATION" "$out"/fa3_rows_engine.txt "$out"/fa3_laguna_*_engine.txt | sort | uniq -c | tee -a "$out/lane.log"
 mkdir -p "$out/fa3"
 { echo "| mirror | settings | TP | formulas | FA3's kernel |"; echo "| --- | --- | --- | --- | --- |"; } >"$out/fa3_c3.md"
 for m in fixed fa3-metadata-old-layout "fa3-metadata-no-roundup --max-num-seqs 1" fa3-split-mismatch; do
@@ -129,8 +146,9 @@ for m in fixed fa3-metadata-no-roundup; do
   flags=(--target engine --backend fa3 --engine-flavour vllm --time "${FA3_FUZZ_TIME:-120s}" --seed "${SEED:-2026}"
     --out "$out/fuzz_fa3_$m")
   [[ "$m" != fixed ]] && flags+=(--mutant "$m")
-  run "fuzz_fa3_$m" "$hr" fuzz "${flags[@]}"
+  HEADROOM_ENGINE_RUNS="$out/fuzz_fa3_${m}_runs.tsv" run "fuzz_fa3_$m" "$hr" fuzz "${flags[@]}"
   tail -4 "$out/fuzz_fa3_$m.txt"
+  cut -f1,2 "$out/fuzz_fa3_${m}_runs.tsv" | sort | uniq -c | tee -a "$out/lane.log"
 done
 fi
 

@@ -1,6 +1,7 @@
 // engine_executor.hpp: the GPU executor pointed at the engine worker.
 #include "targets/engine/engine_executor.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <iterator>
 #include <mutex>
@@ -10,11 +11,13 @@
 #include "core/util/error.hpp"
 #include "kernels/triton_attention.hpp"
 #include "targets/engine/engine_run.hpp"
+#include "targets/engine/fa3_attention_inputs.hpp"
 #include "targets/engine/fa3_launch.hpp"
 #include "targets/engine/flashinfer_launch.hpp"
 #include "targets/engine/vllm_triton_launch.hpp"
 #include "targets/gpu/gpu_executor.hpp"
 #include "targets/gpu/worker/worker_process.hpp"
+#include "targets/sim/package.hpp"
 
 namespace headroom {
 namespace {
@@ -27,11 +30,13 @@ gpu_executor_options engine_options() {
   o.worker = find_engine_worker();
   o.modes = {gpu::run_mode::guarded};  // an engine kernel has no device-checked build
   o.fp32_in_tf32 = true;               // vLLM's Triton kernel: tl.dot of fp32 inputs is TF32
-  o.decorate = [](const run_request& r, gpu::gpu_request& rq) {
-    if (const auto* t = std::get_if<triton_plan>(r.plan))
+  o.decorate = [](const run_request& r, gpu::gpu_request& rq, std::vector<float>& reference) {
+    if (const auto* t = std::get_if<triton_plan>(r.plan)) {
       rq.engine = engine::vllm_triton_engine_args(t->thr, triton_num_segments);
-    else if (const auto* f = std::get_if<fa3_plan>(r.plan))
+    } else if (const auto* f = std::get_if<fa3_plan>(r.plan)) {
       rq.engine = engine::fa3_engine_args(*f);
+      engine::fa3_attach_attention(r, *f, rq, reference);
+    }
   };
   return o;
 }
@@ -97,7 +102,7 @@ engine_executor::engine_executor() : kernels_(engine_options()), engines_(engine
   }
 }
 
-std::string engine_run_line(const run_request& r, bool on_engine) {
+std::string engine_run_line(const run_request& r, bool on_engine, bool fa3_attention) {
   static constexpr const char* plan_kinds[] = {"triton",       "fi_decode",      "fi_prefill",
                                                "fa3",          "request_meta",   "mqa_meta",
                                                "offset_probe", "fi_prefill_sm90"};
@@ -106,16 +111,16 @@ std::string engine_run_line(const run_request& r, bool on_engine) {
   if (on_engine)
     kernel = std::holds_alternative<triton_plan>(*r.plan)      ? "vllm_triton"
              : std::holds_alternative<fi_decode_plan>(*r.plan) ? "flashinfer_decode"
-             : std::holds_alternative<fa3_plan>(*r.plan)       ? "fa3_scheduler"
-                                                               : "flashinfer_prefill";
+             : std::holds_alternative<fa3_plan>(*r.plan) ? (fa3_attention ? "fa3_attention" : "fa3_scheduler")
+                                                         : "flashinfer_prefill";
   return std::string(on_engine ? "engine" : "sim") + "\t" + kernel + "\t" + (r.layer ? r.layer->name : "") +
          "\t" + std::to_string(r.b ? r.b->num_seqs() : 0) + "\t" +
          std::to_string(r.b ? r.b->num_tokens() : 0) + "\n";
 }
 
-void engine_executor::log_run(const run_request& r, bool on_engine) {
+void engine_executor::log_run(const run_request& r, bool on_engine, bool fa3_attention) {
   if (!runs_log_) return;
-  const std::string line = engine_run_line(r, on_engine);
+  const std::string line = engine_run_line(r, on_engine, fa3_attention);
   std::lock_guard<std::mutex> lock(log_mutex_);
   std::fwrite(line.data(), 1, line.size(), runs_log_.get());
   std::fflush(runs_log_.get());
@@ -140,11 +145,16 @@ bool engine_executor::on_engine(const run_request& r) const {
 }
 
 observation engine_executor::run(const run_request& r) {
-  const bool engine = on_engine(r);
-  log_run(r, engine);
-  if (engine) return kernels_.run(r);
-  ++simulated_;
-  return sim_.run(r);
+  if (!on_engine(r)) {
+    log_run(r, false);
+    ++simulated_;
+    return sim_.run(r);
+  }
+  observation o = kernels_.run(r);
+  // Which FA3 kernels ran: the attention call travels with its output (fa3_attention_inputs.hpp).
+  const auto& names = kernels_.last().buffers;
+  log_run(r, true, std::find(names.begin(), names.end(), output_buffer_name) != names.end());
+  return o;
 }
 
 std::unique_ptr<engine_executor> make_engine_executor() {

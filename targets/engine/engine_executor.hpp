@@ -50,7 +50,7 @@ class engine_executor final : public executor {
   int64_t simulated() const { return simulated_; }
 
  private:
-  void log_run(const run_request& r, bool on_engine);
+  void log_run(const run_request& r, bool on_engine, bool fa3_attention = false);
 
   gpu_executor kernels_;
   std::string engines_;
@@ -63,9 +63,10 @@ class engine_executor final : public executor {
 inline constexpr const char* engine_runs_env = "HEADROOM_ENGINE_RUNS";
 
 // One line of the run log, tab-separated: "engine" or "sim", the kernel (vllm_triton,
-// flashinfer_decode, flashinfer_prefill, or the plan kind the simulator ran), the layer, the
-// batch's requests and tokens.
-std::string engine_run_line(const run_request& r, bool on_engine);
+// flashinfer_decode, flashinfer_prefill, fa3_scheduler, fa3_attention when FA3's attention call
+// ran after its scheduler, or the plan kind the simulator ran), the layer, the batch's requests and
+// tokens.
+std::string engine_run_line(const run_request& r, bool on_engine, bool fa3_attention = false);
 
 // Throws input_error ("--target engine": why it cannot run) when engine_device_count() is 0.
 std::unique_ptr<engine_executor> make_engine_executor();

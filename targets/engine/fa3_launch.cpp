@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "kernels/fa3_scheduler.hpp"
+#include "targets/engine/fa3_attention_inputs.hpp"
 
 namespace headroom::engine {
 namespace {
@@ -54,6 +55,7 @@ json fa3_scheduler_launch(const gpu::gpu_request& rq, const engine_arena& a) {
   j["at"] = {{"scheduler_metadata", arena_offset(rq, a, p.metadata.id, p.metadata.offset, "fa3 launch")},
              {"cu_seqlens_q", arena_offset(rq, a, p.query_start.id, p.query_start.offset, "fa3 launch")},
              {"seqused_k", arena_offset(rq, a, p.seq_lens.id, p.seq_lens.offset, "fa3 launch")}};
+  if (j.contains("attention")) j["attention"] = fa3_attention_launch(j.at("attention"), rq, a);
   return j;
 }
 

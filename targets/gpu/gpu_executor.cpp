@@ -134,7 +134,7 @@ observation gpu_executor::run(const run_request& r) {
   gpu::gpu_request rq = make_gpu_request(r, opt_.compare_output ? &ref : nullptr, opt_.kind);
   rq.modes = opt_.modes;
   rq.guards = opt_.guards;
-  if (opt_.decorate) opt_.decorate(r, rq);
+  if (opt_.decorate) opt_.decorate(r, rq, ref);
   for (const auto& b : rq.buffers) last_.buffers.push_back(b.name), last_.extents.push_back(b.extent);
   const gpu::gpu_response resp = execute(rq);
   last_.ran = true;

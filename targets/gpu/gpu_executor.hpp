@@ -31,9 +31,10 @@ std::unique_ptr<executor> make_gpu_executor();
 struct gpu_executor_options {
   std::vector<gpu::run_mode> modes = {gpu::run_mode::checked, gpu::run_mode::guarded};
   // Another worker speaking the same protocol (the engine target's, whose guarded run launches an
-  // engine's own kernel) and what it needs in each request beyond the package; its target kind.
+  // engine's own kernel) and what it needs in each request beyond the package (it may add buffers
+  // and the output's fp32 reference: the FA3 attention call); its target kind.
   std::string worker;  // empty: headroom_gpu_worker (find_worker)
-  std::function<void(const run_request&, gpu::gpu_request&)> decorate;
+  std::function<void(const run_request&, gpu::gpu_request&, std::vector<float>& reference)> decorate;
   target_kind kind = target_kind::gpu;
   bool fp32_in_tf32 = false;   // the kernel multiplies fp32 in TF32: its fp32 output held to tf32_tolerance
   bool compare_output = true;  // false: skip the fp32 reference (threshold sweeps, costs)

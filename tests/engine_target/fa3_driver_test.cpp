@@ -1,9 +1,13 @@
-// FA3's own scheduler kernel on a device (label gpu; exits 77, skipped, without the FA3 driver or a
-// device; $HEADROOM_FA3_DRIVER names the driver of a carried build): the two schedules of fa3_case.hpp run
-// through headroom_fa3_driver as the engine target runs them, and what FA3's kernel wrote is compared with
-// the values worked by hand from FA3's code: the no-roundup buffer's overrun seen in its after band at entry
-// 12 (the semaphore), the fixed buffer's entries, the padding FA3 leaves unwritten, and a plan whose layout
-// FA3's rules contradict refused with both.
+// FA3's own kernels on a device (label gpu; exits 77, skipped, without the FA3 driver or a device;
+// $HEADROOM_FA3_DRIVER names the driver of a carried build): the schedules of fa3_case.hpp run
+// through headroom_fa3_driver as the engine target runs them, and what FA3's kernels wrote is
+// compared with the values worked by hand from FA3's code.
+// Scheduler: the no-roundup buffer's overrun seen in its after band at entry 12 (the semaphore), the
+// fixed buffer's entries, the padding FA3 leaves unwritten, and a plan whose layout FA3's rules
+// contradict refused with both.
+// Attention on that metadata: the output against the fp32 reference on the graph's decode and the
+// eager step; and the eager step scheduled for 48 heads but run by a layer of 64, whose split 7
+// writes past out_accum and whose token 16 FA3 never computes.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -17,7 +21,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kernels/numeric.hpp"
+#include "kernels/reference.hpp"
 #include "targets/engine/engine_run.hpp"
+#include "targets/engine/fa3_attention_inputs.hpp"
 #include "targets/engine/fa3_launch.hpp"
 #include "targets/gpu/gpu_executor.hpp"
 #include "tests/engine_target/fa3_case.hpp"
@@ -93,6 +100,83 @@ TEST(fa3_driver, a_layout_fa3_contradicts_is_refused) {
   const fa3_run r = run_on_fa3(c, args.dump());
   EXPECT_NE(r.resp.error.find("FA3's rules give 13 entries and 14 splits"), std::string::npos)
       << r.resp.error;
+}
+
+// The attention call of case c through the driver: the response, the request's buffer names, the
+// output as floats and its fp32 reference.
+struct fa3_attention_run {
+  gpu::gpu_response resp;
+  std::vector<std::string> names;
+  std::vector<float> out, ref;
+  std::string guarded(std::size_t i) const {
+    return names.at(static_cast<std::size_t>(resp.runs[0].guards[i].buffer));
+  }
+};
+
+fa3_attention_run run_attention(const fa3_case& c) {
+  const run_request r = c.request();
+  const auto& plan = std::get<fa3_plan>(c.plan);
+  EXPECT_EQ(engine::fa3_attention_unsupported(r, plan), "");
+  gpu::gpu_request rq = make_gpu_request(r, nullptr);
+  rq.engine = engine::fa3_engine_args(plan);
+  fa3_attention_run a;
+  engine::fa3_attach_attention(r, plan, rq, a.ref);
+  for (const auto& b : rq.buffers) a.names.push_back(b.name);
+  a.resp = engine::run_engine(*driver, rq);
+  if (!a.resp.runs.empty()) {
+    const auto& bytes = a.resp.runs[0].output;
+    for (std::size_t i = 0; i + 1 < bytes.size() && a.out.size() < a.ref.size(); i += 2) {
+      bf16 v;
+      std::memcpy(&v.bits, bytes.data() + i, 2);
+      a.out.push_back(to_float(v));
+    }
+  }
+  return a;
+}
+
+void expect_clean_attention(const fa3_case& c) {
+  const fa3_attention_run a = run_attention(c);
+  ASSERT_EQ(a.resp.error, "");
+  const auto& run = a.resp.runs.at(0);
+  ASSERT_FALSE(run.faulted) << run.fault;
+  EXPECT_TRUE(run.guards.empty()) << a.guarded(0);
+  const auto cmp = compare_output(a.out, a.ref, dtype::bf16, c.layer.num_heads, c.layer.head_size);
+  EXPECT_FALSE(cmp.mismatch) << cmp.detail;
+  EXPECT_GT(cmp.max_abs_err, 0.0);  // bf16 rounding: a copy of the reference would be exact
+}
+
+TEST(fa3_attention, graph_decode_matches_the_reference) { expect_clean_attention(fa3_decode_case(false)); }
+
+TEST(fa3_attention, eager_step_matches_the_reference) { expect_clean_attention(fa3_eager_case()); }
+
+TEST(fa3_attention, a_layer_of_more_heads_runs_past_out_accum_and_skips_a_token) {
+  const fa3_case c = fa3_eager_case(64);
+  const fa3_attention_run a = run_attention(c);
+  ASSERT_EQ(a.resp.error, "");
+  const auto& run = a.resp.runs.at(0);
+  ASSERT_FALSE(run.faulted) << run.fault;
+  bool out_accum = false;
+  for (std::size_t i = 0; i < run.guards.size(); ++i) {
+    std::printf("guard %s: bytes %lld-%lld (%lld changed)\n", a.guarded(i).c_str(),
+                static_cast<long long>(run.guards[i].first), static_cast<long long>(run.guards[i].last),
+                static_cast<long long>(run.guards[i].corrupted_bytes));
+    if (a.guarded(i) != "out_accum") continue;
+    out_accum = true;
+    EXPECT_EQ(run.guards[i].first, int64_t{7} * 64 * 17 * 128 * 4);  // split 7 starts at the end
+  }
+  EXPECT_TRUE(out_accum);
+  const int64_t row = 64 * 128;  // one token's output
+  ASSERT_EQ(a.out.size(), static_cast<std::size_t>(17 * row));
+  const std::vector<float> first(a.out.begin(), a.out.begin() + 16 * row),
+      last(a.out.begin() + 16 * row, a.out.end());
+  const auto computed = compare_output(first, std::vector<float>(a.ref.begin(), a.ref.begin() + 16 * row),
+                                       dtype::bf16, 64, 128);
+  EXPECT_FALSE(computed.mismatch) << computed.detail;
+  const auto skipped =
+      compare_output(last, std::vector<float>(a.ref.begin() + 16 * row, a.ref.end()), dtype::bf16, 64, 128);
+  EXPECT_TRUE(skipped.mismatch);
+  std::printf("token 16: %lld of %lld elements wrong (%s)\n", static_cast<long long>(skipped.bad),
+              static_cast<long long>(row), skipped.detail.c_str());
 }
 
 }  // namespace

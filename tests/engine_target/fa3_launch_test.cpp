@@ -1,8 +1,9 @@
-// FA3's scheduler on the engine target, host side (label cpu, no GPU, no FA3 build): the launch of
-// two schedules worked by hand (fa3_case.hpp): the call vLLM's builder makes, the layout the plan
-// expects, every pointer at its buffer's payload; SGLang's schedules stay on the simulator; a
-// request without its schedule call is refused; and the executor's routing with a stand-in in the
-// FA3 driver's place.
+// FA3 on the engine target, host side (label cpu, no GPU, no FA3 build): the launch of two
+// schedules worked by hand (fa3_case.hpp): the call vLLM's builder makes, the layout the plan
+// expects, every pointer at its buffer's payload; the layer's attention call beside it (its
+// tensors at mha_fwd's sizes, out_accum for the layer's own split count) and the calls it is not
+// made for; SGLang's schedules stay on the simulator; a request without its schedule call is
+// refused; and the executor's routing with a stand-in in the FA3 driver's place.
 #include <gtest/gtest.h>
 
 #include <stdexcept>
@@ -10,6 +11,7 @@
 
 #include "targets/engine/engine_arena.hpp"
 #include "targets/engine/engine_run.hpp"
+#include "targets/engine/fa3_attention_inputs.hpp"
 #include "targets/engine/fa3_launch.hpp"
 #include "targets/engine/engine_executor.hpp"
 #include "targets/gpu/gpu_executor.hpp"
@@ -82,6 +84,86 @@ TEST(fa3_launch, eager_step_passes_zero_splits_and_a_window) {
   EXPECT_EQ(w.at("window_right"), 0);
 }
 
+// The request of c with its attention call, and the reference it fills.
+gpu::gpu_request fa3_attention_request(const fa3_case& c, std::vector<float>& ref) {
+  gpu::gpu_request rq = fa3_request(c);
+  engine::fa3_attach_attention(c.request(), std::get<fa3_plan>(c.plan), rq, ref);
+  return rq;
+}
+
+int64_t extent_of(const gpu::gpu_request& rq, const std::string& name) {
+  for (const auto& b : rq.buffers)
+    if (b.name == name) return b.extent;
+  return -1;
+}
+
+TEST(fa3_launch, graph_decode_carries_the_layers_attention_call) {
+  const fa3_case c = fa3_decode_case(false);
+  std::vector<float> ref;
+  const gpu::gpu_request rq = fa3_attention_request(c, ref);
+  // q [1 token][4 heads][128], a cache of ceil(300 / 16) = 19 pages of 16 x 1 x 128, one table row;
+  // the output and lse; 32 splits passed (the graph's), so out_accum [32][4][1][128].
+  EXPECT_EQ(extent_of(rq, "q"), 4 * 128);
+  EXPECT_EQ(extent_of(rq, "k_cache"), 19 * 16 * 128);
+  EXPECT_EQ(extent_of(rq, "v_cache"), 19 * 16 * 128);
+  EXPECT_EQ(extent_of(rq, "block_table"), 19);
+  EXPECT_EQ(extent_of(rq, "output"), 4 * 128);
+  EXPECT_EQ(extent_of(rq, "softmax_lse"), 4);
+  EXPECT_EQ(extent_of(rq, "out_accum"), 32 * 4 * 128);
+  EXPECT_EQ(extent_of(rq, "softmax_lse_accum"), 32 * 4);
+  EXPECT_EQ(rq.buffers[static_cast<std::size_t>(rq.download)].name, "output");
+  EXPECT_EQ(ref.size(), 4u * 128u);
+  const auto a = engine::make_engine_arena(rq);
+  const auto j = engine::fa3_scheduler_launch(rq, a).at("attention");
+  EXPECT_EQ(j.at("num_heads"), 4);
+  EXPECT_EQ(j.at("num_heads_k"), 1);
+  EXPECT_EQ(j.at("headdim"), 128);
+  EXPECT_EQ(j.at("num_splits"), 32);
+  EXPECT_EQ(j.at("expect").at("num_splits"), 32);
+  EXPECT_EQ(j.at("total_q"), 1);
+  EXPECT_EQ(j.at("num_pages"), 19);
+  EXPECT_EQ(j.at("pages_per_seq"), 19);
+  for (const char* name :
+       {"q", "k_cache", "v_cache", "block_table", "output", "softmax_lse", "out_accum", "softmax_lse_accum"})
+    EXPECT_EQ(j.at("at").at(name), fa3_slot(rq, a, name)) << name;
+}
+
+// The eager step run by a layer of 64 heads over the schedule of 48: mha_fwd sizes out_accum for the
+// 7 splits of its own heuristic (fa3_case.hpp), not the 14 scheduled.
+TEST(fa3_launch, out_accum_is_sized_for_the_layers_own_splits) {
+  std::vector<float> ref;
+  const gpu::gpu_request rq = fa3_attention_request(fa3_eager_case(64), ref);
+  EXPECT_EQ(extent_of(rq, "out_accum"), 7 * 64 * 17 * 128);
+  EXPECT_EQ(extent_of(rq, "softmax_lse_accum"), 7 * 64 * 17);
+  const auto j = engine::fa3_scheduler_launch(rq, engine::make_engine_arena(rq)).at("attention");
+  EXPECT_EQ(j.at("num_splits"), 0);  // eager: passed 0, as to the schedule
+  EXPECT_EQ(j.at("expect").at("num_splits"), 7);
+}
+
+TEST(fa3_launch, no_attention_call_where_the_driver_cannot_make_it) {
+  const fa3_case c = fa3_decode_case(false);
+  const auto& plan = std::get<fa3_plan>(c.plan);
+  fa3_case d64 = c;
+  d64.layer.head_size = d64.layer.head_size_v = 64;
+  EXPECT_NE(engine::fa3_attention_unsupported(d64.request(), plan), "");
+  run_request fp16 = c.request();
+  fp16.kv_dtype = dtype::fp16;
+  EXPECT_NE(engine::fa3_attention_unsupported(fp16, plan), "");
+  // Scheduled unsplit for 128 heads over 128 kv heads (128 m-blocks: one split, 9 entries), run by
+  // a layer of 64 over 8 that splits 7 ways (13 entries): mha_fwd's CHECK_SHAPE raises, a host check.
+  fa3_case shape = fa3_eager_case(64);
+  engine_settings s;
+  s.cg_mode = cudagraph_mode::none;
+  shape.plan = plan_fa3(s, shape.st, fa3_group{128, 128, 128}, {});
+  EXPECT_NE(
+      engine::fa3_attention_unsupported(shape.request(), std::get<fa3_plan>(shape.plan)).find("CHECK_SHAPE"),
+      std::string::npos);
+  std::vector<float> ref;
+  const gpu::gpu_request rq = fa3_attention_request(shape, ref);
+  EXPECT_EQ(extent_of(rq, "output"), -1);
+  EXPECT_TRUE(ref.empty());
+}
+
 TEST(fa3_launch, sglang_schedules_and_bare_requests_are_refused) {
   const fa3_case c = fa3_decode_case(false);
   EXPECT_EQ(engine::fa3_unsupported(std::get<fa3_plan>(c.plan)), "");
@@ -93,7 +175,8 @@ TEST(fa3_launch, sglang_schedules_and_bare_requests_are_refused) {
 }
 
 // The stand-in writes nothing: a no-roundup schedule that reached it comes back without the
-// overrun the simulator reports for the same plan.
+// overrun the simulator reports for the same plan, and the attention call's output as poison,
+// which the executor holds to the reference.
 TEST(fa3_engine_routing, schedules_reach_fa3s_driver) {
   if (!use_standin_drivers()) GTEST_SKIP() << "no python3";
   ASSERT_EQ(engine_device_count(), 1);
@@ -103,6 +186,8 @@ TEST(fa3_engine_routing, schedules_reach_fa3s_driver) {
   const observation o = ex->run(c.request());
   EXPECT_FALSE(o.faulted) << o.fault_detail;
   EXPECT_EQ(o.oob_count, 0);
+  EXPECT_TRUE(o.output_checked);
+  EXPECT_TRUE(o.output_mismatch) << "the stand-in computes no attention";
   EXPECT_EQ(ex->simulated(), 0);
   fa3_case sglang = fa3_decode_case(true);
   std::get<fa3_plan>(sglang.plan).sched_call.build = fa3_build::upstream;

@@ -1,0 +1,130 @@
+// fa3_attention_inputs.hpp: the layer's FA3 attention call beside the scheduler's preparation.
+#include "targets/engine/fa3_attention_inputs.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+
+#include "core/util/error.hpp"
+#include "kernels/inputs.hpp"
+#include "kernels/reference.hpp"
+#include "targets/sim/package.hpp"
+
+namespace headroom::engine {
+namespace {
+
+using nlohmann::json;
+
+constexpr int64_t built_head_size = 128;  // the driver's instantiations (fa3_attention_run.cu)
+
+// mha_fwd's call for the layer: the schedule's lengths, mask and page size, the layer's heads and
+// head size (from its q and k tensors).
+fa3_call run_call_of(const fa3_plan& p, const rank_layer& l) {
+  return fa3_layer_call(p.sched_call, l.num_heads, l.num_kv_heads, l.head_size);
+}
+
+template <class T>
+int32_t add_input(gpu::gpu_request& rq, const char* name, const std::vector<T>& v) {
+  gpu::wire_buffer w{name, static_cast<int64_t>(sizeof(T)), static_cast<int64_t>(v.size()), false, {}};
+  w.data.resize(v.size() * sizeof(T));
+  if (!v.empty()) std::memcpy(w.data.data(), v.data(), w.data.size());
+  rq.buffers.push_back(std::move(w));
+  return static_cast<int32_t>(rq.buffers.size() - 1);
+}
+
+int32_t add_scratch(gpu::gpu_request& rq, const char* name, int64_t elem_bytes, int64_t extent) {
+  rq.buffers.push_back({name, elem_bytes, extent, true, {}});
+  return static_cast<int32_t>(rq.buffers.size() - 1);
+}
+
+// The step's rows as the plan scheduled them: the inputs must describe the same requests.
+bool same_rows(const attention_inputs<bf16>& in, const fa3_plan& p) {
+  const int64_t b = p.sched.batch;
+  if (static_cast<int64_t>(p.query_start.size()) != b + 1 || static_cast<int64_t>(in.query_start.size()) < b + 1 ||
+      static_cast<int64_t>(in.seq_lens.size()) < b || in.block_table.size() < static_cast<std::size_t>(b * in.max_blocks_per_seq))
+    return false;
+  for (int64_t i = 0; i <= b; ++i)
+    if (in.query_start[i] != p.query_start[i] || (i < b && in.seq_lens[i] != p.seq_lens[i])) return false;
+  return true;
+}
+
+}  // namespace
+
+std::string fa3_attention_unsupported(const run_request& r, const fa3_plan& p) {
+  if (!r.layer || !r.b) return "no layer to run";
+  const rank_layer& l = *r.layer;
+  if (p.sched_call.build != fa3_build::vllm_fork) return "SGLang's schedule (sgl-attn is not built)";
+  if (r.kv_dtype != dtype::bf16 || p.sched_call.e4m3) return "the driver builds FA3's bf16 kernels only";
+  if (l.head_size != built_head_size || (l.head_size_v > 0 && l.head_size_v != l.head_size))
+    return "the driver builds FA3's head size 128 kernels only";
+  if (r.layout != kv_layout::separate) return "vLLM's FA3 cache holds K and V apart";
+  if (l.num_kv_heads <= 0 || l.num_heads % l.num_kv_heads != 0) return "FA3 raises on the layer's heads";
+  const fa3_call rc = run_call_of(p, l);
+  if (fa3_paged_kv_tma(rc)) return "FA3 reads this cache by TMA (not built)";
+  if (fa3_run_of(p, rc).size != p.sched.size())
+    return "mha_fwd's CHECK_SHAPE refuses the scheduled metadata (a host check: plan_run_shape)";
+  return {};
+}
+
+void fa3_attach_attention(const run_request& r, const fa3_plan& p, gpu::gpu_request& rq,
+                          std::vector<float>& reference) {
+  if (!fa3_attention_unsupported(r, p).empty()) return;
+  const rank_layer& l = *r.layer;
+  attention_inputs<bf16> in;
+  try {
+    in = r.step ? make_step_inputs<bf16>(l, *r.step, r.max_num_seqs, r.table_width, r.block_size, r.seed,
+                                         r.layout, input_values::host, engine_input_cap)
+                : make_attention_inputs<bf16>(l, *r.b, r.block_size, r.seed, r.layout, input_values::host,
+                                              engine_input_cap);
+  } catch (const input_error&) {
+    return;  // past the arena image's cap: the scheduler alone runs, as before the attention call
+  }
+  if (!in.consistent || !same_rows(in, p)) return;
+  const int64_t b = p.sched.batch, total_q = in.num_tokens(), h = l.num_heads, d = l.head_size;
+  const int64_t width = in.max_blocks_per_seq;
+  const int64_t pages = static_cast<int64_t>(in.k_cache.size()) / (r.block_size * l.num_kv_heads * d);
+  std::vector<int32_t> table(in.block_table.begin(), in.block_table.begin() + b * width);
+  for (int32_t& e : table) e = e < 0 ? 0 : e;  // vLLM's rows hold the null block 0 past a request's
+  const fa3_call rc = run_call_of(p, l);
+  const fa3_run run = fa3_run_of(p, rc);
+  const int64_t splits = b > fa3_varlen_max_batches ? 1 : run.resolved;  // mha_fwd: one CTA's batch
+  json ids = {{"q", add_input(rq, "q", in.q)},
+              {"k_cache", add_input(rq, "k_cache", in.k_cache)},
+              {"v_cache", add_input(rq, "v_cache", in.v_cache)},
+              {"block_table", add_input(rq, "block_table", table)},
+              {"output", add_scratch(rq, output_buffer_name, 2, total_q * h * d)},
+              {"softmax_lse", add_scratch(rq, "softmax_lse", 4, h * total_q)},
+              {"out_accum", -1},
+              {"softmax_lse_accum", -1}};
+  if (splits > 1) {  // mha_fwd's [splits][h][total_q][dv] and [splits][h][total_q] floats
+    ids["out_accum"] = add_scratch(rq, "out_accum", 4, splits * h * total_q * d);
+    ids["softmax_lse_accum"] = add_scratch(rq, "softmax_lse_accum", 4, splits * h * total_q);
+  }
+  rq.download = ids.at("output").get<int32_t>();
+  json args = json::parse(rq.engine);
+  args["fa3"]["attention"] = {{"num_heads", h},
+                              {"num_heads_k", l.num_kv_heads},
+                              {"headdim", d},
+                              {"num_splits", p.run_splits},
+                              {"total_q", total_q},
+                              {"num_pages", pages},
+                              {"pages_per_seq", width},
+                              {"softmax_scale", 1.0 / std::sqrt(static_cast<double>(d))},
+                              {"expect", {{"num_splits", splits}}},
+                              {"ids", ids}};
+  rq.engine = args.dump();
+  reference = attention_reference(in);
+  reference.resize(static_cast<std::size_t>(covered_output(in)));
+}
+
+json fa3_attention_launch(const json& attention, const gpu::gpu_request& rq, const engine_arena& a) {
+  json out = attention;
+  json at = json::object();
+  for (const auto& [name, id] : attention.at("ids").items())
+    at[name] = arena_offset(rq, a, id.get<int32_t>(), 0, "fa3 attention launch");
+  out.erase("ids");
+  out["at"] = at;
+  return out;
+}
+
+}  // namespace headroom::engine
