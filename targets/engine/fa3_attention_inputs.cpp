@@ -40,8 +40,9 @@ int32_t add_scratch(gpu::gpu_request& rq, const char* name, int64_t elem_bytes, 
 // The step's rows as the plan scheduled them: the inputs must describe the same requests.
 bool same_rows(const attention_inputs<bf16>& in, const fa3_plan& p) {
   const int64_t b = p.sched.batch;
-  if (static_cast<int64_t>(p.query_start.size()) != b + 1 || static_cast<int64_t>(in.query_start.size()) < b + 1 ||
-      static_cast<int64_t>(in.seq_lens.size()) < b || in.block_table.size() < static_cast<std::size_t>(b * in.max_blocks_per_seq))
+  if (static_cast<int64_t>(p.query_start.size()) != b + 1 ||
+      static_cast<int64_t>(in.query_start.size()) < b + 1 || static_cast<int64_t>(in.seq_lens.size()) < b ||
+      in.block_table.size() < static_cast<std::size_t>(b * in.max_blocks_per_seq))
     return false;
   for (int64_t i = 0; i <= b; ++i)
     if (in.query_start[i] != p.query_start[i] || (i < b && in.seq_lens[i] != p.seq_lens[i])) return false;

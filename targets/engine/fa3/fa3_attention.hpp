@@ -33,7 +33,7 @@ struct attention_tensors {
 };
 
 struct attention {
-  schedule s;       // the call's params (pointers set) and the metadata length mha_fwd expects
+  schedule s;           // the call's params (pointers set) and the metadata length mha_fwd expects
   bool splits = false;  // num_splits > 1: out_accum, softmax_lse_accum and the combine are used
   int64_t out_accum_elems = 0, lse_accum_elems = 0;  // what mha_fwd allocates for them
 };

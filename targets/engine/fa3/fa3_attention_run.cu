@@ -22,7 +22,8 @@ std::string unbuilt(const attention& a) {
   const Flash_fwd_params& p = a.s.params;
   if (p.arch != 90) return "FA3's SM90 kernels need an sm_90 device (arch " + std::to_string(p.arch) + ")";
   if (p.is_e4m3 || !p.is_bf16) return "only FA3's bf16 kernels are built";
-  if (p.d != 128 || p.dv != 128) return "only FA3's head size 128 kernels are built (head size " + std::to_string(p.d) + ")";
+  if (p.d != 128 || p.dv != 128)
+    return "only FA3's head size 128 kernels are built (head size " + std::to_string(p.d) + ")";
   if (p.pagedkv_tma) return "FA3 would read the cache by TMA (pages of whole key blocks): not built";
   if (!p.pack_gqa) return "FA3 would not pack GQA: not built";
   return {};
