@@ -1,6 +1,7 @@
 // fa3_attention_inputs.hpp: the layer's FA3 attention call beside the scheduler's preparation.
 #include "targets/engine/fa3_attention_inputs.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
@@ -37,16 +38,23 @@ int32_t add_scratch(gpu::gpu_request& rq, const char* name, int64_t elem_bytes, 
   return static_cast<int32_t>(rq.buffers.size() - 1);
 }
 
-// The step's rows as the plan scheduled them: the inputs must describe the same requests.
-bool same_rows(const attention_inputs<bf16>& in, const fa3_plan& p) {
-  const int64_t b = p.sched.batch;
-  if (static_cast<int64_t>(p.query_start.size()) != b + 1 ||
-      static_cast<int64_t>(in.query_start.size()) < b + 1 || static_cast<int64_t>(in.seq_lens.size()) < b ||
-      in.block_table.size() < static_cast<std::size_t>(b * in.max_blocks_per_seq))
-    return false;
-  for (int64_t i = 0; i <= b; ++i)
-    if (in.query_start[i] != p.query_start[i] || (i < b && in.seq_lens[i] != p.seq_lens[i])) return false;
-  return true;
+// The requests the inputs hold, when they are the plan's first rows and every later row of the
+// plan is padding (no query token, no key: a graph replay's padded requests); else -1.
+int64_t rows_held(const attention_inputs<bf16>& in, const fa3_plan& p) {
+  const int64_t b = p.sched.batch, width = std::max<int64_t>(in.max_blocks_per_seq, 1);
+  const int64_t held =
+      std::min({static_cast<int64_t>(in.query_start.size()) - 1, static_cast<int64_t>(in.seq_lens.size()),
+                static_cast<int64_t>(in.block_table.size()) / width, b});
+  if (static_cast<int64_t>(p.query_start.size()) != b + 1 || static_cast<int64_t>(p.seq_lens.size()) < b ||
+      held < 0)
+    return -1;
+  for (int64_t i = 0; i < b; ++i) {
+    const bool same = i < held
+                          ? in.seq_lens[i] == p.seq_lens[i] && in.query_start[i + 1] == p.query_start[i + 1]
+                          : p.seq_lens[i] == 0 && p.query_start[i + 1] == p.query_start[i];
+    if (!same || (i == 0 && in.query_start[0] != p.query_start[0])) return -1;
+  }
+  return held;
 }
 
 }  // namespace
@@ -80,12 +88,14 @@ void fa3_attach_attention(const run_request& r, const fa3_plan& p, gpu::gpu_requ
   } catch (const input_error&) {
     return;  // past the arena image's cap: the scheduler alone runs, as before the attention call
   }
-  if (!in.consistent || !same_rows(in, p)) return;
+  const int64_t held = in.consistent ? rows_held(in, p) : -1;
+  if (held < 0) return;
   const int64_t b = p.sched.batch, total_q = in.num_tokens(), h = l.num_heads, d = l.head_size;
   const int64_t width = in.max_blocks_per_seq;
   const int64_t pages = static_cast<int64_t>(in.k_cache.size()) / (r.block_size * l.num_kv_heads * d);
-  std::vector<int32_t> table(in.block_table.begin(), in.block_table.begin() + b * width);
-  for (int32_t& e : table) e = e < 0 ? 0 : e;  // vLLM's rows hold the null block 0 past a request's
+  // vLLM's rows hold the null block 0 past a request's blocks, and padded requests' rows are all 0.
+  std::vector<int32_t> table(static_cast<std::size_t>(b * width), 0);
+  for (int64_t i = 0; i < held * width; ++i) table[i] = std::max(in.block_table[i], 0);
   const fa3_call rc = run_call_of(p, l);
   const fa3_run run = fa3_run_of(p, rc);
   const int64_t splits = b > fa3_varlen_max_batches ? 1 : run.resolved;  // mha_fwd: one CTA's batch

@@ -128,6 +128,28 @@ TEST(fa3_launch, graph_decode_carries_the_layers_attention_call) {
     EXPECT_EQ(j.at("at").at(name), fa3_slot(rq, a, name)) << name;
 }
 
+// Three decoding requests replay the graph of 4: the schedule's fourth row is padding (no token, no
+// key), which the call keeps with an all-null page table row; the output covers the 3 tokens.
+TEST(fa3_launch, a_padded_graph_replay_keeps_its_padding_rows) {
+  fa3_case c = fa3_decode_case(false);
+  c.b.query_lens = {1, 1, 1};
+  c.b.seq_lens = {300, 40, 17};
+  engine_settings s;
+  s.max_num_seqs = 4;
+  s.capture_sizes = {1, 2, 4};
+  c.st = forward_step(s, c.b);
+  c.plan = plan_fa3(s, c.st, fa3_group{4, 1, 128}, {});
+  ASSERT_EQ(std::get<fa3_plan>(c.plan).sched.batch, 4);
+  std::vector<float> ref;
+  const gpu::gpu_request rq = fa3_attention_request(c, ref);
+  EXPECT_EQ(extent_of(rq, "block_table"), 4 * 19);  // ceil(300 / 16) pages a row
+  EXPECT_EQ(extent_of(rq, "output"), 3 * 4 * 128);
+  EXPECT_EQ(ref.size(), 3u * 4u * 128u);
+  for (const auto& b : rq.buffers)
+    if (b.name == "block_table")
+      for (std::size_t i = 3 * 19 * 4; i < b.data.size(); ++i) EXPECT_EQ(b.data[i], std::byte{0}) << i;
+}
+
 // The eager step run by a layer of 64 heads over the schedule of 48: mha_fwd sizes out_accum for the
 // 7 splits of its own heuristic (fa3_case.hpp), not the 14 scheduled.
 TEST(fa3_launch, out_accum_is_sized_for_the_layers_own_splits) {
