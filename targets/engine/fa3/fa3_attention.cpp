@@ -57,8 +57,6 @@ attention attention_of(const attention_call& c, int arch, int num_sm, const atte
     p.oaccum_row_stride = d;
     p.lseaccum_head_stride = c.total_q;
     p.lseaccum_split_stride = int64_t{h} * c.total_q;
-    a.out_accum_elems = int64_t{p.num_splits} * p.oaccum_split_stride;
-    a.lse_accum_elems = int64_t{p.num_splits} * p.lseaccum_split_stride;
   }
   return a;
 }

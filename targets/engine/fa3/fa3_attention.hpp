@@ -9,7 +9,6 @@
 // which is what the engine target observes.
 #pragma once
 
-#include <cstdint>
 #include <string>
 
 #include "targets/engine/fa3/fa3_schedule.hpp"
@@ -35,7 +34,6 @@ struct attention_tensors {
 struct attention {
   schedule s;           // the call's params (pointers set) and the metadata length mha_fwd expects
   bool splits = false;  // num_splits > 1: out_accum, softmax_lse_accum and the combine are used
-  int64_t out_accum_elems = 0, lse_accum_elems = 0;  // what mha_fwd allocates for them
 };
 
 // The call's params as mha_fwd sets them, on a device of `arch` with `num_sm` SMs. Call only when
