@@ -66,7 +66,6 @@ std::string fa3_attention_unsupported(const run_request& r, const fa3_plan& p) {
   if (r.kv_dtype != dtype::bf16 || p.sched_call.e4m3) return "the driver builds FA3's bf16 kernels only";
   if (l.head_size != built_head_size || (l.head_size_v > 0 && l.head_size_v != l.head_size))
     return "the driver builds FA3's head size 128 kernels only";
-  if (r.layout != kv_layout::separate) return "vLLM's FA3 cache holds K and V apart";
   if (l.num_kv_heads <= 0 || l.num_heads % l.num_kv_heads != 0) return "FA3 raises on the layer's heads";
   const fa3_call rc = run_call_of(p, l);
   if (fa3_paged_kv_tma(rc)) return "FA3 reads this cache by TMA (not built)";
@@ -92,26 +91,35 @@ void fa3_attach_attention(const run_request& r, const fa3_plan& p, gpu::gpu_requ
   if (held < 0) return;
   const int64_t b = p.sched.batch, total_q = in.num_tokens(), h = l.num_heads, d = l.head_size;
   const int64_t width = in.max_blocks_per_seq;
-  const int64_t pages = static_cast<int64_t>(in.k_cache.size()) / (r.block_size * l.num_kv_heads * d);
+  const bool packed = in.layout == kv_layout::packed;
+  const int64_t kv_elems = static_cast<int64_t>(packed ? in.kv_cache.size() : in.k_cache.size());
+  const int64_t pages = kv_elems / (r.block_size * l.num_kv_heads * in.kv_row_stride());
   // vLLM's rows hold the null block 0 past a request's blocks, and padded requests' rows are all 0.
   std::vector<int32_t> table(static_cast<std::size_t>(b * width), 0);
   for (int64_t i = 0; i < held * width; ++i) table[i] = std::max(in.block_table[i], 0);
   const fa3_call rc = run_call_of(p, l);
   const fa3_run run = fa3_run_of(p, rc);
   const int64_t splits = b > fa3_varlen_max_batches ? 1 : run.resolved;  // mha_fwd: one CTA's batch
-  json ids = {{"q", add_input(rq, "q", in.q)},
-              {"k_cache", add_input(rq, "k_cache", in.k_cache)},
-              {"v_cache", add_input(rq, "v_cache", in.v_cache)},
-              {"block_table", add_input(rq, "block_table", table)},
-              {"output", add_scratch(rq, output_buffer_name, 2, total_q * h * d)},
-              {"softmax_lse", add_scratch(rq, "softmax_lse", 4, h * total_q)},
-              {"out_accum", -1},
-              {"softmax_lse_accum", -1}};
-  if (splits > 1) {  // mha_fwd's [splits][h][total_q][dv] and [splits][h][total_q] floats
-    ids["out_accum"] = add_scratch(rq, "out_accum", 4, splits * h * total_q * d);
-    ids["softmax_lse_accum"] = add_scratch(rq, "softmax_lse_accum", 4, splits * h * total_q);
+  // Each tensor as [buffer id, element offset]: the packed cache's K and V are views of one buffer,
+  // V from element D (vLLM's key and value views since #44455).
+  const auto whole = [](int32_t id) { return json::array({id, 0}); };
+  json ids = {{"q", whole(add_input(rq, "q", in.q))}};
+  if (packed) {
+    const int32_t kv = add_input(rq, "kv_cache", in.kv_cache);
+    ids["k_cache"] = whole(kv), ids["v_cache"] = json::array({kv, d});
+  } else {
+    ids["k_cache"] = whole(add_input(rq, "k_cache", in.k_cache));
+    ids["v_cache"] = whole(add_input(rq, "v_cache", in.v_cache));
   }
-  rq.download = ids.at("output").get<int32_t>();
+  ids["block_table"] = whole(add_input(rq, "block_table", table));
+  ids["output"] = whole(add_scratch(rq, output_buffer_name, 2, total_q * h * d));
+  ids["softmax_lse"] = whole(add_scratch(rq, "softmax_lse", 4, h * total_q));
+  ids["out_accum"] = ids["softmax_lse_accum"] = json::array({-1, 0});
+  if (splits > 1) {  // mha_fwd's [splits][h][total_q][dv] and [splits][h][total_q] floats
+    ids["out_accum"] = whole(add_scratch(rq, "out_accum", 4, splits * h * total_q * d));
+    ids["softmax_lse_accum"] = whole(add_scratch(rq, "softmax_lse_accum", 4, splits * h * total_q));
+  }
+  rq.download = ids.at("output").at(0).get<int32_t>();
   json args = json::parse(rq.engine);
   args["fa3"]["attention"] = {{"num_heads", h},
                               {"num_heads_k", l.num_kv_heads},
@@ -120,6 +128,7 @@ void fa3_attach_attention(const run_request& r, const fa3_plan& p, gpu::gpu_requ
                               {"total_q", total_q},
                               {"num_pages", pages},
                               {"pages_per_seq", width},
+                              {"kv_row_stride", in.kv_row_stride()},
                               {"softmax_scale", 1.0 / std::sqrt(static_cast<double>(d))},
                               {"expect", {{"num_splits", splits}}},
                               {"ids", ids}};
@@ -131,8 +140,9 @@ void fa3_attach_attention(const run_request& r, const fa3_plan& p, gpu::gpu_requ
 json fa3_attention_launch(const json& attention, const gpu::gpu_request& rq, const engine_arena& a) {
   json out = attention;
   json at = json::object();
-  for (const auto& [name, id] : attention.at("ids").items())
-    at[name] = arena_offset(rq, a, id.get<int32_t>(), 0, "fa3 attention launch");
+  for (const auto& [name, ref] : attention.at("ids").items())
+    at[name] =
+        arena_offset(rq, a, ref.at(0).get<int32_t>(), ref.at(1).get<int64_t>(), "fa3 attention launch");
   out.erase("ids");
   out["at"] = at;
   return out;

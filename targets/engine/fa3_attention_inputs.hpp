@@ -1,8 +1,9 @@
 // FA3's attention call on the engine target: beside the scheduler's preparation (fa3_launch.hpp),
 // the layer's own attention call as vLLM's FlashAttentionImpl makes it on the metadata just
 // scheduled, so that FA3's forward kernel (and its split combine) read that metadata in the guarded
-// arena. The call's tensors join the request: q, the paged K and V caches and the page table as
-// inputs (the values of kernels/inputs.hpp), the output and softmax_lse as scratch, and when the
+// arena. The call's tensors join the request: q, the paged K and V caches (separate, or vLLM's packed
+// cache with K and V as strided views of one buffer) and the page table as inputs (the values of
+// kernels/inputs.hpp), the output and softmax_lse as scratch, and when the
 // call splits, out_accum and softmax_lse_accum at the sizes mha_fwd allocates for its own split
 // count, so a tile that writes a split past them lands in their after bands. The output is
 // downloaded and held to the fp32 reference, so rows FA3 never computes show as output elements
@@ -11,6 +12,8 @@
 
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "core/backends/fa3.hpp"
 #include "core/check/executor.hpp"

@@ -6,8 +6,8 @@
 // fixed buffer's entries, the padding FA3 leaves unwritten, and a plan whose layout FA3's rules
 // contradict refused with both.
 // Attention on that metadata: the output against the fp32 reference on the graph's decode and the
-// eager step; and the eager step scheduled for 48 heads but run by a layer of 64, whose split 7
-// writes past out_accum and whose token 16 FA3 never computes.
+// eager step, with separate and packed caches; and the eager step scheduled for 48 heads but run by a layer
+// of 64, whose split 7 writes past out_accum and whose token 16 FA3 never computes.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -113,8 +113,9 @@ struct fa3_attention_run {
   }
 };
 
-fa3_attention_run run_attention(const fa3_case& c) {
-  const run_request r = c.request();
+fa3_attention_run run_attention(const fa3_case& c, kv_layout layout = kv_layout::separate) {
+  run_request r = c.request();
+  r.layout = layout;
   const auto& plan = std::get<fa3_plan>(c.plan);
   EXPECT_EQ(engine::fa3_attention_unsupported(r, plan), "");
   gpu::gpu_request rq = make_gpu_request(r, nullptr);
@@ -134,8 +135,8 @@ fa3_attention_run run_attention(const fa3_case& c) {
   return a;
 }
 
-void expect_clean_attention(const fa3_case& c) {
-  const fa3_attention_run a = run_attention(c);
+void expect_clean_attention(const fa3_case& c, kv_layout layout = kv_layout::separate) {
+  const fa3_attention_run a = run_attention(c, layout);
   ASSERT_EQ(a.resp.error, "");
   const auto& run = a.resp.runs.at(0);
   ASSERT_FALSE(run.faulted) << run.fault;
@@ -148,6 +149,12 @@ void expect_clean_attention(const fa3_case& c) {
 TEST(fa3_attention, graph_decode_matches_the_reference) { expect_clean_attention(fa3_decode_case(false)); }
 
 TEST(fa3_attention, eager_step_matches_the_reference) { expect_clean_attention(fa3_eager_case()); }
+
+// vLLM's packed cache: K and V as strided views of one buffer.
+TEST(fa3_attention, packed_cache_matches_the_reference) {
+  expect_clean_attention(fa3_decode_case(false), kv_layout::packed);
+  expect_clean_attention(fa3_eager_case(), kv_layout::packed);
+}
 
 TEST(fa3_attention, a_layer_of_more_heads_runs_past_out_accum_and_skips_a_token) {
   const fa3_case c = fa3_eager_case(64);

@@ -123,9 +123,30 @@ TEST(fa3_launch, graph_decode_carries_the_layers_attention_call) {
   EXPECT_EQ(j.at("total_q"), 1);
   EXPECT_EQ(j.at("num_pages"), 19);
   EXPECT_EQ(j.at("pages_per_seq"), 19);
+  EXPECT_EQ(j.at("kv_row_stride"), 128);  // separate K and V
   for (const char* name :
        {"q", "k_cache", "v_cache", "block_table", "output", "softmax_lse", "out_accum", "softmax_lse_accum"})
     EXPECT_EQ(j.at("at").at(name), fa3_slot(rq, a, name)) << name;
+}
+
+// vLLM's packed cache (#44455): K and V are views of one buffer, V from element D, and every
+// kv-head row lies 2 x 128 elements from the next.
+TEST(fa3_launch, a_packed_cache_is_one_buffer_with_two_views) {
+  const fa3_case c = fa3_decode_case(false);
+  run_request r = c.request();
+  r.layout = kv_layout::packed;
+  gpu::gpu_request rq = fa3_request(c);
+  std::vector<float> ref;
+  engine::fa3_attach_attention(r, std::get<fa3_plan>(c.plan), rq, ref);
+  EXPECT_EQ(extent_of(rq, "kv_cache"), 19 * 16 * 2 * 128);
+  EXPECT_EQ(extent_of(rq, "k_cache"), -1);
+  const auto a = engine::make_engine_arena(rq);
+  const auto j = engine::fa3_scheduler_launch(rq, a).at("attention");
+  EXPECT_EQ(j.at("kv_row_stride"), 256);
+  EXPECT_EQ(j.at("at").at("k_cache"), fa3_slot(rq, a, "kv_cache"));
+  EXPECT_EQ(j.at("at").at("v_cache"), fa3_slot(rq, a, "kv_cache") + 128 * 2);
+  EXPECT_EQ(j.at("num_pages"), 19);
+  EXPECT_EQ(ref.size(), 4u * 128u);
 }
 
 // Three decoding requests replay the graph of 4: the schedule's fourth row is padding (no token, no

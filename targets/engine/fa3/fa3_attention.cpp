@@ -22,13 +22,15 @@ attention attention_of(const attention_call& c, int arch, int num_sm, const atte
   const int h = c.run.num_heads, hk = c.run.num_heads_k, d = c.run.headdim;
   const auto round128 = [](int x) { return (x + 127) / 128 * 128; };
   p.q_ptr = t.q, p.k_ptr = t.k, p.v_ptr = t.v, p.o_ptr = t.out;
-  // Strides in elements: q and out [total_q][h][d], the caches [pages][page_size][hk][d].
+  // Strides in elements: q and out [total_q][h][d]; the caches [pages][page_size][hk][d] views whose
+  // kv-head rows lie kv_row_stride apart (d, or 2d in vLLM's packed cache).
+  const int64_t kv_row = c.kv_row_stride;
   p.q_row_stride = int64_t{h} * d, p.q_head_stride = d;
   p.o_row_stride = int64_t{h} * d, p.o_head_stride = d;
-  p.k_row_stride = p.v_row_stride = int64_t{hk} * d;
-  p.k_head_stride = p.v_head_stride = d;
+  p.k_row_stride = p.v_row_stride = hk * kv_row;
+  p.k_head_stride = p.v_head_stride = kv_row;
   p.v_dim_stride = 1;
-  p.k_batch_stride = p.v_batch_stride = int64_t{c.run.page_size} * hk * d;  // no cu_seqlens_k
+  p.k_batch_stride = p.v_batch_stride = c.run.page_size * hk * kv_row;  // no cu_seqlens_k
   p.cu_seqlens_q = t.cu_seqlens_q, p.seqused_k = t.seqused_k;
   p.cu_seqlens_k = nullptr, p.seqused_q = nullptr;
   p.softmax_lse_ptr = t.softmax_lse;

@@ -19,6 +19,7 @@ struct attention_call {
   schedule_call run;  // the layer's: its heads, kv heads and head size; the step's lengths; num_splits
   int total_q = 0;    // q's rows
   int num_pages = 0, pages_per_seq = 0;  // the caches' pages, the page table's width
+  int kv_row_stride = 0;  // elements from one kv head's row to the next: head size, or twice it packed
   float softmax_scale = 0;
 };
 

@@ -74,6 +74,7 @@ fa3::attention attention_of(const json& A, const fa3::schedule_call& sched, std:
   c.run.num_heads = A.at("num_heads"), c.run.num_heads_k = A.at("num_heads_k");
   c.run.headdim = A.at("headdim"), c.run.num_splits = A.at("num_splits");
   c.total_q = A.at("total_q"), c.num_pages = A.at("num_pages"), c.pages_per_seq = A.at("pages_per_seq");
+  c.kv_row_stride = A.at("kv_row_stride");
   c.softmax_scale = A.at("softmax_scale");
   if (std::string why = fa3::refusal(c.run); !why.empty()) throw std::invalid_argument(why);
   const auto at = [&](const char* name) -> void* {
