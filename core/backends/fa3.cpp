@@ -97,7 +97,7 @@ fa3_call fa3_layer_call(const fa3_call& sched, int64_t q_heads, int64_t kv_heads
 int64_t fa3_rows_never_computed(const fa3_plan& p, const fa3_call& run) {
   const auto group = [](const fa3_call& c) { return c.kv_heads > 0 ? c.q_heads / c.kv_heads : 0; };
   const int64_t sched_group = std::max<int64_t>(group(p.sched_call), 1), run_group = group(run);
-  if (run_group <= sched_group) return 0;
+  if (run_group <= 0) return 0;
   const int64_t block_m = fa3_call_tile(run).m;
   const int64_t prepared_m =
       p.sched_call.build == fa3_build::upstream ? fa3_call_tile(p.sched_call).m : block_m;

@@ -157,8 +157,8 @@ fa3_call fa3_layer_call(const fa3_call& sched, int64_t q_heads, int64_t kv_heads
 // head in the group). vLLM's fork stores the packed length (prepare_seqlen_q_ptr), which the kernel
 // tiles by its own kBlockM: ceil(q x g_sched / M_run) m-blocks; Dao-AILab's stores the m-blocks of
 // the schedule's tile (num_m_blocks_ptr): ceil(q x g_sched / M_sched). Per request and kv head the
-// packed rows past m-blocks x M_run are never computed: garbage output. 0 unless the layer's group
-// is the larger.
+// packed rows past m-blocks x M_run are never computed: garbage output. In the fork, 0 unless the
+// layer's group is the larger; in Dao-AILab's, also where the layer's tile is the shorter.
 int64_t fa3_rows_never_computed(const fa3_plan& p, const fa3_call& run);
 
 // What one scheduling call touches: the layout's entries, and batch + 1 / batch metadata rows.

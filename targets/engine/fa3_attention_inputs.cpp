@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <stdexcept>
 
 #include "core/util/error.hpp"
 #include "kernels/inputs.hpp"
@@ -85,7 +84,7 @@ void fa3_attach_attention(const run_request& r, const fa3_plan& p, gpu::gpu_requ
                 : make_attention_inputs<bf16>(l, *r.b, r.block_size, r.seed, r.layout, input_values::host,
                                               engine_input_cap);
   } catch (const input_error&) {
-    return;  // past the arena image's cap: the scheduler alone runs, as before the attention call
+    return;  // past the arena image's cap: the scheduler alone runs
   }
   const int64_t held = in.consistent ? rows_held(in, p) : -1;
   if (held < 0) return;
