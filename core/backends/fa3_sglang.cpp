@@ -66,6 +66,7 @@ fa3_plan plan_fa3_sglang(const engine_settings& s, const engine_step& st, sglang
   if (g.run_kv_heads > 0) r.kv_heads = g.run_kv_heads;
   if (g.run_head_size > 0) r.head_size = g.run_head_size;
   r.max_seq_len = len.run;
+  p.run_call = r;
   // num_splits 0 on both sides (1 only under enable_deterministic_inference, not mirrored).
   p.sched_resolved = fa3_heuristic_splits(c);
   p.run_resolved = fa3_heuristic_splits(r);
