@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/backends/fa3.hpp"
+#include "tests/support/fa3_answer.hpp"
 
 namespace headroom {
 namespace {
@@ -20,7 +21,7 @@ struct golden_row {
   std::string tree, text;
   fa3_call c;
   int64_t batch = 0, splits_passed = 0;
-  int64_t causal = 0, local = 0, block_m = 0, block_n = 0, num_splits = 0, head_swizzle = 0, entries = 0;
+  fa3_answer fa3;
 };
 
 std::vector<golden_row> read_golden(const std::string& path) {
@@ -32,8 +33,8 @@ std::vector<golden_row> read_golden(const std::string& path) {
     golden_row r;
     int64_t e4m3 = 0;
     f >> r.tree >> r.batch >> r.c.q_heads >> r.c.kv_heads >> r.c.head_size >> r.c.page_size >> r.c.window >>
-        r.c.max_query_len >> r.c.max_seq_len >> r.splits_passed >> e4m3 >> r.causal >> r.local >> r.block_m >>
-        r.block_n >> r.num_splits >> r.head_swizzle >> r.entries;
+        r.c.max_query_len >> r.c.max_seq_len >> r.splits_passed >> e4m3 >> r.fa3.causal >> r.fa3.local >>
+        r.fa3.block_m >> r.fa3.block_n >> r.fa3.num_splits >> r.fa3.head_swizzle >> r.fa3.entries;
     EXPECT_TRUE(f) << path << ": a malformed row: " << line;
     r.c.e4m3 = e4m3 != 0;
     r.c.build = r.tree == "upstream" ? fa3_build::upstream : fa3_build::vllm_fork;
@@ -48,21 +49,10 @@ TEST(Fa3Golden, MirrorGivesFa3sOwnSchedules) {
   ASSERT_EQ(rows.size(), 2000u);
   int fork = 0;
   for (const golden_row& r : rows) {
-    const fa3_mask mask = fa3_mask_of(r.c);
-    const fa3_tile tile = fa3_call_tile(r.c);
-    const int64_t splits = r.splits_passed > 0 ? r.splits_passed : fa3_heuristic_splits(r.c);
-    const bool swizzle = fa3_head_swizzle(r.c.max_query_len, r.c.max_seq_len, r.c.head_size, r.c.window);
-    const fa3_layout layout = r.c.build == fa3_build::upstream
-                                  ? fa3_upstream_layout_of(r.batch, mask.local, swizzle)
-                                  : fa3_layout_of(r.batch, splits, swizzle);
     fork += r.c.build == fa3_build::vllm_fork;
-    EXPECT_EQ(mask.causal, r.causal != 0) << r.text;
-    EXPECT_EQ(mask.local, r.local != 0) << r.text;
-    EXPECT_EQ(tile.m, r.block_m) << r.text;
-    EXPECT_EQ(tile.n, r.block_n) << r.text;
-    EXPECT_EQ(splits, r.num_splits) << r.text;
-    EXPECT_EQ(swizzle, r.head_swizzle != 0) << r.text;
-    EXPECT_EQ(layout.size(), r.entries) << r.text;
+    const auto mirror = fa3_fields(fa3_mirror_answer(r.c, r.batch, r.splits_passed)), fa3 = fa3_fields(r.fa3);
+    for (std::size_t i = 0; i < mirror.size(); ++i)
+      EXPECT_EQ(mirror[i].second, fa3[i].second) << mirror[i].first << ": " << r.text;
   }
   EXPECT_EQ(fork, 1000);
 }

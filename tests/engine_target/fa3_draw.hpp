@@ -14,6 +14,7 @@
 
 #include "core/backends/fa3.hpp"
 #include "targets/engine/fa3/schedule_call.hpp"
+#include "tests/support/fa3_answer.hpp"
 
 namespace headroom {
 
@@ -83,5 +84,12 @@ struct field_diffs {
     std::printf("%d random calls, %zu fields that differ\n", calls, count.size());
   }
 };
+
+// Notes every field of the golden table where the mirror's answer and FA3's differ.
+inline void note_answers(field_diffs& diffs, const fa3_answer& mirror, const fa3_answer& fa3,
+                         const drawn_call& d) {
+  const auto m = fa3_fields(mirror), f = fa3_fields(fa3);
+  for (std::size_t i = 0; i < m.size(); ++i) diffs.note(m[i].first, m[i].second, f[i].second, d);
+}
 
 }  // namespace headroom

@@ -10,13 +10,9 @@
 #include <string>
 
 #include "tests/engine_target/fa3_draw.hpp"
+#include "tests/support/fa3_answer.hpp"
 
 namespace headroom {
-
-// FA3's answer for one call.
-struct fa3_answer {
-  int64_t causal = 0, local = 0, block_m = 0, block_n = 0, num_splits = 0, head_swizzle = 0, entries = 0;
-};
 
 class fa3_golden_writer {
  public:

@@ -24,27 +24,19 @@ TEST(fa3_schedule, mirror_equals_fa3s_own_rules_on_random_calls) {
   fa3_golden_writer golden("fork", HEADROOM_FA3_TREE_COMMIT, 1000);
   for (int i = 0; i < calls; ++i) {
     const drawn_call d = draw(rng, false);
-    const fa3_call& c = d.c;
-    const fa3_mask mask = fa3_mask_of(c);
-    const fa3_tile tile = fa3_call_tile(c);
-    const int64_t splits = d.num_splits > 0 ? d.num_splits : fa3_heuristic_splits(c);
-    const bool swizzle = fa3_head_swizzle(c.max_query_len, c.max_seq_len, c.head_size, c.window);
-    const fa3_layout layout = fa3_layout_of(d.batch, splits, swizzle);
+    const fa3_answer mirror = fa3_mirror_answer(d.c, d.batch, d.num_splits);
 
     const engine::fa3::schedule_call call = call_of(d);
     ASSERT_EQ(engine::fa3::refusal(call), "");
     const engine::fa3::schedule s = engine::fa3::schedule_of(call, 90, fa3_num_sms, nullptr, nullptr);
 
-    diffs.note("causal", mask.causal, s.params.is_causal, d);
-    diffs.note("local", mask.local, s.params.is_local, d);
-    diffs.note("block_m", tile.m, s.block_m, d);
-    diffs.note("block_n", tile.n, s.block_n, d);
-    diffs.note("num_splits", splits, s.params.num_splits, d);
-    diffs.note("head_swizzle", swizzle, s.params.head_swizzle, d);
-    diffs.note("dynamic_split", layout.dynamic_split, s.dynamic_split, d);
-    diffs.note("entries", layout.size(), s.entries, d);
-    golden.add(d, {s.params.is_causal, s.params.is_local, s.block_m, s.block_n, s.params.num_splits,
-                   s.params.head_swizzle, s.entries});
+    const fa3_answer fa3{s.params.is_causal,  s.params.is_local,     s.block_m, s.block_n,
+                         s.params.num_splits, s.params.head_swizzle, s.entries};
+    note_answers(diffs, mirror, fa3, d);
+    diffs.note("dynamic_split",
+               fa3_layout_of(d.batch, mirror.num_splits, mirror.head_swizzle != 0).dynamic_split,
+               s.dynamic_split, d);
+    golden.add(d, fa3);
   }
   diffs.report(calls);
 }

@@ -25,26 +25,16 @@ TEST(fa3_upstream_schedule, sglang_mirror_equals_dao_ailabs_rules_on_random_call
   field_diffs diffs;
   fa3_golden_writer golden("upstream", HEADROOM_FA3_TREE_COMMIT, 1000);
   for (int i = 0; i < calls; ++i) {
-    const drawn_call d = draw(rng, true);
-    const fa3_call& c = d.c;
-    const fa3_mask mask = fa3_mask_of(c);
-    const fa3_tile tile = fa3_call_tile(c);
-    const int64_t splits = fa3_heuristic_splits(c);
-    const bool swizzle = fa3_head_swizzle(c.max_query_len, c.max_seq_len, c.head_size, c.window);
-    const fa3_layout layout = fa3_upstream_layout_of(d.batch, mask.local, swizzle);
+    const drawn_call d = draw(rng, true);  // SGLang passes no split count
+    const fa3_answer mirror = fa3_mirror_answer(d.c, d.batch, d.num_splits);
 
     const engine::fa3::schedule_call call = call_of(d);
     ASSERT_EQ(engine::fa3::refusal(call), "");
     const engine::fa3_upstream::schedule s = engine::fa3_upstream::schedule_of(call, 90, fa3_num_sms);
 
-    diffs.note("causal", mask.causal, s.causal, d);
-    diffs.note("local", mask.local, s.local, d);
-    diffs.note("block_m", tile.m, s.block_m, d);
-    diffs.note("block_n", tile.n, s.block_n, d);
-    diffs.note("num_splits", splits, s.num_splits, d);
-    diffs.note("head_swizzle", swizzle, s.head_swizzle, d);
-    diffs.note("entries", layout.size(), s.entries, d);
-    golden.add(d, {s.causal, s.local, s.block_m, s.block_n, s.num_splits, s.head_swizzle, s.entries});
+    const fa3_answer fa3{s.causal, s.local, s.block_m, s.block_n, s.num_splits, s.head_swizzle, s.entries};
+    note_answers(diffs, mirror, fa3, d);
+    golden.add(d, fa3);
   }
   diffs.report(calls);
 }
