@@ -35,8 +35,9 @@ inline fa3_answer fa3_mirror_answer(const fa3_call& c, int64_t batch, int64_t sp
   const fa3_tile tile = fa3_call_tile(c);
   const int64_t splits = splits_passed > 0 ? splits_passed : fa3_heuristic_splits(c);
   const bool swizzle = fa3_head_swizzle(c.max_query_len, c.max_seq_len, c.head_size, c.window);
-  const fa3_layout layout = c.build == fa3_build::upstream ? fa3_upstream_layout_of(batch, mask.local, swizzle)
-                                                           : fa3_layout_of(batch, splits, swizzle);
+  const fa3_layout layout = c.build == fa3_build::upstream
+                                ? fa3_upstream_layout_of(batch, mask.local, swizzle)
+                                : fa3_layout_of(batch, splits, swizzle);
   return {mask.causal, mask.local, tile.m, tile.n, splits, swizzle, layout.size()};
 }
 
