@@ -64,7 +64,7 @@ fa3_plan plan_fa3(const engine_settings& s, const engine_step& st, const fa3_gro
   // The run's split heuristic and mask see the layer's tensors (mha_fwd: h from q, h_k and d from k).
   const fa3_call r = fa3_layer_call(c, g.run_q_heads > 0 ? g.run_q_heads : c.q_heads,
                                     g.run_kv_heads > 0 ? g.run_kv_heads : c.kv_heads,
-                                    g.run_head_size > 0 ? g.run_head_size : c.head_size);
+                                    g.run_head_size > 0 ? g.run_head_size : c.head_size, c.window);
   p.run_call = r;
   const fa3_run run = fa3_run_of(p, r);
   p.run_resolved = run.resolved, p.run_size = run.size;
@@ -88,9 +88,10 @@ fa3_run fa3_run_of(const fa3_plan& p, const fa3_call& r) {
   return run;
 }
 
-fa3_call fa3_layer_call(const fa3_call& sched, int64_t q_heads, int64_t kv_heads, int64_t head_size) {
+fa3_call fa3_layer_call(const fa3_call& sched, int64_t q_heads, int64_t kv_heads, int64_t head_size,
+                        int64_t window) {
   fa3_call c = sched;
-  c.q_heads = q_heads, c.kv_heads = kv_heads, c.head_size = head_size;
+  c.q_heads = q_heads, c.kv_heads = kv_heads, c.head_size = head_size, c.window = window;
   return c;
 }
 

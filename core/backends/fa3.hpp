@@ -145,9 +145,10 @@ struct fa3_run {
 };
 fa3_run fa3_run_of(const fa3_plan& p, const fa3_call& r);
 
-// mha_fwd's call for a layer of `q_heads` / `kv_heads` / `head_size` (from its q and k tensors) over
-// the schedule's step, mask and page size.
-fa3_call fa3_layer_call(const fa3_call& sched, int64_t q_heads, int64_t kv_heads, int64_t head_size);
+// mha_fwd's call for a layer of `q_heads` / `kv_heads` / `head_size` (from its q and k tensors) and
+// sliding window `window` (its impl's; 0: none) over the schedule's step and page size.
+fa3_call fa3_layer_call(const fa3_call& sched, int64_t q_heads, int64_t kv_heads, int64_t head_size,
+                        int64_t window);
 
 // The (token, head) rows FA3's forward kernel never computes when call `run` executes plan p's
 // metadata. The kernel takes a request's m-blocks from the prepared metadata, made for the

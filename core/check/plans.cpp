@@ -31,6 +31,16 @@ flashinfer_options fi_options_of(const check_case& c, const rank_geometry& rg, c
   return o;
 }
 
+std::optional<int64_t> vllm_fa3_aot_window(const rank_geometry& rg) {
+  std::optional<int64_t> window;
+  for (const rank_layer& l : rg.layers) {
+    const int64_t w = std::max<int64_t>(l.sliding_window, 0);
+    if (window && *window != w) return std::nullopt;
+    window = w;
+  }
+  return window.value_or(0);
+}
+
 grouping effective_grouping(const check_case& c) {
   if (has_mutant(c.mutants, "legacy-grouping")) return grouping::legacy;
   if (has_mutant(c.mutants, "proposer-first-layer")) return grouping::proposer;

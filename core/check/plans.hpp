@@ -88,6 +88,13 @@ fi_wrapper_backends fi_backends_of(const check_case& c, const rank_geometry& rg,
 // "tp 1 group 0 prefill (reason)"; nullopt when none does (or the case is not FlashInfer's).
 std::optional<std::string> fa3_wrapper_of(const check_case& c);
 
+// vLLM's FlashAttention builder schedules FA3's metadata ahead of time only while every attention
+// layer of the model has one window config (FlashAttentionImpl.sliding_window: (w - 1, 0), or (-1, -1)
+// without a window; _get_sliding_window_configs, read on the builder's first build), and then with
+// that window. The window (0: none) when it does; nullopt when the layers have two configs or more:
+// aot_schedule is switched off, no scheduler_metadata is made, and FA3 prepares each call itself.
+std::optional<int64_t> vllm_fa3_aot_window(const rank_geometry& rg);
+
 // KV heads and head size the builder plans with: the group spec's (the fix), or for Triton the
 // model-wide values under the triton-model-kv-heads / triton-model-head-size mutants; under
 // head-dim-from-hidden (any backend) the head size is hidden_size // num_attention_heads when the

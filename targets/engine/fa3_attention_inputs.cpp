@@ -17,10 +17,11 @@ using nlohmann::json;
 
 constexpr int64_t built_head_size = 128;  // the driver's instantiations (fa3_attention_run.cu)
 
-// mha_fwd's call for the layer: the schedule's lengths, mask and page size, the layer's heads and
-// head size (from its q and k tensors).
+// mha_fwd's call for the layer: the schedule's lengths and page size, the layer's heads and head
+// size (from its q and k tensors) and its own window (FlashAttentionImpl.sliding_window).
 fa3_call run_call_of(const fa3_plan& p, const rank_layer& l) {
-  return fa3_layer_call(p.sched_call, l.num_heads, l.num_kv_heads, l.head_size);
+  return fa3_layer_call(p.sched_call, l.num_heads, l.num_kv_heads, l.head_size,
+                        std::max<int64_t>(l.sliding_window, 0));
 }
 
 template <class T>
@@ -123,6 +124,8 @@ void fa3_attach_attention(const run_request& r, const fa3_plan& p, gpu::gpu_requ
   args["fa3"]["attention"] = {{"num_heads", h},
                               {"num_heads_k", l.num_kv_heads},
                               {"headdim", d},
+                              {"window_left", rc.window > 0 ? rc.window - 1 : -1},
+                              {"window_right", rc.window > 0 ? 0 : -1},
                               {"num_splits", p.run_splits},
                               {"total_q", total_q},
                               {"num_pages", pages},

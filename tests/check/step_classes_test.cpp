@@ -91,6 +91,34 @@ TEST(Classes, Fa3RefusesAScheduleOfFewerQueryThanKvHeads) {
                            [](const std::string& n) { return n.find("refuses") != std::string::npos; }));
 }
 
+// vLLM's builder schedules FA3 ahead of time only when the model's attention layers share one window
+// config (_get_sliding_window_configs). Laguna XS.2 has two, (-1, -1) and (511, 0), so the 48-head
+// schedule the model-wide-heads builder would give its 64-head sliding layers is never made: no C3
+// finding, and a note per group. With every layer's window 512 the schedule is made, and the mutant's
+// 48-head schedule under 64-head layers is plan_run_shape again; the fixed builder is clean on both.
+TEST(Classes, Fa3SchedulesOnlyAModelOfOneWindow) {
+  check_options o;
+  o.backends = {backend::fa3};
+  o.mutants = {"model-wide-heads"};
+  model_executor model;
+  const report two = run_check(testing::laguna_xs2(), o, model);
+  EXPECT_FALSE(has(two, bug_class::c3, invariant::plan_run_shape));
+  EXPECT_TRUE(two.ok);
+  EXPECT_TRUE(std::any_of(two.notes.begin(), two.notes.end(), [](const std::string& n) {
+    return n.find("fa3 tp 1 group 1: vLLM makes no ahead-of-time FA3 schedule") != std::string::npos;
+  }));
+  model_geometry one = testing::laguna_xs2();
+  for (auto& l : one.layers) l.kind = attn_kind::sliding, l.sliding_window = 512;
+  const report r = run_check(one, o, model);
+  EXPECT_TRUE(has(r, bug_class::c3, invariant::plan_run_shape));
+  EXPECT_TRUE(std::none_of(r.notes.begin(), r.notes.end(), [](const std::string& n) {
+    return n.find("ahead-of-time") != std::string::npos;
+  }));
+  o.mutants = {};
+  EXPECT_TRUE(run_check(one, o, model).ok);
+  EXPECT_TRUE(run_check(testing::laguna_xs2(), o, model).ok);
+}
+
 // max_num_seqs 1 (graphs of 1 and 2): #23465's 4 * 2 + 1 = 9 entries, one request needs 13.
 TEST(Classes, Fa3NoRoundup) {
   const auto r = check_both(fa3_model, backend::fa3, with(1), {"fa3-metadata-no-roundup"});

@@ -58,6 +58,34 @@ inline fa3_case fa3_decode_case(bool no_roundup) {
   return c;
 }
 
+// Three decoding requests (300, 40 and 17 keys) replay the graph of 4 of decode_case's layer: the
+// schedule's fourth row is padding, no token and no key.
+inline fa3_case fa3_padded_decode_case() {
+  fa3_case c = fa3_decode_case(false);
+  c.b.query_lens = {1, 1, 1};
+  c.b.seq_lens = {300, 40, 17};
+  engine_settings s;
+  s.max_num_seqs = 4;
+  s.capture_sizes = {1, 2, 4};
+  c.st = forward_step(s, c.b);
+  c.plan = plan_fa3(s, c.st, fa3_group{4, 1, 128}, {});
+  return c;
+}
+
+// A sliding layer (window 256) of 1 query and 1 kv head decoding over 260 keys, max_num_seqs 1: a
+// model of one window config, which vLLM's builder schedules with that window; the call attends keys
+// 4-259 (window_size (255, 0)).
+inline fa3_case fa3_window_case() {
+  fa3_case c{{"model.layers.0.self_attn.attn", attn_kind::sliding, 1, 1, 128, 128, 256, 0}, {}, {}, {}};
+  c.b.query_lens = {1};
+  c.b.seq_lens = {260};
+  engine_settings s;
+  s.max_num_seqs = 1;
+  c.st = forward_step(s, c.b);
+  c.plan = plan_fa3(s, c.st, fa3_group{1, 1, 128, 16, 256}, {});
+  return c;
+}
+
 inline fa3_case fa3_eager_case(int64_t run_heads = 48) {
   fa3_case c{{"model.layers.0.self_attn.attn", attn_kind::full, run_heads, 8, 128, 128, 0, 0}, {}, {}, {}};
   c.b.query_lens = {17};

@@ -5,9 +5,9 @@
 // Scheduler: the no-roundup buffer's overrun seen in its after band at entry 12 (the semaphore), the
 // fixed buffer's entries, the padding FA3 leaves unwritten, and a plan whose layout FA3's rules
 // contradict refused with both.
-// Attention on that metadata: the output against the fp32 reference on the graph's decode and the
-// eager step, with separate and packed caches; and the eager step scheduled for 48 heads but run by a layer
-// of 64, whose split 7 writes past out_accum and whose token 16 FA3 never computes.
+// Attention on that metadata: the output against the fp32 reference on the graph's decode, a padded
+// replay and the eager step, with separate and packed caches; and the eager step scheduled for 48
+// heads but run by a layer of 64, whose split 7 writes past out_accum and whose token 16 FA3 never computes.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -149,6 +149,15 @@ void expect_clean_attention(const fa3_case& c, kv_layout layout = kv_layout::sep
 TEST(fa3_attention, graph_decode_matches_the_reference) { expect_clean_attention(fa3_decode_case(false)); }
 
 TEST(fa3_attention, eager_step_matches_the_reference) { expect_clean_attention(fa3_eager_case()); }
+
+// A sliding layer's call attends its window only (found by an FA3 campaign on the engine target while
+// the call took the schedule's window: 1 of 128 elements outside tolerance).
+TEST(fa3_attention, a_sliding_layer_matches_the_reference) { expect_clean_attention(fa3_window_case()); }
+
+// A graph replay's padding row runs with an all-null page table row and writes no output.
+TEST(fa3_attention, a_padded_graph_replay_matches_the_reference) {
+  expect_clean_attention(fa3_padded_decode_case());
+}
 
 // vLLM's packed cache: K and V as strided views of one buffer.
 TEST(fa3_attention, packed_cache_matches_the_reference) {

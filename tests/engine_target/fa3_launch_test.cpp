@@ -149,17 +149,20 @@ TEST(fa3_launch, a_packed_cache_is_one_buffer_with_two_views) {
   EXPECT_EQ(ref.size(), 4u * 128u);
 }
 
+// The call carries the layer's own window as vLLM's FlashAttentionImpl passes it: (256 - 1, 0).
+TEST(fa3_launch, a_sliding_layers_call_carries_its_window) {
+  std::vector<float> ref;
+  const gpu::gpu_request rq = fa3_attention_request(fa3_window_case(), ref);
+  const auto a = nlohmann::json::parse(rq.engine).at("fa3").at("attention");
+  EXPECT_EQ(a.at("window_left"), 255);
+  EXPECT_EQ(a.at("window_right"), 0);
+  EXPECT_EQ(ref.size(), 128u);
+}
+
 // Three decoding requests replay the graph of 4: the schedule's fourth row is padding (no token, no
 // key), which the call keeps with an all-null page table row; the output covers the 3 tokens.
 TEST(fa3_launch, a_padded_graph_replay_keeps_its_padding_rows) {
-  fa3_case c = fa3_decode_case(false);
-  c.b.query_lens = {1, 1, 1};
-  c.b.seq_lens = {300, 40, 17};
-  engine_settings s;
-  s.max_num_seqs = 4;
-  s.capture_sizes = {1, 2, 4};
-  c.st = forward_step(s, c.b);
-  c.plan = plan_fa3(s, c.st, fa3_group{4, 1, 128}, {});
+  const fa3_case c = fa3_padded_decode_case();
   ASSERT_EQ(std::get<fa3_plan>(c.plan).sched.batch, 4);
   std::vector<float> ref;
   const gpu::gpu_request rq = fa3_attention_request(c, ref);

@@ -5,8 +5,10 @@
 // out_of_bounds on scheduler_metadata, query_start_loc, seq_lens) and each layer geometry's run
 // recomputes its size and runs on it (plan_run_shape when schedule and run use different split
 // counts, when a request is given more splits than out_accum holds, or when the kernel tiles fewer
-// query rows than the layer packs). For every backend, a dummy run whose metadata
-// has more rows than max_num_seqs (vLLM #19171) overruns the model runner's persistent rows. Under
+// query rows than the layer packs). vLLM makes that schedule only for a model whose attention layers
+// share one window config (vllm_fa3_aot_window). For every other backend and such an unscheduled fa3
+// model, a dummy run whose metadata has more rows than max_num_seqs (vLLM #19171) overruns the model
+// runner's persistent rows. Under
 // the sglang flavour the fa3 backend checks SGLang's own decode schedule instead (check_c3_fa3_sglang).
 #include <algorithm>
 #include <functional>
@@ -175,12 +177,12 @@ void check_c3_fa3_sglang(const class_scope& s, std::vector<class_finding>& out) 
 
 // vLLM's builder: the query heads it resolves (the group's layers' since #53002; the model's per
 // rank at 8e958902 and 6adad087, which the model-wide-heads mutant puts back), the group's kv heads,
-// head size and blocks.
+// head size and blocks, and the model's one window (vllm_fa3_aot_window; call only when it has one).
 fa3_group vllm_fa3_group(const group_context& ctx, int64_t builder_heads) {
   const check_case& c = ctx.base;
   const attention_group& ag = *ctx.ag;
   fa3_group g{builder_heads, builder_kv_heads(c, ctx.eng->rg, ag), builder_head_size(c, ctx.eng->rg, ag),
-              ag.spec.block_size, ag.spec.sliding_window};
+              ag.spec.block_size, vllm_fa3_aot_window(ctx.eng->rg).value_or(0)};
   g.e4m3 = c.model.kv_cache == kv_quant::fp8_e4m3;  // _get_scheduler_metadata: qkv_dtype fp8
   return g;
 }
@@ -193,6 +195,9 @@ bool fa3_refuses(const fa3_group& g) { return g.kv_heads <= 0 || g.q_heads % g.k
 std::string fa3_schedule_refusal(const group_context& ctx, int64_t builder_heads) {
   const check_case& c = ctx.base;
   if (c.be != backend::fa3 || c.engine.flavour == engine_flavour::sglang) return {};
+  if (!vllm_fa3_aot_window(ctx.eng->rg))
+    return "vLLM makes no ahead-of-time FA3 schedule (the model's layers have more than one sliding-window "
+           "config: FA3 prepares each call itself); no scheduler_metadata is checked";
   const fa3_group g = vllm_fa3_group(ctx, builder_heads);
   if (!fa3_refuses(g)) return {};
   return "FA3's get_scheduler_metadata refuses vLLM's schedule call (the builder's " +
@@ -209,7 +214,10 @@ void check_c3_fa3_metadata(const class_scope& s, std::vector<class_finding>& out
     for (auto& p : dummy_probes(c)) probes.push_back(std::move(p));
     for (auto& p : eager_probe(c)) probes.push_back(std::move(p));
   }
-  if (c.be != backend::fa3) {
+  // Without an ahead-of-time schedule (vllm_fa3_aot_window) FA3's call is checked as the other
+  // backends' are: the model runner's persistent rows.
+  const bool scheduled = c.be == backend::fa3 && vllm_fa3_aot_window(s.ctx.eng->rg);
+  if (!scheduled) {
     run_probes(
         s, probes, [](const step_probe&, const rank_layer&) { return std::vector<planned_part>{}; },
         [&](const step_probe& p) { return rows_formula(c, p); }, bug_class::c3, out);

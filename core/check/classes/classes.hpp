@@ -20,9 +20,10 @@ request_meta_mutants request_mutants_of(const check_case& c);
 void check_c2_path_choice(const class_scope& s, std::vector<class_finding>& out);
 // C3: FA3's scheduler metadata against its persistent buffer; metadata rows past max_num_seqs.
 void check_c3_fa3_metadata(const class_scope& s, std::vector<class_finding>& out);
-// Empty unless FA3 raises on the schedule call vLLM's builder makes for this group with
+// Empty unless vLLM's builder makes no FA3 schedule for this group: the model's layers have more than
+// one window config (vllm_fa3_aot_window), or FA3 raises on the schedule call made with
 // `builder_heads` query heads (not a whole multiple of its kv heads: mha_fwd_get_scheduler_metadata's
-// check); then the report's note saying so. C3 checks no metadata for such a group.
+// check); then the report's note saying so. C3 checks no scheduler metadata for such a group.
 std::string fa3_schedule_refusal(const group_context& ctx, int64_t builder_heads);
 // C4: dummy runs' sequence lengths against the block table's row width.
 void check_c4_block_table(const class_scope& s, std::vector<class_finding>& out);
