@@ -55,6 +55,7 @@ rc::Gen<geometry_draw> base_draws(const geometry_limits& lim) {
                                                     {3, heads_pattern::periodic},
                                                     {3, heads_pattern::mixed}})),
       rc::gen::set(&d::kp, weighted<kinds_pattern>({{3, kinds_pattern::all_full},
+                                                    {2, kinds_pattern::all_sliding},
                                                     {3, kinds_pattern::aligned},
                                                     {2, kinds_pattern::mixed}})),
       rc::gen::set(&d::period, rc::gen::inRange<int64_t>(2, 5)),
@@ -146,7 +147,8 @@ sized_geometry realise_geometry(const geometry_draw& d) {
     const int slot = d.hp == heads_pattern::uniform    ? 0
                      : d.hp == heads_pattern::periodic ? (idx % d.period == 0 ? 0 : 1)
                                                        : d.slots[i];
-    const attn_kind kind = d.kp == kinds_pattern::all_full ? attn_kind::full
+    const attn_kind kind = d.kp == kinds_pattern::all_full      ? attn_kind::full
+                           : d.kp == kinds_pattern::all_sliding ? attn_kind::sliding
                            : d.kp == kinds_pattern::aligned
                                ? (slot == 0 ? attn_kind::full : attn_kind::sliding)
                                : d.kinds[i];

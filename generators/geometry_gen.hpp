@@ -43,9 +43,10 @@ struct sized_geometry {
 
 // How per-layer head counts are laid out over the layers.
 enum class heads_pattern { uniform, periodic, mixed };
-// How layer kinds are laid out: all full, Laguna-like (full where the pattern's slot is 0, sliding
-// elsewhere), or a random mix including layers without attention.
-enum class kinds_pattern { all_full, aligned, mixed };
+// How layer kinds are laid out: all full, all sliding with one window (Mistral-style: one window
+// config, which vLLM's FA3 builder schedules ahead of time), Laguna-like (full where the pattern's
+// slot is 0, sliding elsewhere), or a random mix including layers without attention.
+enum class kinds_pattern { all_full, all_sliding, aligned, mixed };
 
 // The random choices a geometry is realised from. Every field is independent except the sizes of
 // the per-layer vectors (n_layers), which gen::mapcat makes dependent.
