@@ -1,6 +1,6 @@
-// Two FA3 schedules worked by hand from vllm-project/flash-attention at 617264c (hopper/flash_api.cpp,
+// FA3 schedules worked by hand from vllm-project/flash-attention at 617264c (hopper/flash_api.cpp,
 // tile_size.h, heuristics.h, flash_prepare_scheduler.cu), shared by the engine target's host test
-// (the launch) and its GPU test (what FA3's own kernel writes).
+// (the launch) and its GPU test (what FA3's own kernel writes): two worked in full below, and variants.
 //
 // decode_case: Llama 3 8B at TP 8 (4 q heads, 1 kv head, D 128), one request decoding over 300 keys,
 // max_num_seqs 1 with graphs 1 and 2: the FULL graph's 32 splits. r = round_up(1, 4) = 4; decode at
@@ -44,8 +44,10 @@ struct fa3_case {
   run_request request() const { return {&layer, dtype::bf16, 16, &plan, &b}; }
 };
 
-inline fa3_case fa3_decode_case(bool no_roundup) {
-  fa3_case c{{"model.layers.0.self_attn.attn", attn_kind::full, 4, 1, 128, 128, 0, 0}, {}, {}, {}};
+// Both cases take another head size d (64 or 256: FA3's other built kernels) where a test needs one;
+// the hand-worked values above are d 128's.
+inline fa3_case fa3_decode_case(bool no_roundup, int64_t d = 128) {
+  fa3_case c{{"model.layers.0.self_attn.attn", attn_kind::full, 4, 1, d, d, 0, 0}, {}, {}, {}};
   c.b.query_lens = {1};
   c.b.seq_lens = {300};
   engine_settings s;
@@ -54,7 +56,7 @@ inline fa3_case fa3_decode_case(bool no_roundup) {
   c.st = forward_step(s, c.b);
   fa3_mutants m;
   m.no_roundup = no_roundup;
-  c.plan = plan_fa3(s, c.st, fa3_group{4, 1, 128}, m);
+  c.plan = plan_fa3(s, c.st, fa3_group{4, 1, d}, m);
   return c;
 }
 
@@ -86,14 +88,14 @@ inline fa3_case fa3_window_case() {
   return c;
 }
 
-inline fa3_case fa3_eager_case(int64_t run_heads = 48) {
-  fa3_case c{{"model.layers.0.self_attn.attn", attn_kind::full, run_heads, 8, 128, 128, 0, 0}, {}, {}, {}};
+inline fa3_case fa3_eager_case(int64_t run_heads = 48, int64_t d = 128) {
+  fa3_case c{{"model.layers.0.self_attn.attn", attn_kind::full, run_heads, 8, d, d, 0, 0}, {}, {}, {}};
   c.b.query_lens = {17};
   c.b.seq_lens = {2000};
   engine_settings s;
   s.cg_mode = cudagraph_mode::none;
   c.st = forward_step(s, c.b);
-  c.plan = plan_fa3(s, c.st, fa3_group{48, 8, 128}, {});
+  c.plan = plan_fa3(s, c.st, fa3_group{48, 8, d}, {});
   return c;
 }
 

@@ -150,6 +150,16 @@ TEST(fa3_attention, graph_decode_matches_the_reference) { expect_clean_attention
 
 TEST(fa3_attention, eager_step_matches_the_reference) { expect_clean_attention(fa3_eager_case()); }
 
+// FA3's kernels of head sizes 64 and 256: the graph decode (32 splits passed: the combine of head
+// size v 64, and 128 for 256) and the eager step.
+TEST(fa3_attention, head_sizes_64_and_256_match_the_reference) {
+  for (int64_t d : {64, 256}) {
+    SCOPED_TRACE(d);
+    expect_clean_attention(fa3_decode_case(false, d));
+    expect_clean_attention(fa3_eager_case(48, d));
+  }
+}
+
 // A sliding layer's call attends its window only (found by an FA3 campaign on the engine target while
 // the call took the schedule's window: 1 of 128 elements outside tolerance).
 TEST(fa3_attention, a_sliding_layer_matches_the_reference) { expect_clean_attention(fa3_window_case()); }

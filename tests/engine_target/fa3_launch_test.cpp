@@ -189,9 +189,13 @@ TEST(fa3_launch, out_accum_is_sized_for_the_layers_own_splits) {
 TEST(fa3_launch, no_attention_call_where_the_driver_cannot_make_it) {
   const fa3_case c = fa3_decode_case(false);
   const auto& plan = std::get<fa3_plan>(c.plan);
-  fa3_case d64 = c;
-  d64.layer.head_size = d64.layer.head_size_v = 64;
-  EXPECT_NE(engine::fa3_attention_unsupported(d64.request(), plan), "");
+  fa3_case d96 = c;
+  d96.layer.head_size = d96.layer.head_size_v = 96;
+  EXPECT_NE(engine::fa3_attention_unsupported(d96.request(), plan), "");
+  for (int64_t d : {64, 256}) {  // FA3's other built head sizes
+    const fa3_case other = fa3_decode_case(false, d);
+    EXPECT_EQ(engine::fa3_attention_unsupported(other.request(), std::get<fa3_plan>(other.plan)), "") << d;
+  }
   run_request fp16 = c.request();
   fp16.kv_dtype = dtype::fp16;
   EXPECT_NE(engine::fa3_attention_unsupported(fp16, plan), "");

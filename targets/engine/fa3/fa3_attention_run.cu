@@ -1,8 +1,9 @@
 // fa3_attention.hpp: which of FA3's attention kernels this driver has, and mha_fwd's launch of
 // them. Compiled with FA3's flags beside its instantiations (CMakeLists.txt): the forward kernel
-// at head size 128, bf16, paged KV without TMA and packed GQA, split and unsplit
-// (instantiations/flash_fwd_hdim128_bf16_paged{_split,}_sm90.cu), and the bf16 combine of head
-// size v 128 (fa3_combine.cu), the ones run_mha_fwd and run_mha_fwd_combine pick for such a call.
+// at head sizes 64, 128 and 256, bf16, paged KV without TMA and packed GQA, split and unsplit
+// (instantiations/flash_fwd_hdim{64,128,256}_bf16_paged{_split,}_sm90.cu), and the bf16 combines of
+// head size v 64 and 128 (fa3_combine.cu), the ones run_mha_fwd and run_mha_fwd_combine pick for
+// such a call.
 #include <cuda_runtime_api.h>
 
 #include "cutlass/numeric_types.h"
@@ -22,23 +23,37 @@ std::string unbuilt(const attention& a) {
   const Flash_fwd_params& p = a.s.params;
   if (p.arch != 90) return "FA3's SM90 kernels need an sm_90 device (arch " + std::to_string(p.arch) + ")";
   if (p.is_e4m3 || !p.is_bf16) return "only FA3's bf16 kernels are built";
-  if (p.d != 128 || p.dv != 128)
-    return "only FA3's head size 128 kernels are built (head size " + std::to_string(p.d) + ")";
+  if ((p.d != 64 && p.d != 128 && p.d != 256) || p.dv != p.d)
+    return "only FA3's head size 64, 128 and 256 kernels are built (head size " + std::to_string(p.d) + ")";
   if (p.pagedkv_tma) return "FA3 would read the cache by TMA (pages of whole key blocks): not built";
   if (!p.pack_gqa) return "FA3 would not pack GQA: not built";
   return {};
 }
 
+// The forward kernel of head size D, split or not (paged KV without TMA, no softcap, packed GQA).
+template <int D>
+void run_forward(Flash_fwd_params& p) {
+  if (p.num_splits > 1)
+    run_mha_fwd_<90, cutlass::bfloat16_t, D, D, true, true, false, true>(p, nullptr);
+  else
+    run_mha_fwd_<90, cutlass::bfloat16_t, D, D, false, true, false, true>(p, nullptr);
+}
+
 std::string run_attention(attention& a) {
   Flash_fwd_params& p = a.s.params;
-  if (p.num_splits > 1)
-    run_mha_fwd_<90, cutlass::bfloat16_t, 128, 128, true, true, false, true>(p, nullptr);
+  if (p.d == 64)
+    run_forward<64>(p);
+  else if (p.d == 128)
+    run_forward<128>(p);
   else
-    run_mha_fwd_<90, cutlass::bfloat16_t, 128, 128, false, true, false, true>(p, nullptr);
+    run_forward<256>(p);
   if (std::string e = error_text(); !e.empty()) return e;
   if (p.num_splits > 1) {
     p.is_bf16 = true;  // the combine writes the bf16 output
-    run_mha_fwd_combine_<cutlass::bfloat16_t, float, 128>(p, nullptr, true);
+    if (p.dv <= 64)
+      run_mha_fwd_combine_<cutlass::bfloat16_t, float, 64>(p, nullptr, true);
+    else
+      run_mha_fwd_combine_<cutlass::bfloat16_t, float, 128>(p, nullptr, true);
   } else if (p.tile_count_semaphore) {
     cudaMemsetAsync(p.tile_count_semaphore, 0, sizeof(int), nullptr);
   }
