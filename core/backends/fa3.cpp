@@ -113,6 +113,35 @@ int64_t fa3_rows_never_computed(const fa3_plan& p, const fa3_call& run) {
   return rows;
 }
 
+int64_t fa3_rows_never_combined(const fa3_plan& p, const fa3_call& run) {
+  if (p.sched_call.build != fa3_build::vllm_fork || run.kv_heads <= 0) return 0;
+  const int64_t b = p.sched.batch;
+  const int64_t splits = b > fa3_varlen_max_batches ? 1 : fa3_run_of(p, run).resolved;  // mha_fwd
+  if (splits <= 1 || static_cast<int64_t>(p.query_start.size()) != b + 1) return 0;
+  const int64_t m = run.head_size <= 64 ? 16 : 8;  // the combine's kBlockM for kBlockK 64 / 128
+  const int64_t total_q = p.query_start.back(), max_q = std::max<int64_t>(run.max_query_len, 1);
+  if (2 * ceil_div(total_q, m) >= checked_mul(b, ceil_div(max_q, m), "fa3 combine grid")) return 0;
+  const int64_t sched_group =
+      std::max<int64_t>(p.sched_call.q_heads / std::max<int64_t>(p.sched_call.kv_heads, 1), 1);
+  const std::vector<int64_t> given =
+      fa3_dynamic_splits(p.sched_call, p.query_start, p.seq_lens, p.sched_resolved);
+  const int64_t tiles =
+      checked_add(ceil_div(checked_mul(total_q, run.q_heads, "fa3 combine rows"), m), b, "fa3 tiles");
+  int64_t first_tile = 0, lost = 0;
+  for (int64_t i = 0; i < b; ++i) {
+    const auto u = static_cast<std::size_t>(i);
+    const int64_t q = p.query_start[u + 1] - p.query_start[u];
+    const int64_t prepared =
+        checked_mul(checked_mul(q, sched_group, "fa3 packed rows"), run.kv_heads, "fa3 rows");
+    const int64_t blocks = ceil_div(prepared, m);
+    const int64_t launched = std::clamp<int64_t>(tiles - first_tile, 0, blocks);
+    first_tile = checked_add(first_tile, blocks, "fa3 tiles");
+    const int64_t rows = checked_mul(q, run.q_heads, "fa3 rows");
+    if (given[u] > 1) lost = checked_add(lost, std::max<int64_t>(0, rows - launched * m), "fa3 rows");
+  }
+  return lost;
+}
+
 std::vector<buffer_need> fa3_needs(const fa3_plan& p) {
   return {{"scheduler_metadata", 4, p.sched.size()},
           {"query_start_loc", 4, p.sched.batch + 1},

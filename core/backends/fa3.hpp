@@ -101,6 +101,9 @@ bool fa3_paged_kv_tma(const fa3_call& c);
 // prepare_varlen_num_blocks_kernel, one CTA: batch <= 992 and a static split count above 1):
 // blocks_per_sm = ceil(1.1 x h_k x sum of m-blocks x n-blocks / SMs) (GQA packed), and a request's
 // count max(min(ceil(n-blocks / blocks_per_sm), static), 1). 1 when the kernel sets every count to 1.
+// fa3_dynamic_splits: every request's count.
+std::vector<int64_t> fa3_dynamic_splits(const fa3_call& c, const std::vector<int32_t>& query_start,
+                                        const std::vector<int32_t>& seq_lens, int64_t static_splits);
 int64_t fa3_dynamic_splits_max(const fa3_call& c, const std::vector<int32_t>& query_start,
                                const std::vector<int32_t>& seq_lens, int64_t static_splits);
 
@@ -161,6 +164,18 @@ fa3_call fa3_layer_call(const fa3_call& sched, int64_t q_heads, int64_t kv_heads
 // packed rows past m-blocks x M_run are never computed: garbage output. In the fork, 0 unless the
 // layer's group is the larger; in Dao-AILab's, also where the layer's tile is the shorter.
 int64_t fa3_rows_never_computed(const fa3_plan& p, const fa3_call& run);
+
+// The (token, head) rows FA3's split combine never writes when call `run` executes plan p's metadata
+// (vLLM's fork; Dao-AILab's combine gets no prepared lengths). A request the schedule gives one
+// split is written by the forward kernel itself; the others are combined
+// (hopper/flash_fwd_combine_kernel.h, FlashAttnFwdCombine). When the call's tiles are sparse
+// (2 x ceil(total_q / M) < batch x ceil(max_seqlen_q / M), M = 16 for head size v <= 64, else 8)
+// the combine linearises its tiles over the requests, giving request b ceil(prepare_seqlen_q[b] x
+// h_k / M) m-blocks (get_num_m_blocks): the schedule's packed length, q x g_sched, over the layer's
+// kv heads, while the request has q x h_run rows; and it launches ceil(total_q x h_run / M) + batch
+// tiles, so requests past the last tile are not combined either. 0 with dense tiles (each request's
+// m-blocks from its own length) or without splits.
+int64_t fa3_rows_never_combined(const fa3_plan& p, const fa3_call& run);
 
 // What one scheduling call touches: the layout's entries, and batch + 1 / batch metadata rows.
 std::vector<buffer_need> fa3_needs(const fa3_plan& p);

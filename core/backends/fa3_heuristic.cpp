@@ -175,10 +175,11 @@ bool fa3_head_swizzle(int64_t max_query_len, int64_t max_seq_len, int64_t head_s
   return m.causal || m.local;
 }
 
-int64_t fa3_dynamic_splits_max(const fa3_call& c, const std::vector<int32_t>& query_start,
-                               const std::vector<int32_t>& seq_lens, int64_t static_splits) {
+std::vector<int64_t> fa3_dynamic_splits(const fa3_call& c, const std::vector<int32_t>& query_start,
+                                        const std::vector<int32_t>& seq_lens, int64_t static_splits) {
   const int64_t b = static_cast<int64_t>(seq_lens.size());
-  if (b > fa3_varlen_max_batches || static_splits <= 1) return 1;  // more than one CTA, or one split
+  std::vector<int64_t> splits(static_cast<std::size_t>(b), 1);
+  if (b > fa3_varlen_max_batches || static_splits <= 1) return splits;  // more than one CTA, or one split
   const fa3_tile t = fa3_call_tile(c);
   const int64_t group = fa3_group_size(c);  // packed GQA: a split step always packs
   std::vector<int64_t> n_blocks(static_cast<std::size_t>(b));
@@ -193,9 +194,16 @@ int64_t fa3_dynamic_splits_max(const fa3_call& c, const std::vector<int32_t>& qu
   // prepare_varlen_num_blocks_kernel's float arithmetic, with its 10% margin.
   const auto per_sm = static_cast<int64_t>(std::ceil(
       static_cast<float>(total) * 1.1f * static_cast<float>(c.kv_heads) / static_cast<float>(fa3_num_sms)));
-  if (per_sm <= 0) return 1;  // no block at all: every request gets one split
+  if (per_sm <= 0) return splits;  // no block at all: every request gets one split
+  for (std::size_t u = 0; u < n_blocks.size(); ++u)
+    splits[u] = std::max<int64_t>(1, std::min(ceil_div(n_blocks[u], per_sm), static_splits));
+  return splits;
+}
+
+int64_t fa3_dynamic_splits_max(const fa3_call& c, const std::vector<int32_t>& query_start,
+                               const std::vector<int32_t>& seq_lens, int64_t static_splits) {
   int64_t most = 1;
-  for (int64_t n : n_blocks) most = std::max(most, std::min(ceil_div(n, per_sm), static_splits));
+  for (int64_t s : fa3_dynamic_splits(c, query_start, seq_lens, static_splits)) most = std::max(most, s);
   return most;
 }
 

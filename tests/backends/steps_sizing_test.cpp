@@ -174,6 +174,36 @@ TEST(Fa3, ALayerOfMoreHeadsPerKvHeadLosesRows) {
   EXPECT_EQ(rows({17, 40}, 32), 0);  // fewer heads: tiles past the packed query are masked
 }
 
+// FA3's split combine takes each request's m-blocks from the prepared length when its tiles are sparse
+// (found by an FA3 campaign on the engine target under model-wide-heads). Model 1 q head, a layer of
+// 17 over 1 kv head, D 64; three decoding requests over 1, 193 and 1 keys replay the graph of 4 with
+// 32 splits. The schedule gives request 1 (two 128-key blocks, blocks_per_sm = ceil(4 x 1.1 / 132) =
+// 1) 2 splits and the others 1. Combine tile M = 16 (head size v 64): 2 x ceil(3 / 16) = 2 < 4 x
+// ceil(1 / 16) = 4, sparse, so request 1 gets ceil(1 x 1 x 1 / 16) = 1 m-block: 16 of its 17 rows,
+// 1 row never combined. The forward kernel's own tile covers all 17 rows (none lost there). With
+// the layer's own geometry nothing is lost.
+TEST(Fa3, TheSplitCombineTilesThePreparedLength) {
+  engine_settings s;
+  s.max_num_seqs = 5;
+  batch b;
+  b.query_lens = {1, 1, 1};
+  b.seq_lens = {1, 193, 1};
+  const auto plan = [&](const engine_settings& e, int64_t sched_heads) {
+    fa3_group g{sched_heads, 1, 64};
+    g.run_q_heads = 17, g.run_kv_heads = 1, g.run_head_size = 64;
+    return plan_fa3(e, forward_step(e, b), g, {});
+  };
+  const fa3_plan p = plan(s, 1);
+  ASSERT_EQ(p.sched.batch, 4);
+  EXPECT_EQ(p.run_resolved, 32);
+  EXPECT_EQ(fa3_dynamic_splits(p.sched_call, p.query_start, p.seq_lens, p.sched_resolved),
+            (std::vector<int64_t>{1, 2, 1, 1}));
+  EXPECT_EQ(fa3_rows_never_computed(p, p.run_call), 0);
+  EXPECT_EQ(fa3_rows_never_combined(p, p.run_call), 1);
+  const fa3_plan own = plan(s, 17);
+  EXPECT_EQ(fa3_rows_never_combined(own, own.run_call), 0);
+}
+
 // mha_fwd_get_scheduler_metadata drops window_size_left >= max_seqlen_k - 1: a window of 1024
 // (left 1023) over at most 1024 keys is no window, over 1025 it is local.
 TEST(Fa3, HeadSwizzleAndWindow) {

@@ -75,7 +75,8 @@ std::string fa3_geometry_text(int64_t q_heads, int64_t kv_heads, int64_t head_si
 // What one layer's run of the scheduled metadata finds. mha_fwd recomputes the metadata length
 // from its own split count and mask; when the lengths agree the kernel runs on the schedule's
 // per-request values: it tiles each request's query as the schedule packed it, so a layer with more
-// query heads per kv head loses rows (fa3_rows_never_computed); and it allocates out_accum
+// query heads per kv head loses rows (fa3_rows_never_computed), or its split combine does
+// (fa3_rows_never_combined); and it allocates out_accum
 // ([num_splits, heads, total_q, dv] floats) for its own count while the tile scheduler takes each
 // request's count from the scheduled metadata, so a request given more splits writes past it.
 std::vector<finding> fa3_run_findings(const fa3_plan& f, const fa3_group& g, const rank_layer& l) {
@@ -101,6 +102,14 @@ std::vector<finding> fa3_run_findings(const fa3_plan& f, const fa3_group& g, con
                        std::to_string(l.num_heads / l.num_kv_heads) +
                        ": FA3's kernel tiles the schedule's length and never computes " +
                        std::to_string(rows) + " (token, head) rows (garbage output)"});
+  else if (const int64_t lost = fa3_rows_never_combined(f, f.run_call); lost > 0)
+    out.push_back({invariant::plan_run_shape, "output", 0, 0,
+                   "the schedule (" + fa3_geometry_text(g.q_heads, g.kv_heads, g.head_size) +
+                       ") prepares each request's length for its " +
+                       std::to_string(g.q_heads / std::max<int64_t>(g.kv_heads, 1)) +
+                       " query heads per kv head, which FA3's split combine tiles, but " + run + " has " +
+                       std::to_string(l.num_heads / l.num_kv_heads) + ": the combine never writes " +
+                       std::to_string(lost) + " (token, head) rows of its split requests (garbage output)"});
   if (f.run_resolved <= 1 || f.sched_dynamic_max <= f.run_resolved) return out;
   const int64_t total_q = f.query_start.empty() ? 0 : f.query_start.back();
   const int64_t slab = checked_product("fa3 out_accum", l.num_heads, total_q, l.head_size_v, 4);
