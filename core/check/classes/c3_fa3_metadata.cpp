@@ -240,8 +240,11 @@ void check_c3_fa3_metadata(const class_scope& s, std::vector<class_finding>& out
   const auto layers = group_layers(s.ctx);
   if (layers.empty()) return;
   const fa3_mutants m = fa3_mutants_of(c);
+  // The drafter builds with fast_build (build_for_drafting), which switches the schedule off: a draft
+  // pass is checked for the persistent rows only.
+  const auto drafting = [](const step_probe& p) { return p.st.spec.kind == step_kind::draft; };
   auto plans = [&](const step_probe& p, const rank_layer& l) {
-    if (&l != layers.front()) return std::vector<planned_part>{};  // one builder call per step
+    if (&l != layers.front() || drafting(p)) return std::vector<planned_part>{};  // one call per step
     fa3_plan f = plan_fa3(c.engine, p.st, g, m);
     apply_dumped_capacities(c, ag, f.buffers);
     return std::vector<planned_part>{{std::move(f), p.st.b}};
@@ -249,6 +252,7 @@ void check_c3_fa3_metadata(const class_scope& s, std::vector<class_finding>& out
   // Each layer's run recomputes from its own tensors: the first layer of each geometry, the first
   // finding of a step.
   auto formulas = [&](const step_probe& p) {
+    if (drafting(p)) return rows_formula(c, p);
     return fa3_layer_findings(layers, g,
                               [&](const fa3_group& run) { return plan_fa3(c.engine, p.st, run, m); });
   };
