@@ -68,7 +68,7 @@ rc::Gen<options_draw> option_draws(const case_profile& p) {
       // As users set it: 1 (latency runs), powers of two up to vLLM's default 256, and counts that
       // are not multiples of 4 or of an attention-TP size (SGLang's --max-running-requests 100).
       rc::gen::set(&o::max_num_seqs, pinned_or(pins.max_num_seqs,
-                                               {{2, 1},
+                                               {{4, 1},
                                                 {2, 2},
                                                 {1, 3},
                                                 {3, 4},

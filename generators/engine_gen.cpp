@@ -65,7 +65,7 @@ rc::Gen<engine_settings> engine_settings_for(int64_t max_num_seqs, const pinned_
                                                        {1, cudagraph_mode::piecewise},
                                                        {1, cudagraph_mode::none}})),
       rc::gen::set(&d::max_model_len, weighted<int64_t>({{4, 4096}, {2, 16}, {2, 100}, {1, 128}, {1, 1024}})),
-      rc::gen::set(&d::k, weighted<int64_t>({{5, 0}, {1, 1}, {3, 2}, {1, 3}})),
+      rc::gen::set(&d::k, weighted<int64_t>({{7, 0}, {1, 1}, {2, 2}, {1, 3}})),
       // A pinned flavour is the draw's, so that SGLang's attention TP and gather come with it.
       rc::gen::set(&d::flavour, pins.flavour ? rc::gen::just(*pins.flavour)
                                              : weighted<engine_flavour>({{6, engine_flavour::vllm},
@@ -75,7 +75,7 @@ rc::Gen<engine_settings> engine_settings_for(int64_t max_num_seqs, const pinned_
       rc::gen::set(&d::gathered, weighted<bool>({{2, false}, {1, true}})),
       rc::gen::set(&d::tbo, weighted<bool>({{4, false}, {1, true}})),
       rc::gen::set(&d::attn_cp, weighted<int64_t>({{6, 1}, {1, 2}, {1, 3}})),
-      rc::gen::set(&d::list, weighted<int>({{5, 0}, {6, 1}, {4, 2}, {1, 3}, {5, 4}})),
+      rc::gen::set(&d::list, weighted<int>({{5, 0}, {6, 1}, {4, 2}, {1, 3}, {8, 4}})),
       // Last, so that the fields above draw as they did before it was added.
       rc::gen::set(&d::zigzag, weighted<bool>({{1, false}, {1, true}})));
   return rc::gen::map(draws, [max_num_seqs, pins](const settings_draw& x) {
