@@ -16,7 +16,7 @@ namespace {
 using nlohmann::json;
 
 // The head sizes of the driver's instantiations (fa3_attention_run.cu).
-bool built_head_size(int64_t d) { return d == 64 || d == 128 || d == 256; }
+bool is_built_head_size(int64_t d) { return d == 64 || d == 128 || d == 256; }
 
 // mha_fwd's call for the layer: the schedule's lengths and page size, the layer's heads and head
 // size (from its q and k tensors) and its own window (FlashAttentionImpl.sliding_window).
@@ -65,7 +65,7 @@ std::string fa3_attention_unsupported(const run_request& r, const fa3_plan& p) {
   const rank_layer& l = *r.layer;
   if (p.sched_call.build != fa3_build::vllm_fork) return "SGLang's schedule (sgl-attn is not built)";
   if (r.kv_dtype != dtype::bf16 || p.sched_call.e4m3) return "the driver builds FA3's bf16 kernels only";
-  if (!built_head_size(l.head_size) || (l.head_size_v > 0 && l.head_size_v != l.head_size))
+  if (!is_built_head_size(l.head_size) || (l.head_size_v > 0 && l.head_size_v != l.head_size))
     return "the driver builds FA3's head size 64, 128 and 256 kernels only";
   if (l.num_kv_heads <= 0 || l.num_heads % l.num_kv_heads != 0) return "FA3 raises on the layer's heads";
   const fa3_call rc = run_call_of(p, l);
