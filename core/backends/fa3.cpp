@@ -88,6 +88,10 @@ fa3_run fa3_run_of(const fa3_plan& p, const fa3_call& r) {
   return run;
 }
 
+int64_t fa3_run_splits(const fa3_plan& p, const fa3_call& r) {
+  return p.sched.batch > fa3_varlen_max_batches ? 1 : fa3_run_of(p, r).resolved;
+}
+
 fa3_call fa3_layer_call(const fa3_call& sched, int64_t q_heads, int64_t kv_heads, int64_t head_size,
                         int64_t window) {
   fa3_call c = sched;
@@ -116,13 +120,11 @@ int64_t fa3_rows_never_computed(const fa3_plan& p, const fa3_call& run) {
 int64_t fa3_rows_never_combined(const fa3_plan& p, const fa3_call& run) {
   if (p.sched_call.build != fa3_build::vllm_fork || run.kv_heads <= 0) return 0;
   const int64_t b = p.sched.batch;
-  const int64_t splits = b > fa3_varlen_max_batches ? 1 : fa3_run_of(p, run).resolved;  // mha_fwd
-  if (splits <= 1 || static_cast<int64_t>(p.query_start.size()) != b + 1) return 0;
+  if (fa3_run_splits(p, run) <= 1 || static_cast<int64_t>(p.query_start.size()) != b + 1) return 0;
   const int64_t m = run.head_size <= 64 ? 16 : 8;  // the combine's kBlockM for kBlockK 64 / 128
   const int64_t total_q = p.query_start.back(), max_q = std::max<int64_t>(run.max_query_len, 1);
   if (2 * ceil_div(total_q, m) >= checked_mul(b, ceil_div(max_q, m), "fa3 combine grid")) return 0;
-  const int64_t sched_group =
-      std::max<int64_t>(p.sched_call.q_heads / std::max<int64_t>(p.sched_call.kv_heads, 1), 1);
+  const int64_t sched_group = fa3_group_size(p.sched_call);
   const std::vector<int64_t> given =
       fa3_dynamic_splits(p.sched_call, p.query_start, p.seq_lens, p.sched_resolved);
   const int64_t tiles =

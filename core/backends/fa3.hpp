@@ -62,6 +62,16 @@ struct fa3_call {
   bool e4m3 = false;
 };
 
+// The window_size vLLM passes for a sliding window (0: none): (window - 1, 0), else (-1, -1)
+// (FlashAttentionImpl.sliding_window).
+struct fa3_window_size {
+  int64_t left = -1, right = -1;
+};
+fa3_window_size fa3_window_size_of(int64_t window);
+
+// The call's query heads per kv head, at least 1: the rows packed GQA makes of one token.
+int64_t fa3_group_size(const fa3_call& c);
+
 // FA3's mask after mha_fwd_get_scheduler_metadata's normalisation: a window_size_left >=
 // max_seqlen_k - 1 is dropped (no window); one-token decode without a window is not causal unless
 // 64 < head size <= 128 (paged KV); window_left / window_right as the kernel then holds them.
@@ -147,6 +157,9 @@ struct fa3_run {
   int64_t resolved = 1, size = 0;
 };
 fa3_run fa3_run_of(const fa3_plan& p, const fa3_call& r);
+// The split count mha_fwd then launches with: one above a CTA's batch of prepared requests, else
+// fa3_run_of's resolved count.
+int64_t fa3_run_splits(const fa3_plan& p, const fa3_call& r);
 
 // mha_fwd's call for a layer of `q_heads` / `kv_heads` / `head_size` (from its q and k tensors) and
 // sliding window `window` (its impl's; 0: none) over the schedule's step and page size.

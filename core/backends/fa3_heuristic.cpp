@@ -45,8 +45,14 @@ int64_t splits_heuristic(int64_t total_mblocks, int64_t sms, int64_t n_blocks, i
 
 }  // namespace
 
+fa3_window_size fa3_window_size_of(int64_t window) {
+  if (window <= 0) return {};
+  return {window - 1, 0};
+}
+
 fa3_mask fa3_mask_of(const fa3_call& c) {
-  int64_t left = c.window > 0 ? c.window - 1 : -1, right = c.window > 0 ? 0 : -1;
+  const fa3_window_size w = fa3_window_size_of(c.window);
+  int64_t left = w.left, right = w.right;
   if (left >= c.max_seq_len - 1) left = -1;
   if (right >= c.max_query_len - 1) right = -1;
   bool causal = true;  // vLLM always asks for causal attention
@@ -112,11 +118,11 @@ fa3_tile fa3_upstream_tile_size(int64_t d, bool causal, bool local, bool paged_k
   return {128, local ? 64 : 80};
 }
 
-namespace {
-
 int64_t fa3_group_size(const fa3_call& c) {
   return std::max<int64_t>(1, c.q_heads / std::max<int64_t>(c.kv_heads, 1));
 }
+
+namespace {
 
 int64_t packed_query(const fa3_call& c) {
   return checked_mul(std::max<int64_t>(c.max_query_len, 1), fa3_group_size(c), "fa3 packed query");

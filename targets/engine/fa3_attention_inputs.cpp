@@ -99,8 +99,8 @@ void fa3_attach_attention(const run_request& r, const fa3_plan& p, gpu::gpu_requ
   std::vector<int32_t> table(static_cast<std::size_t>(b * width), 0);
   for (int64_t i = 0; i < held * width; ++i) table[i] = std::max(in.block_table[i], 0);
   const fa3_call rc = run_call_of(p, l);
-  const fa3_run run = fa3_run_of(p, rc);
-  const int64_t splits = b > fa3_varlen_max_batches ? 1 : run.resolved;  // mha_fwd: one CTA's batch
+  const int64_t splits = fa3_run_splits(p, rc);
+  const fa3_window_size window = fa3_window_size_of(rc.window);  // the layer's own
   // Each tensor as [buffer id, element offset]: the packed cache's K and V are views of one buffer,
   // V from element D (vLLM's key and value views since #44455).
   const auto whole = [](int32_t id) { return json::array({id, 0}); };
@@ -125,8 +125,8 @@ void fa3_attach_attention(const run_request& r, const fa3_plan& p, gpu::gpu_requ
   args["fa3"]["attention"] = {{"num_heads", h},
                               {"num_heads_k", l.num_kv_heads},
                               {"headdim", d},
-                              {"window_left", rc.window > 0 ? rc.window - 1 : -1},
-                              {"window_right", rc.window > 0 ? 0 : -1},
+                              {"window_left", window.left},
+                              {"window_right", window.right},
                               {"num_splits", p.run_splits},
                               {"total_q", total_q},
                               {"num_pages", pages},

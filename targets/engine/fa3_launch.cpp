@@ -24,6 +24,7 @@ std::string fa3_unsupported(const fa3_plan& p) {
 
 std::string fa3_engine_args(const fa3_plan& p) {
   const fa3_call& c = p.sched_call;
+  const fa3_window_size window = fa3_window_size_of(c.window);
   // vLLM's builder: causal=True, window_size (window - 1, 0) for a sliding layer, else (-1, -1).
   return json{{"fa3",
                {{"num_heads", c.q_heads},
@@ -32,8 +33,8 @@ std::string fa3_engine_args(const fa3_plan& p) {
                 {"page_size", c.page_size},
                 {"max_seqlen_q", c.max_query_len},
                 {"max_seqlen_k", c.max_seq_len},
-                {"window_left", c.window > 0 ? c.window - 1 : -1},
-                {"window_right", c.window > 0 ? 0 : -1},
+                {"window_left", window.left},
+                {"window_right", window.right},
                 {"num_splits", p.sched_splits},
                 {"e4m3", c.e4m3},
                 {"expect", {{"entries", p.sched.size()}, {"num_splits", p.sched_resolved}}}}}}
