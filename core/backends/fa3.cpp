@@ -80,6 +80,15 @@ fa3_plan plan_fa3(const engine_settings& s, const engine_step& st, const fa3_gro
   return p;
 }
 
+fa3_plan plan_fa3_in_call(const engine_settings& s, const engine_step& st, const fa3_group& g) {
+  fa3_group own = g;
+  own.run_q_heads = own.run_kv_heads = own.run_head_size = 0;  // one call: the schedule is the run's
+  fa3_plan p = plan_fa3(s, st, own, {});
+  p.in_call = true;
+  p.buffers.front().capacity_bytes = 4 * p.sched.size();  // mha_fwd's new_empty({metadata_size})
+  return p;
+}
+
 fa3_run fa3_run_of(const fa3_plan& p, const fa3_call& r) {
   const bool swizzle = fa3_head_swizzle(r.max_query_len, r.max_seq_len, r.head_size, r.window);
   fa3_run run;

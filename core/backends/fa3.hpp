@@ -137,6 +137,10 @@ struct fa3_plan {
   // scheduler_metadata (persistent, or exactly the layout's size), query_start_loc and seq_lens
   // (the model runner's persistent max_num_seqs + 1 / max_num_seqs int32 buffers).
   std::vector<buffer_plan> buffers;
+  // No scheduler_metadata is passed (the builder makes no ahead-of-time schedule: a model of several
+  // window configs, or a draft pass): mha_fwd prepares the call itself, on the layer's own geometry,
+  // into a tensor of the layout's exact size it allocates per call. sched_call is then that call.
+  bool in_call = false;
 };
 
 // The builder's per-group values (fa3_call without the step's lengths), and the geometry one layer
@@ -149,6 +153,11 @@ struct fa3_group {
 };
 
 fa3_plan plan_fa3(const engine_settings& s, const engine_step& st, const fa3_group& g, const fa3_mutants& m);
+// The call of a layer of geometry g (q_heads, kv_heads, head_size, window: the layer's own) when
+// vLLM passes no scheduler_metadata: the split count it passes is the scheduled path's (the graph's
+// under FULL graphs, else 0: flash_attn.py, build, max_num_splits), and the metadata is mha_fwd's
+// own allocation, the layout's size. The schedule mutants do not apply: there is no schedule.
+fa3_plan plan_fa3_in_call(const engine_settings& s, const engine_step& st, const fa3_group& g);
 
 // What mha_fwd recomputes when call `r` (a layer's heads and head size over the schedule's step)
 // runs plan p's metadata: the split count it uses (p.run_splits as passed, or its heuristic on r)

@@ -113,6 +113,8 @@ std::string engine_run_line(const run_request& r, bool on_engine, bool fa3_atten
              : std::holds_alternative<fi_decode_plan>(*r.plan) ? "flashinfer_decode"
              : std::holds_alternative<fa3_plan>(*r.plan) ? (fa3_attention ? "fa3_attention" : "fa3_scheduler")
                                                          : "flashinfer_prefill";
+  if (on_engine && r.plan && std::holds_alternative<fa3_plan>(*r.plan) && std::get<fa3_plan>(*r.plan).in_call)
+    kernel += "_in_call";  // no ahead-of-time schedule: the call prepared its own metadata
   return std::string(on_engine ? "engine" : "sim") + "\t" + kernel + "\t" + (r.layer ? r.layer->name : "") +
          "\t" + std::to_string(r.b ? r.b->num_seqs() : 0) + "\t" +
          std::to_string(r.b ? r.b->num_tokens() : 0) + "\n";

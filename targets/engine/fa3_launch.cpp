@@ -37,6 +37,7 @@ std::string fa3_engine_args(const fa3_plan& p) {
                 {"window_right", window.right},
                 {"num_splits", p.sched_splits},
                 {"e4m3", c.e4m3},
+                {"in_call", p.in_call},
                 {"expect", {{"entries", p.sched.size()}, {"num_splits", p.sched_resolved}}}}}}
       .dump();
 }

@@ -6,6 +6,9 @@
 // capacity), query_start_loc as cu_seqlens_q and seq_lens as seqused_k. The driver derives the
 // layout, tile and split count by FA3's own rules and header code (targets/engine/fa3/), refuses a
 // launch whose layout differs from the plan's (`expect`), and FA3's kernel writes into the arena.
+// A plan prepared in the call (fa3_plan::in_call: vLLM passed no scheduler_metadata) is the layer's
+// own call: its metadata buffer is mha_fwd's per-call tensor, and the driver lets FA3's launch
+// prepare it (skip_scheduler_metadata_computation off) where the attention call runs.
 #pragma once
 
 #include <string>

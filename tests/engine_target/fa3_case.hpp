@@ -88,6 +88,23 @@ inline fa3_case fa3_window_case() {
   return c;
 }
 
+// Laguna XS.2's sliding layer (64 query heads, 8 kv heads, D 128, window 512) in a model of two window
+// configs, which vLLM never schedules ahead of time: two requests decoding over 700 and 40 keys
+// replay the graph of 2 (max_num_seqs 2), and the call passes the graph's 32 splits and no metadata.
+// mha_fwd allocates round_up(2, 4) = 4 entries a vector: prepare, dynamic split (32 > 1), heads in
+// L2 (local: head swizzle), then the semaphore: 1 + 3 x 4 = 13 entries, exactly the buffer.
+inline fa3_case fa3_in_call_case() {
+  fa3_case c{{"model.layers.1.self_attn.attn", attn_kind::sliding, 64, 8, 128, 128, 512, 0}, {}, {}, {}};
+  c.b.query_lens = {1, 1};
+  c.b.seq_lens = {700, 40};
+  engine_settings s;
+  s.max_num_seqs = 2;
+  s.capture_sizes = {1, 2};
+  c.st = forward_step(s, c.b);
+  c.plan = plan_fa3_in_call(s, c.st, fa3_group{64, 8, 128, 16, 512});
+  return c;
+}
+
 inline fa3_case fa3_eager_case(int64_t run_heads = 48, int64_t d = 128) {
   fa3_case c{{"model.layers.0.self_attn.attn", attn_kind::full, run_heads, 8, d, d, 0, 0}, {}, {}, {}};
   c.b.query_lens = {17};

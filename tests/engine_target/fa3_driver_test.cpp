@@ -8,6 +8,7 @@
 // Attention on that metadata: the output against the fp32 reference on the graph's decode, a padded
 // replay and the eager step, with separate and packed caches; and the eager step scheduled for 48
 // heads but run by a layer of 64, whose split 7 writes past out_accum and whose token 16 FA3 never computes.
+// A call without scheduler_metadata, whose metadata FA3's launch prepares itself.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -163,6 +164,12 @@ TEST(fa3_attention, head_sizes_64_and_256_match_the_reference) {
 // A sliding layer's call attends its window only (found by an FA3 campaign on the engine target while
 // the call took the schedule's window: 1 of 128 elements outside tolerance).
 TEST(fa3_attention, a_sliding_layer_matches_the_reference) { expect_clean_attention(fa3_window_case()); }
+
+// A call without scheduler_metadata (a model of two window configs): FA3's launch prepares the
+// layer's own metadata into the buffer, which the driver leaves unwritten (poisoned) until then.
+TEST(fa3_attention, a_call_without_scheduler_metadata_prepares_itself) {
+  expect_clean_attention(fa3_in_call_case());
+}
 
 // A graph replay's padding row runs with an all-null page table row and writes no output.
 TEST(fa3_attention, a_padded_graph_replay_matches_the_reference) {

@@ -54,6 +54,7 @@ TEST(fa3_launch, graph_decode_by_hand) {
   EXPECT_EQ(j.at("window_right"), -1);
   EXPECT_EQ(j.at("num_splits"), 32);  // the FULL graph's count, as passed
   EXPECT_EQ(j.at("e4m3"), false);
+  EXPECT_EQ(j.at("in_call"), false);  // scheduled ahead: the driver prepares before the call
   EXPECT_EQ(j.at("expect").at("entries"), 13);
   EXPECT_EQ(j.at("expect").at("num_splits"), 32);
   const auto& at = j.at("at");
@@ -157,6 +158,28 @@ TEST(fa3_launch, a_sliding_layers_call_carries_its_window) {
   EXPECT_EQ(a.at("window_left"), 255);
   EXPECT_EQ(a.at("window_right"), 0);
   EXPECT_EQ(ref.size(), 128u);
+}
+
+// A call vLLM makes without scheduler_metadata (fa3_case.hpp): the layer's own geometry and window,
+// the graph's 32 splits, and mha_fwd's own metadata tensor of exactly 13 entries.
+TEST(fa3_launch, a_call_without_scheduler_metadata_prepares_itself) {
+  const fa3_case c = fa3_in_call_case();
+  std::vector<float> ref;
+  const gpu::gpu_request rq = fa3_attention_request(c, ref);
+  const auto j = engine::fa3_scheduler_launch(rq, engine::make_engine_arena(rq));
+  EXPECT_EQ(j.at("in_call"), true);
+  EXPECT_EQ(j.at("num_heads"), 64);
+  EXPECT_EQ(j.at("num_heads_k"), 8);
+  EXPECT_EQ(j.at("window_left"), 511);
+  EXPECT_EQ(j.at("window_right"), 0);
+  EXPECT_EQ(j.at("num_splits"), 32);
+  EXPECT_EQ(j.at("expect").at("entries"), 13);
+  EXPECT_EQ(extent_of(rq, "scheduler_metadata"), 13);
+  const auto& a = j.at("attention");
+  EXPECT_EQ(a.at("num_heads"), 64);
+  EXPECT_EQ(a.at("window_left"), 511);
+  EXPECT_EQ(a.at("num_splits"), 32);
+  EXPECT_EQ(ref.size(), 2u * 64u * 128u);
 }
 
 // Three decoding requests replay the graph of 4: the schedule's fourth row is padding (no token, no

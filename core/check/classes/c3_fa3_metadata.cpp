@@ -6,10 +6,11 @@
 // recomputes its size and runs on it (plan_run_shape when schedule and run use different split
 // counts, when a request is given more splits than out_accum holds, or when the kernel tiles fewer
 // query rows than the layer packs). vLLM makes that schedule only for a model whose attention layers
-// share one window config (vllm_fa3_aot_window). For every other backend and such an unscheduled fa3
-// model, a dummy run whose metadata has more rows than max_num_seqs (vLLM #19171) overruns the model
-// runner's persistent rows. Under
-// the sglang flavour the fa3 backend checks SGLang's own decode schedule instead (check_c3_fa3_sglang).
+// share one window config (vllm_fa3_aot_window), and never for a draft pass: there FA3 prepares each
+// layer's call itself (plan_fa3_in_call), run once per layer geometry. For every backend, a dummy run
+// whose metadata has more rows than max_num_seqs (vLLM #19171) overruns the model runner's persistent
+// rows. Under the sglang flavour the fa3 backend checks SGLang's own decode schedule instead
+// (check_c3_fa3_sglang).
 #include <algorithm>
 #include <functional>
 #include <optional>
@@ -196,6 +197,15 @@ fa3_group vllm_fa3_group(const group_context& ctx, int64_t builder_heads) {
   return g;
 }
 
+// The first of `layers` whose call has l's geometry (heads, kv heads, head size and window).
+const rank_layer* first_of_geometry(const std::vector<const rank_layer*>& layers, const rank_layer& l) {
+  for (const rank_layer* o : layers)
+    if (o->num_heads == l.num_heads && o->num_kv_heads == l.num_kv_heads && o->head_size == l.head_size &&
+        std::max<int64_t>(o->sliding_window, 0) == std::max<int64_t>(l.sliding_window, 0))
+      return o;
+  return &l;
+}
+
 // FA3's get_scheduler_metadata raises unless its query heads are a whole multiple of its kv heads.
 bool fa3_refuses(const fa3_group& g) { return g.kv_heads <= 0 || g.q_heads % g.kv_heads != 0; }
 
@@ -206,7 +216,8 @@ std::string fa3_schedule_refusal(const group_context& ctx, int64_t builder_heads
   if (c.be != backend::fa3 || c.engine.flavour == engine_flavour::sglang) return {};
   if (!vllm_fa3_aot_window(ctx.eng->rg))
     return "vLLM makes no ahead-of-time FA3 schedule (the model's layers have more than one sliding-window "
-           "config: FA3 prepares each call itself); no scheduler_metadata is checked";
+           "config): FA3 prepares each layer's call itself, which is run per layer geometry; no persistent "
+           "scheduler_metadata is checked";
   const fa3_group g = vllm_fa3_group(ctx, builder_heads);
   if (!fa3_refuses(g)) return {};
   return "FA3's get_scheduler_metadata refuses vLLM's schedule call (the builder's " +
@@ -223,28 +234,46 @@ void check_c3_fa3_metadata(const class_scope& s, std::vector<class_finding>& out
     for (auto& p : dummy_probes(c)) probes.push_back(std::move(p));
     for (auto& p : eager_probe(c)) probes.push_back(std::move(p));
   }
-  // Without an ahead-of-time schedule (vllm_fa3_aot_window) FA3's call is checked as the other
-  // backends' are: the model runner's persistent rows.
-  const bool scheduled = c.be == backend::fa3 && vllm_fa3_aot_window(s.ctx.eng->rg);
-  if (!scheduled) {
+  // The other backends' calls are checked for the model runner's persistent rows.
+  const auto rows = [&](const step_probe& p) { return rows_formula(c, p); };
+  if (c.be != backend::fa3) {
     run_probes(
-        s, probes, [](const step_probe&, const rank_layer&) { return std::vector<planned_part>{}; },
-        [&](const step_probe& p) { return rows_formula(c, p); }, bug_class::c3, out);
+        s, probes, [](const step_probe&, const rank_layer&) { return std::vector<planned_part>{}; }, rows,
+        bug_class::c3, out);
+    return;
+  }
+  const attention_group& ag = *s.ctx.ag;
+  const auto layers = group_layers(s.ctx);
+  // Without a schedule each layer's call prepares its own metadata: its geometry's first layer runs
+  // it, and the formulas check the persistent rows it reads.
+  auto in_call = [&](const step_probe& p, const rank_layer& l) {
+    if (&l != first_of_geometry(layers, l) || l.num_kv_heads <= 0 || l.num_heads % l.num_kv_heads != 0)
+      return std::vector<planned_part>{};  // mha_fwd raises on the heads: no call is made
+    fa3_group own{l.num_heads, l.num_kv_heads, l.head_size, ag.spec.block_size,
+                  std::max<int64_t>(l.sliding_window, 0)};
+    own.e4m3 = c.model.kv_cache == kv_quant::fp8_e4m3;
+    fa3_plan f = plan_fa3_in_call(c.engine, p.st, own);
+    const int64_t metadata = f.buffers.front().capacity_bytes;
+    apply_dumped_capacities(c, ag, f.buffers);
+    f.buffers.front().capacity_bytes = metadata;  // allocated per call, not the builder's buffer
+    return std::vector<planned_part>{{std::move(f), p.st.b}};
+  };
+  if (!vllm_fa3_aot_window(s.ctx.eng->rg)) {
+    run_probes(s, probes, in_call, rows, bug_class::c3, out);
     return;
   }
   const fa3_group g = vllm_fa3_group(s.ctx, s.builder_heads);
   if (fa3_refuses(g)) return;  // no schedule is made: check_group notes it (fa3_schedule_refusal)
   if (s.sweep)
     for (auto& p : prefill_probe(c)) probes.push_back(std::move(p));
-  const attention_group& ag = *s.ctx.ag;
-  const auto layers = group_layers(s.ctx);
   if (layers.empty()) return;
   const fa3_mutants m = fa3_mutants_of(c);
   // The drafter builds with fast_build (build_for_drafting), which switches the schedule off: a draft
-  // pass is checked for the persistent rows only.
+  // pass's calls prepare themselves, and its formulas are the persistent rows'.
   const auto drafting = [](const step_probe& p) { return p.st.spec.kind == step_kind::draft; };
   auto plans = [&](const step_probe& p, const rank_layer& l) {
-    if (&l != layers.front() || drafting(p)) return std::vector<planned_part>{};  // one call per step
+    if (drafting(p)) return in_call(p, l);
+    if (&l != layers.front()) return std::vector<planned_part>{};  // one schedule per step
     fa3_plan f = plan_fa3(c.engine, p.st, g, m);
     apply_dumped_capacities(c, ag, f.buffers);
     return std::vector<planned_part>{{std::move(f), p.st.b}};
@@ -252,7 +281,7 @@ void check_c3_fa3_metadata(const class_scope& s, std::vector<class_finding>& out
   // Each layer's run recomputes from its own tensors: the first layer of each geometry, the first
   // finding of a step.
   auto formulas = [&](const step_probe& p) {
-    if (drafting(p)) return rows_formula(c, p);
+    if (drafting(p)) return rows(p);
     return fa3_layer_findings(layers, g,
                               [&](const fa3_group& run) { return plan_fa3(c.engine, p.st, run, m); });
   };

@@ -45,8 +45,10 @@ attention attention_of(const attention_call& c, int arch, int num_sm, const atte
 // TMA: fa3_attention_run.cu); else which instantiation it would need.
 std::string unbuilt(const attention& a);
 
-// mha_fwd's launch after its checks: FA3's forward kernel, then the combine when split (which also
-// clears the semaphore), else the semaphore cleared. The CUDA error's text, empty on success.
+// mha_fwd's launch after its checks: FA3's forward kernel (which first prepares the metadata itself
+// when skip_scheduler_metadata_computation is off), then the combine when split (which also clears
+// the semaphore), else, on metadata prepared beforehand, the semaphore cleared. The CUDA error's
+// text, empty on success.
 std::string run_attention(attention& a);
 
 }  // namespace headroom::engine::fa3

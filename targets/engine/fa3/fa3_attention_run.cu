@@ -54,7 +54,7 @@ std::string run_attention(attention& a) {
       run_mha_fwd_combine_<cutlass::bfloat16_t, float, 64>(p, nullptr, true);
     else
       run_mha_fwd_combine_<cutlass::bfloat16_t, float, 128>(p, nullptr, true);
-  } else if (p.tile_count_semaphore) {
+  } else if (p.tile_count_semaphore && p.skip_scheduler_metadata_computation) {
     cudaMemsetAsync(p.tile_count_semaphore, 0, sizeof(int), nullptr);
   }
   return error_text();

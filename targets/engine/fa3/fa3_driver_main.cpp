@@ -7,7 +7,9 @@
 // ends; the attention call's tensors are in the arena too (fa3_attention_inputs.hpp). Before
 // launching, the driver checks the layout and split counts against the plan's (`expect`): a
 // difference means headroom's mirror (core/backends/fa3*) no longer computes what FA3 does, and the
-// run is refused with both.
+// run is refused with both. A launch marked in_call is a call vLLM made without scheduler_metadata:
+// the attention call's own launch prepares the metadata (FA3's run_mha_fwd, as mha_fwd does when
+// given none), into the buffer the launch names, sized as mha_fwd allocates it.
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -140,18 +142,24 @@ native::prepared_launch prepare(const json& L, std::byte* arena) {
                                 std::to_string(p.num_splits) + " splits for this call, headroom's plan " +
                                 want.at("entries").dump() + " and " + want.at("num_splits").dump() + " (" +
                                 out.report.dump() + ")");
+  const bool in_call = L.at("in_call");
+  out.report["fa3"]["in_call"] = in_call;
   std::optional<fa3::attention> att;
   if (L.contains("attention")) {
     const json& A = L.at("attention");
     att = attention_of(A, c, arena, ptr("scheduler_metadata"), L);
     check_attention(*att, s, A);
+    att->s.params.skip_scheduler_metadata_computation = !in_call;
     const Flash_fwd_params& r = att->s.params;
     out.report["fa3"]["attention"] = {{"num_splits", r.num_splits}, {"pack_gqa", r.pack_gqa},
                                       {"causal", r.is_causal},      {"local", r.is_local},
                                       {"block_m", att->s.block_m},  {"block_n", att->s.block_n},
                                       {"entries", att->s.entries}};
   }
-  out.call = [s, att]() mutable -> std::string {
+  out.call = [s, att, in_call]() mutable -> std::string {
+    if (att && in_call) return fa3::run_attention(*att);  // the forward launch prepares
+    // Scheduled ahead (mha_fwd_get_scheduler_metadata), or a call whose attention kernels are not
+    // built here: the preparation alone, with the same params.
     prepare_varlen_num_blocks(s.params, nullptr, s.params.pack_gqa, s.block_m, s.block_n, false);
     cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess) return std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e);

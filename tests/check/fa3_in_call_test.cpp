@@ -1,0 +1,110 @@
+// FA3 without an ahead-of-time schedule: a model of two window configs (Laguna XS.2) passes no
+// scheduler_metadata, so every layer's mha_fwd call prepares its own metadata from its own geometry.
+// The checker runs one such call per layer geometry on the target, with the metadata at the exact
+// size mha_fwd allocates; the layouts are pinned by hand from FA3's rules (hopper/flash_api.cpp,
+// mha_fwd: one prepare vector, one more with a dynamic split, one more with head swizzle, then the
+// semaphore).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "core/check/check.hpp"
+#include "tests/support/laguna.hpp"
+
+namespace headroom {
+namespace {
+
+// The formulas' answers, with every FA3 plan a run is asked for kept beside its layer.
+class fa3_recorder final : public executor {
+ public:
+  target_kind kind() const override { return target_kind::model; }
+  observation run(const run_request& r) override {
+    if (const auto* f = std::get_if<fa3_plan>(r.plan)) calls.emplace_back(r.layer->name, *f);
+    return model_observation(*r.plan, *r.layer, *r.b, r.kv_dtype);
+  }
+  std::vector<std::pair<std::string, fa3_plan>> calls;
+};
+
+check_options fa3_options(mutant_set mutants = {}) {
+  check_options o;
+  o.backends = {backend::fa3};
+  o.mutants = std::move(mutants);
+  return o;
+}
+
+bool decode_of(const fa3_plan& f, int64_t batch) {
+  return f.sched.batch == batch && f.sched_call.max_query_len == 1 && f.seq_lens.size() == size_t(batch);
+}
+
+// Laguna XS.2: full layers (48 query heads, no window) and sliding ones (64, window 512), 8 kv heads,
+// head size 128, in four attention groups (the full layers; the sliding ones in three KV-cache groups,
+// led by layers 1, 2 and 3). Only a group's first layer of each geometry runs; each call is its own.
+TEST(Fa3InCall, EachLayerGeometryPreparesItsOwnCall) {
+  fa3_recorder rec;
+  const report r = run_check(testing::laguna_xs2(), fa3_options(), rec);
+  EXPECT_TRUE(r.ok);
+  ASSERT_FALSE(rec.calls.empty());
+  std::set<std::string> layers;
+  for (const auto& [name, f] : rec.calls) {
+    layers.insert(name);
+    EXPECT_TRUE(f.in_call) << name;
+    const bool full = name == "model.layers.0.self_attn.attn";
+    EXPECT_EQ(f.sched_call.q_heads, full ? 48 : 64) << name;
+    EXPECT_EQ(f.sched_call.kv_heads, 8);
+    EXPECT_EQ(f.sched_call.window, full ? 0 : 512) << name;
+    EXPECT_EQ(f.sched_call.q_heads, f.run_call.q_heads);
+    EXPECT_EQ(f.sched.size(), f.run_size);
+    EXPECT_EQ(f.buffers.front().name, "scheduler_metadata");
+    EXPECT_EQ(f.buffers.front().capacity_bytes, 4 * f.sched.size());
+  }
+  const auto layer = [](int i) { return "model.layers." + std::to_string(i) + ".self_attn.attn"; };
+  EXPECT_EQ(layers, (std::set<std::string>{layer(0), layer(1), layer(2), layer(3)}));
+  // A decode batch of 8 under FULL graphs: vLLM passes num_splits 32, so the call splits dynamically;
+  // causal (head size 128 keeps one-token decode causal) and local both swizzle heads: three vectors
+  // of round_up(8, 4) = 8, and the semaphore: 25 entries, 100 bytes.
+  const auto eight = std::find_if(rec.calls.begin(), rec.calls.end(), [](const auto& c) {
+    return c.first == "model.layers.1.self_attn.attn" && decode_of(c.second, 8);
+  });
+  ASSERT_NE(eight, rec.calls.end());
+  EXPECT_EQ(eight->second.run_splits, 32);
+  EXPECT_EQ(eight->second.buffers.front().capacity_bytes, 100);
+}
+
+// The builder's query heads do not reach a call that prepares itself: model-wide-heads (48 query
+// heads for the 64-head sliding layers) changes no call and finds nothing.
+TEST(Fa3InCall, TheBuildersHeadsDoNotReachTheCall) {
+  fa3_recorder fixed, mutant;
+  run_check(testing::laguna_xs2(), fa3_options(), fixed);
+  const report r = run_check(testing::laguna_xs2(), fa3_options({"model-wide-heads"}), mutant);
+  EXPECT_TRUE(r.ok);
+  ASSERT_EQ(fixed.calls.size(), mutant.calls.size());
+  for (std::size_t i = 0; i < fixed.calls.size(); ++i) {
+    EXPECT_EQ(fixed.calls[i].second.sched_call.q_heads, mutant.calls[i].second.sched_call.q_heads);
+    EXPECT_EQ(fixed.calls[i].second.sched.size(), mutant.calls[i].second.sched.size());
+  }
+}
+
+// A model of one window config is scheduled ahead of time: one call per step, on the persistent
+// buffer (1 + 4 x round_up(max(max_num_seqs, largest capture), 4) entries), none prepared in the call.
+TEST(Fa3InCall, AModelOfOneWindowIsScheduled) {
+  model_geometry one = testing::laguna_xs2();
+  for (auto& l : one.layers) l.num_heads = 64, l.kind = attn_kind::sliding, l.sliding_window = 512;
+  fa3_recorder rec;
+  check_options o = fa3_options();
+  o.engine.max_num_seqs = o.max_num_seqs = 8;  // graphs 1, 2, 4, 8, 16
+  run_check(one, o, rec);
+  ASSERT_FALSE(rec.calls.empty());
+  for (const auto& [name, f] : rec.calls) {
+    EXPECT_FALSE(f.in_call);
+    EXPECT_EQ(name, "model.layers.0.self_attn.attn");
+    EXPECT_EQ(f.buffers.front().capacity_bytes, 4 * (1 + 4 * 16));
+  }
+}
+
+}  // namespace
+}  // namespace headroom
