@@ -89,6 +89,23 @@ TEST(Fa3InCall, TheBuildersHeadsDoNotReachTheCall) {
   }
 }
 
+// FA3 serves head sizes up to 256 (mha_fwd raises above): Laguna with Gemma 4's full-layer head
+// size 512 runs its sliding layers' calls only, and the report says which layer raises.
+TEST(Fa3InCall, ALayerMhaFwdRaisesOnRunsNoCall) {
+  model_geometry m = testing::laguna_xs2();
+  for (auto& l : m.layers)
+    if (l.kind == attn_kind::full) l.head_size = l.head_size_v = 512;
+  fa3_recorder rec;
+  const report r = run_check(m, fa3_options(), rec);
+  ASSERT_FALSE(rec.calls.empty());
+  for (const auto& [name, f] : rec.calls) EXPECT_EQ(f.sched_call.head_size, 128) << name;
+  EXPECT_TRUE(std::any_of(r.notes.begin(), r.notes.end(), [](const std::string& n) {
+    return n.find(
+               "FA3's mha_fwd raises on layer model.layers.0.self_attn.attn (head size 512: at most 256") !=
+           std::string::npos;
+  }));
+}
+
 // A model of one window config is scheduled ahead of time: one call per step, on the persistent
 // buffer (1 + 4 x round_up(max(max_num_seqs, largest capture), 4) entries), none prepared in the call.
 TEST(Fa3InCall, AModelOfOneWindowIsScheduled) {

@@ -209,15 +209,35 @@ const rank_layer* first_of_geometry(const std::vector<const rank_layer*>& layers
 // FA3's get_scheduler_metadata raises unless its query heads are a whole multiple of its kv heads.
 bool fa3_refuses(const fa3_group& g) { return g.kv_heads <= 0 || g.q_heads % g.kv_heads != 0; }
 
+// Why mha_fwd raises on layer l's own call (hopper/flash_api.cpp: head size at most 256 and a
+// multiple of 16 bytes' elements, query heads a multiple of kv heads), or "" when it runs it.
+std::string fa3_call_refusal(const rank_layer& l, bool e4m3) {
+  const int64_t alignment = e4m3 ? 16 : 8;
+  if (l.head_size > 256 || l.head_size % alignment != 0)
+    return "head size " + std::to_string(l.head_size) + ": at most 256, a multiple of " +
+           std::to_string(alignment);
+  if (l.num_kv_heads <= 0 || l.num_heads % l.num_kv_heads != 0)
+    return std::to_string(l.num_heads) + " query heads over " + std::to_string(l.num_kv_heads) + " kv heads";
+  return {};
+}
+
 }  // namespace
 
 std::string fa3_schedule_refusal(const group_context& ctx, int64_t builder_heads) {
   const check_case& c = ctx.base;
   if (c.be != backend::fa3 || c.engine.flavour == engine_flavour::sglang) return {};
-  if (!vllm_fa3_aot_window(ctx.eng->rg))
+  if (!vllm_fa3_aot_window(ctx.eng->rg)) {
+    std::string raised;
+    for (const rank_layer* l : group_layers(ctx))
+      if (std::string why = fa3_call_refusal(*l, c.model.kv_cache == kv_quant::fp8_e4m3); !why.empty()) {
+        raised = "; FA3's mha_fwd raises on layer " + l->name + " (" + why + "), whose calls are not run";
+        break;
+      }
     return "vLLM makes no ahead-of-time FA3 schedule (the model's layers have more than one sliding-window "
            "config): FA3 prepares each layer's call itself, which is run per layer geometry; no persistent "
-           "scheduler_metadata is checked";
+           "scheduler_metadata is checked" +
+           raised;
+  }
   const fa3_group g = vllm_fa3_group(ctx, builder_heads);
   if (!fa3_refuses(g)) return {};
   return "FA3's get_scheduler_metadata refuses vLLM's schedule call (the builder's " +
@@ -247,11 +267,12 @@ void check_c3_fa3_metadata(const class_scope& s, std::vector<class_finding>& out
   // Without a schedule each layer's call prepares its own metadata: its geometry's first layer runs
   // it, and the formulas check the persistent rows it reads.
   auto in_call = [&](const step_probe& p, const rank_layer& l) {
-    if (&l != first_of_geometry(layers, l) || l.num_kv_heads <= 0 || l.num_heads % l.num_kv_heads != 0)
-      return std::vector<planned_part>{};  // mha_fwd raises on the heads: no call is made
+    const bool e4m3 = c.model.kv_cache == kv_quant::fp8_e4m3;
+    if (&l != first_of_geometry(layers, l) || !fa3_call_refusal(l, e4m3).empty())
+      return std::vector<planned_part>{};  // mha_fwd raises (fa3_schedule_refusal notes it)
     fa3_group own{l.num_heads, l.num_kv_heads, l.head_size, ag.spec.block_size,
                   std::max<int64_t>(l.sliding_window, 0)};
-    own.e4m3 = c.model.kv_cache == kv_quant::fp8_e4m3;
+    own.e4m3 = e4m3;
     fa3_plan f = plan_fa3_in_call(c.engine, p.st, own);
     const int64_t metadata = f.buffers.front().capacity_bytes;
     apply_dumped_capacities(c, ag, f.buffers);
