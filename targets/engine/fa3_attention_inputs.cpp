@@ -15,8 +15,9 @@ namespace {
 
 using nlohmann::json;
 
-// The head sizes of the driver's instantiations (fa3_attention_run.cu).
-bool is_built_head_size(int64_t d) { return d == 64 || d == 128 || d == 256; }
+// The head sizes the driver's instantiations run (fa3_attention_run.cu: FA3's five, to which it rounds
+// every head size mha_fwd accepts, at most 256 and a multiple of 8 in bf16).
+bool is_built_head_size(int64_t d) { return d > 0 && d <= 256 && d % 8 == 0; }
 
 // mha_fwd's call for the layer: the schedule's lengths and page size, the layer's heads and head
 // size (from its q and k tensors) and its own window (FlashAttentionImpl.sliding_window).
@@ -66,7 +67,8 @@ std::string fa3_attention_unsupported(const run_request& r, const fa3_plan& p) {
   if (p.sched_call.build != fa3_build::vllm_fork) return "SGLang's schedule (sgl-attn is not built)";
   if (r.kv_dtype != dtype::bf16 || p.sched_call.e4m3) return "the driver builds FA3's bf16 kernels only";
   if (!is_built_head_size(l.head_size) || (l.head_size_v > 0 && l.head_size_v != l.head_size))
-    return "the driver builds FA3's head size 64, 128 and 256 kernels only";
+    return "FA3 has no bf16 kernel for head size " + std::to_string(l.head_size) + " / v " +
+           std::to_string(l.head_size_v) + " (head size v = head size, at most 256, a multiple of 8)";
   if (l.num_kv_heads <= 0 || l.num_heads % l.num_kv_heads != 0) return "FA3 raises on the layer's heads";
   const fa3_call rc = run_call_of(p, l);
   if (fa3_paged_kv_tma(rc)) return "FA3 reads this cache by TMA (not built)";

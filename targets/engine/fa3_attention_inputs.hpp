@@ -23,8 +23,9 @@
 namespace headroom::engine {
 
 // Empty when the FA3 driver's kernels run the attention call of `r` (whose plan is `p`): vLLM's
-// fork, a bf16 layer of head size 64, 128 or 256 (= head size v), a paged cache FA3 reads without TMA, and
-// inputs within the engine target's cap; else why not (the scheduler alone then runs).
+// fork, a bf16 layer of a head size FA3 runs (at most 256, a multiple of 8, = head size v), a paged
+// cache FA3 reads without TMA, and inputs within the engine target's cap; else why not (the
+// scheduler alone then runs).
 std::string fa3_attention_unsupported(const run_request& r, const fa3_plan& p);
 
 // Adds the attention call to rq (whose engine JSON fa3_engine_args made): its tensors, the

@@ -151,10 +151,10 @@ TEST(fa3_attention, graph_decode_matches_the_reference) { expect_clean_attention
 
 TEST(fa3_attention, eager_step_matches_the_reference) { expect_clean_attention(fa3_eager_case()); }
 
-// FA3's kernels of head sizes 64 and 256: the graph decode (32 splits passed: the combine of head
-// size v 64, and 128 for 256) and the eager step.
-TEST(fa3_attention, head_sizes_64_and_256_match_the_reference) {
-  for (int64_t d : {64, 256}) {
+// FA3's kernels of its other head sizes, and head size 80 on the 96 kernel: the graph decode (32
+// splits passed: the combine of head size v 64, and 128 above) and the eager step.
+TEST(fa3_attention, other_head_sizes_match_the_reference) {
+  for (int64_t d : {64, 80, 96, 192, 256}) {
     SCOPED_TRACE(d);
     expect_clean_attention(fa3_decode_case(false, d));
     expect_clean_attention(fa3_eager_case(48, d));

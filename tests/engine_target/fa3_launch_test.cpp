@@ -212,10 +212,12 @@ TEST(fa3_launch, out_accum_is_sized_for_the_layers_own_splits) {
 TEST(fa3_launch, no_attention_call_where_the_driver_cannot_make_it) {
   const fa3_case c = fa3_decode_case(false);
   const auto& plan = std::get<fa3_plan>(c.plan);
-  fa3_case d96 = c;
-  d96.layer.head_size = d96.layer.head_size_v = 96;
-  EXPECT_NE(engine::fa3_attention_unsupported(d96.request(), plan), "");
-  for (int64_t d : {64, 256}) {  // FA3's other built head sizes
+  for (int64_t d : {100, 320}) {  // mha_fwd raises: not a multiple of 8, above 256
+    fa3_case other = c;
+    other.layer.head_size = other.layer.head_size_v = d;
+    EXPECT_NE(engine::fa3_attention_unsupported(other.request(), plan), "") << d;
+  }
+  for (int64_t d : {64, 80, 96, 192, 256}) {  // FA3's built head sizes, and 80 (rounded to 96)
     const fa3_case other = fa3_decode_case(false, d);
     EXPECT_EQ(engine::fa3_attention_unsupported(other.request(), std::get<fa3_plan>(other.plan)), "") << d;
   }

@@ -41,8 +41,8 @@ struct attention {
 // refusal(c.run) is empty.
 attention attention_of(const attention_call& c, int arch, int num_sm, const attention_tensors& t);
 
-// Empty when this driver's compiled kernels run the call (head size 64, 128 or 256, bf16, paged KV without
-// TMA: fa3_attention_run.cu); else which instantiation it would need.
+// Empty when this driver's compiled kernels run the call (bf16, head size v = head size at most 256,
+// paged KV without TMA, packed GQA: fa3_attention_run.cu); else which instantiation it would need.
 std::string unbuilt(const attention& a);
 
 // mha_fwd's launch after its checks: FA3's forward kernel (which first prepares the metadata itself
