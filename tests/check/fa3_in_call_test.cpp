@@ -38,7 +38,8 @@ check_options fa3_options(mutant_set mutants = {}) {
 }
 
 bool decode_of(const fa3_plan& f, int64_t batch) {
-  return f.sched.batch == batch && f.sched_call.max_query_len == 1 && f.seq_lens.size() == size_t(batch);
+  return f.sched.batch == batch && f.sched_call.max_query_len == 1 &&
+         f.seq_lens.size() == static_cast<std::size_t>(batch);
 }
 
 // Laguna XS.2: full layers (48 query heads, no window) and sliding ones (64, window 512), 8 kv heads,
