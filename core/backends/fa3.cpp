@@ -101,6 +101,16 @@ int64_t fa3_run_splits(const fa3_plan& p, const fa3_call& r) {
   return p.sched.batch > fa3_varlen_max_batches ? 1 : fa3_run_of(p, r).resolved;
 }
 
+std::string fa3_mha_fwd_refusal(int64_t q_heads, int64_t kv_heads, int64_t head_size, bool e4m3) {
+  const int64_t alignment = e4m3 ? 16 : 8;
+  if (head_size <= 0 || head_size > 256 || head_size % alignment != 0)
+    return "head size " + std::to_string(head_size) + ": at most 256, a multiple of " +
+           std::to_string(alignment);
+  if (kv_heads <= 0 || q_heads % kv_heads != 0)
+    return std::to_string(q_heads) + " query heads over " + std::to_string(kv_heads) + " kv heads";
+  return {};
+}
+
 fa3_call fa3_layer_call(const fa3_call& sched, int64_t q_heads, int64_t kv_heads, int64_t head_size,
                         int64_t window) {
   fa3_call c = sched;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "core/backends/buffers.hpp"
@@ -169,6 +170,12 @@ fa3_run fa3_run_of(const fa3_plan& p, const fa3_call& r);
 // The split count mha_fwd then launches with: one above a CTA's batch of prepared requests, else
 // fa3_run_of's resolved count.
 int64_t fa3_run_splits(const fa3_plan& p, const fa3_call& r);
+
+// Why mha_fwd raises on a call of `q_heads` / `kv_heads` / `head_size` (hopper/flash_api.cpp: a head
+// size of at most 256 and a multiple of 16 bytes' elements, 16 for e4m3 and 8 for 16-bit; query heads
+// a multiple of kv heads), or "" when it runs it. Every head size it accepts runs on one of FA3's
+// five kernels (64, 96, 128, 192, 256: run_mha_fwd takes the smallest that holds it).
+std::string fa3_mha_fwd_refusal(int64_t q_heads, int64_t kv_heads, int64_t head_size, bool e4m3);
 
 // mha_fwd's call for a layer of `q_heads` / `kv_heads` / `head_size` (from its q and k tensors) and
 // sliding window `window` (its impl's; 0: none) over the schedule's step and page size.

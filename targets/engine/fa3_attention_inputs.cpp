@@ -15,10 +15,6 @@ namespace {
 
 using nlohmann::json;
 
-// The head sizes the driver's instantiations run (fa3_attention_run.cu: FA3's five, to which it rounds
-// every head size mha_fwd accepts, at most 256 and a multiple of 8 in bf16).
-bool is_built_head_size(int64_t d) { return d > 0 && d <= 256 && d % 8 == 0; }
-
 // mha_fwd's call for the layer: the schedule's lengths and page size, the layer's heads and head
 // size (from its q and k tensors) and its own window (FlashAttentionImpl.sliding_window).
 fa3_call run_call_of(const fa3_plan& p, const rank_layer& l) {
@@ -66,10 +62,12 @@ std::string fa3_attention_unsupported(const run_request& r, const fa3_plan& p) {
   const rank_layer& l = *r.layer;
   if (p.sched_call.build != fa3_build::vllm_fork) return "SGLang's schedule (sgl-attn is not built)";
   if (r.kv_dtype != dtype::bf16 || p.sched_call.e4m3) return "the driver builds FA3's bf16 kernels only";
-  if (!is_built_head_size(l.head_size) || (l.head_size_v > 0 && l.head_size_v != l.head_size))
-    return "FA3 has no bf16 kernel for head size " + std::to_string(l.head_size) + " / v " +
-           std::to_string(l.head_size_v) + " (head size v = head size, at most 256, a multiple of 8)";
-  if (l.num_kv_heads <= 0 || l.num_heads % l.num_kv_heads != 0) return "FA3 raises on the layer's heads";
+  // The driver's instantiations run every head size mha_fwd accepts (fa3_attention_run.cu), with
+  // head size v = head size.
+  if (std::string why = fa3_mha_fwd_refusal(l.num_heads, l.num_kv_heads, l.head_size, false); !why.empty())
+    return "FA3's mha_fwd raises on the layer's call (" + why + ")";
+  if (l.head_size_v > 0 && l.head_size_v != l.head_size)
+    return "the driver builds FA3's kernels of head size v = head size only";
   const fa3_call rc = run_call_of(p, l);
   if (fa3_paged_kv_tma(rc)) return "FA3 reads this cache by TMA (not built)";
   if (fa3_run_of(p, rc).size != p.sched.size())

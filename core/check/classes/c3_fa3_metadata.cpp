@@ -124,16 +124,21 @@ std::vector<finding> fa3_run_findings(const fa3_plan& f, const fa3_group& g, con
   return out;
 }
 
+// The first of `layers` whose call has l's geometry (heads, kv heads, head size and window).
+const rank_layer* first_of_geometry(const std::vector<const rank_layer*>& layers, const rank_layer& l) {
+  for (const rank_layer* o : layers)
+    if (o->num_heads == l.num_heads && o->num_kv_heads == l.num_kv_heads && o->head_size == l.head_size &&
+        std::max<int64_t>(o->sliding_window, 0) == std::max<int64_t>(l.sliding_window, 0))
+      return o;
+  return &l;
+}
+
+// The first finding of the runs of each layer geometry on plan(g). The scheduled models' layers share
+// one window, and SGLang's checked layers have none, so the window never tells geometries apart here.
 std::vector<finding> fa3_layer_findings(const std::vector<const rank_layer*>& layers, const fa3_group& g,
                                         const std::function<fa3_plan(const fa3_group&)>& plan) {
-  std::vector<const rank_layer*> seen;
   for (const rank_layer* l : layers) {
-    const auto same = [&](const rank_layer* o) {
-      return o->num_heads == l->num_heads && o->num_kv_heads == l->num_kv_heads &&
-             o->head_size == l->head_size;
-    };
-    if (std::any_of(seen.begin(), seen.end(), same)) continue;
-    seen.push_back(l);
+    if (first_of_geometry(layers, *l) != l) continue;
     fa3_group run = g;
     run.run_q_heads = l->num_heads, run.run_kv_heads = l->num_kv_heads, run.run_head_size = l->head_size;
     if (auto f = fa3_run_findings(plan(run), g, *l); !f.empty()) return f;
@@ -197,28 +202,12 @@ fa3_group vllm_fa3_group(const group_context& ctx, int64_t builder_heads) {
   return g;
 }
 
-// The first of `layers` whose call has l's geometry (heads, kv heads, head size and window).
-const rank_layer* first_of_geometry(const std::vector<const rank_layer*>& layers, const rank_layer& l) {
-  for (const rank_layer* o : layers)
-    if (o->num_heads == l.num_heads && o->num_kv_heads == l.num_kv_heads && o->head_size == l.head_size &&
-        std::max<int64_t>(o->sliding_window, 0) == std::max<int64_t>(l.sliding_window, 0))
-      return o;
-  return &l;
-}
-
 // FA3's get_scheduler_metadata raises unless its query heads are a whole multiple of its kv heads.
 bool fa3_refuses(const fa3_group& g) { return g.kv_heads <= 0 || g.q_heads % g.kv_heads != 0; }
 
-// Why mha_fwd raises on layer l's own call (hopper/flash_api.cpp: head size at most 256 and a
-// multiple of 16 bytes' elements, query heads a multiple of kv heads), or "" when it runs it.
+// Why mha_fwd raises on layer l's own call, or "" when it runs it.
 std::string fa3_call_refusal(const rank_layer& l, bool e4m3) {
-  const int64_t alignment = e4m3 ? 16 : 8;
-  if (l.head_size > 256 || l.head_size % alignment != 0)
-    return "head size " + std::to_string(l.head_size) + ": at most 256, a multiple of " +
-           std::to_string(alignment);
-  if (l.num_kv_heads <= 0 || l.num_heads % l.num_kv_heads != 0)
-    return std::to_string(l.num_heads) + " query heads over " + std::to_string(l.num_kv_heads) + " kv heads";
-  return {};
+  return fa3_mha_fwd_refusal(l.num_heads, l.num_kv_heads, l.head_size, e4m3);
 }
 
 }  // namespace
@@ -266,8 +255,8 @@ void check_c3_fa3_metadata(const class_scope& s, std::vector<class_finding>& out
   const auto layers = group_layers(s.ctx);
   // Without a schedule each layer's call prepares its own metadata: its geometry's first layer runs
   // it, and the formulas check the persistent rows it reads.
+  const bool e4m3 = c.model.kv_cache == kv_quant::fp8_e4m3;
   auto in_call = [&](const step_probe& p, const rank_layer& l) {
-    const bool e4m3 = c.model.kv_cache == kv_quant::fp8_e4m3;
     if (&l != first_of_geometry(layers, l) || !fa3_call_refusal(l, e4m3).empty())
       return std::vector<planned_part>{};  // mha_fwd raises (fa3_schedule_refusal notes it)
     fa3_group own{l.num_heads, l.num_kv_heads, l.head_size, ag.spec.block_size,
