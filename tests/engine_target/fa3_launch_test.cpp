@@ -192,9 +192,10 @@ TEST(fa3_launch, a_padded_graph_replay_keeps_its_padding_rows) {
   EXPECT_EQ(extent_of(rq, "block_table"), 4 * 19);  // ceil(300 / 16) pages a row
   EXPECT_EQ(extent_of(rq, "output"), 3 * 4 * 128);
   EXPECT_EQ(ref.size(), 3u * 4u * 128u);
-  for (const auto& b : rq.buffers)
-    if (b.name == "block_table")
-      for (std::size_t i = 3 * 19 * 4; i < b.data.size(); ++i) EXPECT_EQ(b.data[i], std::byte{0}) << i;
+  for (const auto& b : rq.buffers) {
+    if (b.name != "block_table") continue;
+    for (std::size_t i = 3 * 19 * 4; i < b.data.size(); ++i) EXPECT_EQ(b.data[i], std::byte{0}) << i;
+  }
 }
 
 // The eager step run by a layer of 64 heads over the schedule of 48: mha_fwd sizes out_accum for the
