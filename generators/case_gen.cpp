@@ -62,7 +62,9 @@ rc::Gen<options_draw> option_draws(const case_profile& p) {
       rc::gen::set(&o::grp, rc::gen::elementOf(p.groupings)),
       rc::gen::set(&o::layout, rc::gen::elementOf(p.kv_layouts)),
       rc::gen::set(&o::hybrid, weighted<bool>({{5, true}, {1, false}})),
-      rc::gen::set(&o::page, pinned_or(pins.block_size, {{6, 16}, {1, 8}, {1, 32}})),
+      // Block sizes: vLLM's 16, and others users set with --block-size (FA3 reads a cache of 128-token
+      // blocks through TMA).
+      rc::gen::set(&o::page, pinned_or(pins.block_size, {{6, 16}, {1, 8}, {1, 32}, {1, 128}})),
       rc::gen::set(&o::cuda_graph, weighted<bool>({{4, false}, {1, true}})),
       // vLLM's --max-num-seqs caps Triton's threshold: small values keep decode batches short.
       // As users set it: 1 (latency runs), powers of two up to vLLM's default 256, and counts that
@@ -215,6 +217,7 @@ rc::Gen<check_case> raw_cases(const case_profile& p) {
     lim.max_layers = p.max_layers;
     lim.max_head_size = p.max_head_size;
     if (p.large_head_sizes) lim.large_head_sizes = large_head_sizes_of(d.be);
+    lim.value_head_sizes = d.be == backend::fa3;
     if (p.pins.tps) lim.tps = *p.pins.tps;
     lim.flashinfer_groups = d.be == backend::flashinfer;
     return rc::gen::map(geometries(lim), [d, p](const sized_geometry& g) { return assemble(d, g, p); });

@@ -60,7 +60,13 @@ rc::Gen<geometry_draw> base_draws(const geometry_limits& lim) {
                                                     {2, kinds_pattern::mixed}})),
       rc::gen::set(&d::period, rc::gen::inRange<int64_t>(2, 5)),
       rc::gen::set(&d::window, rc::gen::element<int64_t>(8, 16, 32, 64, 128, 256, 512)),
-      rc::gen::set(&d::kv_dtype, weighted<dtype>({{6, dtype::bf16}, {2, dtype::fp16}, {1, dtype::fp32}})));
+      rc::gen::set(&d::kv_dtype, weighted<dtype>({{6, dtype::bf16}, {2, dtype::fp16}, {1, dtype::fp32}})),
+      rc::gen::set(&d::smaller_v, lim.value_head_sizes ? rc::gen::arbitrary<bool>() : rc::gen::just(false)));
+}
+
+// The value head size of a spec of head size d: MiMo-V2's 128 beside 192 when the draw asks for it.
+int64_t value_head_size(const geometry_draw& d, int64_t head_size) {
+  return d.smaller_v && head_size == 192 ? 128 : head_size;
 }
 
 // tp, then kv heads that fit it (dependent sizes: gen::mapcat): the base spec's and, for layers of
@@ -156,7 +162,8 @@ sized_geometry realise_geometry(const geometry_draw& d) {
     if (kind != attn_kind::none) {
       l.num_kv_heads = d.alt_spec[i] ? d.alt_kv_total : d.kv_total;
       l.num_heads = heads_for(d.groups[static_cast<std::size_t>(slot)], l.num_kv_heads);
-      l.head_size = l.head_size_v = d.alt_spec[i] ? d.alt_head_size : d.head_size;
+      l.head_size = d.alt_spec[i] ? d.alt_head_size : d.head_size;
+      l.head_size_v = value_head_size(d, l.head_size);
       l.sliding_window = kind == attn_kind::sliding ? d.window : 0;
       any_attention = true;
     }
@@ -167,7 +174,8 @@ sized_geometry realise_geometry(const geometry_draw& d) {
     l.kind = attn_kind::full;
     l.num_heads = heads_for(d.groups[0], d.kv_total);
     l.num_kv_heads = d.kv_total;
-    l.head_size = l.head_size_v = d.head_size;
+    l.head_size = d.head_size;
+    l.head_size_v = value_head_size(d, l.head_size);
   }
   return out;
 }

@@ -28,6 +28,9 @@ struct geometry_limits {
   // none above max_head_size.
   std::vector<int64_t> large_head_sizes;
   int64_t max_head_size = 512;
+  // A layer spec of head size 192 takes value head size 128 one time in two (vLLM serves such layers
+  // with FlashAttentionDiffKV on FA3: MiMo-V2, openPangu's sink attention); off, v = head size.
+  bool value_head_sizes = false;
 };
 
 // Every head size a geometry draw can give, ascending: 4..64, then 80, 96, 128, 192, 256, 512.
@@ -66,6 +69,7 @@ struct geometry_draw {
   std::vector<attn_kind> kinds;  // per layer, used when kp == mixed
   std::vector<bool> alt_spec;    // per layer, alternative head size
   dtype kv_dtype = dtype::bf16;
+  bool smaller_v = false;  // specs of head size 192 get value head size 128 (value_head_sizes)
 };
 
 // Realises a draw: a valid geometry (validate() and to_rank(m, tp) both pass).

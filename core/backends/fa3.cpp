@@ -56,15 +56,18 @@ fa3_plan plan_fa3(const engine_settings& s, const engine_step& st, const fa3_gro
              g.window,    std::max<int64_t>(st.max_query_len, 1),
              0,           fa3_build::vllm_fork,
              g.e4m3};
+  c.head_size_v = g.head_size_v;
   for (int64_t len : st.b.seq_lens) c.max_seq_len = std::max(c.max_seq_len, len);  // max_seqlen_k
   p.sched_call = c;
   const bool swizzle = fa3_head_swizzle(c.max_query_len, c.max_seq_len, g.head_size, g.window);
   p.sched_resolved = resolved_splits(p.sched_splits, fa3_heuristic_splits(c));
   p.sched = fa3_layout_of(b, p.sched_resolved, swizzle);
-  // The run's split heuristic and mask see the layer's tensors (mha_fwd: h from q, h_k and d from k).
+  // The run's split heuristic and mask see the layer's tensors (mha_fwd: h from q, h_k and d from k,
+  // dv from v).
   const fa3_call r = fa3_layer_call(c, g.run_q_heads > 0 ? g.run_q_heads : c.q_heads,
                                     g.run_kv_heads > 0 ? g.run_kv_heads : c.kv_heads,
-                                    g.run_head_size > 0 ? g.run_head_size : c.head_size, c.window);
+                                    g.run_head_size > 0 ? g.run_head_size : c.head_size, c.window,
+                                    g.run_head_size_v > 0 ? g.run_head_size_v : c.head_size_v);
   p.run_call = r;
   const fa3_run run = fa3_run_of(p, r);
   p.run_resolved = run.resolved, p.run_size = run.size;
@@ -82,7 +85,8 @@ fa3_plan plan_fa3(const engine_settings& s, const engine_step& st, const fa3_gro
 
 fa3_plan plan_fa3_in_call(const engine_settings& s, const engine_step& st, const fa3_group& g) {
   fa3_group own = g;
-  own.run_q_heads = own.run_kv_heads = own.run_head_size = 0;  // one call: the schedule is the run's
+  // One call: the schedule is the run's.
+  own.run_q_heads = own.run_kv_heads = own.run_head_size = own.run_head_size_v = 0;
   fa3_plan p = plan_fa3(s, st, own, {});
   p.in_call = true;
   p.buffers.front().capacity_bytes = 4 * p.sched.size();  // mha_fwd's new_empty({metadata_size})
@@ -101,20 +105,32 @@ int64_t fa3_run_splits(const fa3_plan& p, const fa3_call& r) {
   return p.sched.batch > fa3_varlen_max_batches ? 1 : fa3_run_of(p, r).resolved;
 }
 
-std::string fa3_mha_fwd_refusal(int64_t q_heads, int64_t kv_heads, int64_t head_size, bool e4m3) {
+std::string fa3_mha_fwd_refusal(int64_t q_heads, int64_t kv_heads, int64_t head_size, bool e4m3,
+                                int64_t head_size_v) {
   const int64_t alignment = e4m3 ? 16 : 8;
   if (head_size <= 0 || head_size > 256 || head_size % alignment != 0)
     return "head size " + std::to_string(head_size) + ": at most 256, a multiple of " +
            std::to_string(alignment);
+  const int64_t dv = head_size_v > 0 ? head_size_v : head_size;
+  if (dv != head_size) {
+    const bool pair = (head_size > 128 && head_size <= 192 && dv > 96 && dv <= 128) ||
+                      (head_size <= 64 && dv <= 512 && !(e4m3 && dv > 256));
+    if (!pair || dv % alignment != 0)
+      return "head size " + std::to_string(head_size) + " with head size v " + std::to_string(dv) +
+             ": v apart from the head size only in (96, 128] beside (128, 192], or up to 512 beside "
+             "at most 64, a multiple of " +
+             std::to_string(alignment);
+  }
   if (kv_heads <= 0 || q_heads % kv_heads != 0)
     return std::to_string(q_heads) + " query heads over " + std::to_string(kv_heads) + " kv heads";
   return {};
 }
 
 fa3_call fa3_layer_call(const fa3_call& sched, int64_t q_heads, int64_t kv_heads, int64_t head_size,
-                        int64_t window) {
+                        int64_t window, int64_t head_size_v) {
   fa3_call c = sched;
   c.q_heads = q_heads, c.kv_heads = kv_heads, c.head_size = head_size, c.window = window;
+  c.head_size_v = head_size_v;
   return c;
 }
 
@@ -140,7 +156,7 @@ int64_t fa3_rows_never_combined(const fa3_plan& p, const fa3_call& run) {
   if (p.sched_call.build != fa3_build::vllm_fork || run.kv_heads <= 0) return 0;
   const int64_t b = p.sched.batch;
   if (fa3_run_splits(p, run) <= 1 || static_cast<int64_t>(p.query_start.size()) != b + 1) return 0;
-  const int64_t m = run.head_size <= 64 ? 16 : 8;  // the combine's kBlockM for kBlockK 64 / 128
+  const int64_t m = fa3_head_size_v(run) <= 64 ? 16 : 8;  // the combine's kBlockM for kBlockK 64 / 128
   const int64_t total_q = p.query_start.back(), max_q = std::max<int64_t>(run.max_query_len, 1);
   if (2 * ceil_div(total_q, m) >= checked_mul(b, ceil_div(max_q, m), "fa3 combine grid")) return 0;
   const int64_t sched_group = fa3_group_size(p.sched_call);

@@ -50,18 +50,23 @@ fa3_layout fa3_upstream_layout_of(int64_t batch, bool local, bool head_swizzle);
 enum class fa3_build { vllm_fork, upstream };
 
 // What vLLM's FlashAttentionMetadataBuilder passes to one get_scheduler_metadata call besides the
-// batch: the model's query heads per rank (num_heads_q), the group's kv heads, head size (= head
-// size v), block size (page_size: paged KV, always), sliding window (sent as (window - 1, 0),
-// causal=True; 0: none), and the step's max_seqlen_q / max_seqlen_k. No softcap. 16-bit q/k/v, or
-// with an fp8 cache e4m3 (vLLM's _get_scheduler_metadata passes qkv_dtype fp8 then, and its
-// attention layer quantises q; SGLang passes its cache dtype): params.is_e4m3, element size 1.
-// `build` picks the tree whose tiles the split heuristic uses.
+// batch: the model's query heads per rank (num_heads_q), the group's kv heads, head size, block size
+// (page_size: paged KV, always), sliding window (sent as (window - 1, 0), causal=True; 0: none), and
+// the step's max_seqlen_q / max_seqlen_k. No softcap, and no headdim_v: FA3's Python wrapper then
+// takes head size v = head size. 16-bit q/k/v, or with an fp8 cache e4m3 (vLLM's
+// _get_scheduler_metadata passes qkv_dtype fp8 then, and its attention layer quantises q; SGLang
+// passes its cache dtype): params.is_e4m3, element size 1. `build` picks the tree whose tiles the
+// split heuristic uses. head_size_v: the v tensor's last dimension in mha_fwd's call (a
+// FlashAttentionDiffKV layer's, MiMo-V2's 128 beside a head size of 192), 0: the head size.
 struct fa3_call {
   int64_t q_heads = 1, kv_heads = 1, head_size = 128, page_size = 16, window = 0;
   int64_t max_query_len = 1, max_seq_len = 0;
   fa3_build build = fa3_build::vllm_fork;
   bool e4m3 = false;
+  int64_t head_size_v = 0;
 };
+// The call's head size v (head_size when head_size_v is 0).
+int64_t fa3_head_size_v(const fa3_call& c);
 
 // The window_size vLLM passes for a sliding window (0: none): (window - 1, 0), else (-1, -1)
 // (FlashAttentionImpl.sliding_window).
@@ -82,18 +87,21 @@ struct fa3_mask {
 };
 fa3_mask fa3_mask_of(const fa3_call& c);
 
-// kBlockM x kBlockN of tile_size_fwd_sm90 for head size v = head size (`head_size_rounded`: 64,
-// 96, 128, 192 or 256), 16-bit elements, or e4m3 (element_size 1: the fork's FP8 branch with
-// two-level accumulation, which vLLM's build leaves on: FLASHATTENTION_DISABLE_FP8_TWO_LEVEL_
-// ACCUMULATION is set only by hopper/setup.py's environment switch).
+// kBlockM x kBlockN of tile_size_fwd_sm90 (`head_size_rounded`: 64, 96, 128, 192 or 256;
+// `head_size_v_rounded`: mha_fwd's dv_rounded, 0 for head size v = head size), 16-bit elements, or
+// e4m3 (element_size 1: the fork's FP8 branch with two-level accumulation, which vLLM's build leaves
+// on: FLASHATTENTION_DISABLE_FP8_TWO_LEVEL_ACCUMULATION is set only by hopper/setup.py's
+// environment switch; it does not read dv). Head size v changes the 16-bit tiles in two rows: at
+// head size 192 a TMA tile is 128 keys wide for v <= 128 (96 otherwise), and at head size <= 64 a v
+// of 256 or 512 takes tiles of its own.
 struct fa3_tile {
   int64_t m = 0, n = 0;
 };
 fa3_tile fa3_tile_size(int64_t head_size_rounded, bool causal, bool local, bool paged_kv_non_tma,
-                       bool one_mma_wg, bool e4m3 = false);
+                       bool one_mma_wg, bool e4m3 = false, int64_t head_size_v_rounded = 0);
 // The same table in Dao-AILab's hopper/tile_size.h at 0251105 (no one-MMA-warpgroup tiles).
 fa3_tile fa3_upstream_tile_size(int64_t head_size_rounded, bool causal, bool local, bool paged_kv_non_tma,
-                                bool e4m3 = false);
+                                bool e4m3 = false, int64_t head_size_v_rounded = 0);
 
 // The split count FA3 picks when told 0 (hopper/flash_api.cpp get_num_splits on SM90, varlen: the
 // batch counts as 1, the query packed over the GQA group), then num_splits_heuristic
@@ -151,6 +159,9 @@ struct fa3_group {
   int64_t q_heads = 1, kv_heads = 1, head_size = 128, page_size = 16, window = 0;
   int64_t run_q_heads = 0, run_kv_heads = 0, run_head_size = 0;
   bool e4m3 = false;  // an fp8 cache: schedule and run are e4m3 (fa3_call)
+  // Head size v of the schedule call (0: vLLM's builder passes none) and of the layer's run (its v
+  // tensor's; 0: the run's head size).
+  int64_t head_size_v = 0, run_head_size_v = 0;
 };
 
 fa3_plan plan_fa3(const engine_settings& s, const engine_step& st, const fa3_group& g, const fa3_mutants& m);
@@ -171,16 +182,20 @@ fa3_run fa3_run_of(const fa3_plan& p, const fa3_call& r);
 // fa3_run_of's resolved count.
 int64_t fa3_run_splits(const fa3_plan& p, const fa3_call& r);
 
-// Why mha_fwd raises on a call of `q_heads` / `kv_heads` / `head_size` (hopper/flash_api.cpp: a head
-// size of at most 256 and a multiple of 16 bytes' elements, 16 for e4m3 and 8 for 16-bit; query heads
-// a multiple of kv heads), or "" when it runs it. Every head size it accepts runs on one of FA3's
-// five kernels (64, 96, 128, 192, 256: run_mha_fwd takes the smallest that holds it).
-std::string fa3_mha_fwd_refusal(int64_t q_heads, int64_t kv_heads, int64_t head_size, bool e4m3);
+// Why mha_fwd raises on a call of `q_heads` / `kv_heads` / `head_size` / `head_size_v` (0: the head
+// size) (hopper/flash_api.cpp: head sizes of at most 256 and a multiple of 16 bytes' elements, 16 for
+// e4m3 and 8 for 16-bit; a head size v apart from the head size only for a head size in (128, 192]
+// with v in (96, 128], or a head size <= 64 with v <= 512 (16-bit above 256); query heads a multiple
+// of kv heads), or "" when it runs it. Every head size it accepts runs on one of FA3's five kernels
+// (64, 96, 128, 192, 256: run_mha_fwd takes the smallest that holds it).
+std::string fa3_mha_fwd_refusal(int64_t q_heads, int64_t kv_heads, int64_t head_size, bool e4m3,
+                                int64_t head_size_v = 0);
 
-// mha_fwd's call for a layer of `q_heads` / `kv_heads` / `head_size` (from its q and k tensors) and
-// sliding window `window` (its impl's; 0: none) over the schedule's step and page size.
+// mha_fwd's call for a layer of `q_heads` / `kv_heads` / `head_size` / `head_size_v` (from its q, k
+// and v tensors; 0: the head size) and sliding window `window` (its impl's; 0: none) over the
+// schedule's step and page size.
 fa3_call fa3_layer_call(const fa3_call& sched, int64_t q_heads, int64_t kv_heads, int64_t head_size,
-                        int64_t window);
+                        int64_t window, int64_t head_size_v = 0);
 
 // The (token, head) rows FA3's forward kernel never computes when call `run` executes plan p's
 // metadata. The kernel takes a request's m-blocks from the prepared metadata, made for the

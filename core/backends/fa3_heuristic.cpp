@@ -1,9 +1,9 @@
 // FA3's split heuristic and mask normalisation (fa3.hpp), after vllm-project/flash-attention's
 // hopper/flash_api.cpp (mha_fwd_get_scheduler_metadata, get_pagedkv_tma, get_num_splits),
 // hopper/heuristics.h (use_one_mma_wg, num_splits_heuristic) and hopper/tile_size.h
-// (tile_size_fwd_sm90), for SM90, 16-bit or e4m3 elements, paged KV, no softcap, head size v = head size;
-// for fa3_build::upstream the tiles of Dao-AILab's hopper/tile_size.h at 0251105 (get_num_splits
-// and num_splits_heuristic read the same there).
+// (tile_size_fwd_sm90), for SM90, 16-bit or e4m3 elements, paged KV, no softcap; for
+// fa3_build::upstream the tiles of Dao-AILab's hopper/tile_size.h at 0251105 (get_num_splits and
+// num_splits_heuristic read the same there).
 #include <algorithm>
 #include <cmath>
 
@@ -18,6 +18,16 @@ int64_t rounded_head_size(int64_t d) {
   for (int64_t r : {64, 96, 128, 192})
     if (d <= r) return r;
   return 256;
+}
+
+// round_up_headdimv: mha_fwd's dv_rounded for a head size v apart from the head size (0 when they
+// are equal: dv_rounded is then d_rounded, which the tiles read as the same-size rows).
+int64_t rounded_head_size_v(const fa3_call& c) {
+  const int64_t dv = fa3_head_size_v(c);
+  if (dv == c.head_size) return 0;
+  for (int64_t r : {64, 96, 128, 192, 256})
+    if (dv <= r) return r;
+  return 512;
 }
 
 constexpr int64_t l2_bytes = int64_t{50} * 1024 * 1024;  // num_splits_heuristic's assumed L2
@@ -93,10 +103,13 @@ fa3_tile upstream_e4m3_tile(int64_t d, bool local, bool paged_kv_non_tma) {
 
 }  // namespace
 
-fa3_tile fa3_tile_size(int64_t d, bool causal, bool local, bool paged_kv_non_tma, bool one_mma_wg,
-                       bool e4m3) {
+fa3_tile fa3_tile_size(int64_t d, bool causal, bool local, bool paged_kv_non_tma, bool one_mma_wg, bool e4m3,
+                       int64_t dv) {
   if (e4m3) return fork_e4m3_tile(d, local, one_mma_wg);
+  if (dv <= 0) dv = d;
   if (d <= 64) {
+    if (dv == 512) return {64, 64};
+    if (dv == 256) return {128, 96};
     if (one_mma_wg) return {64, 192};
     return {192, causal ? 128 : (local || paged_kv_non_tma) ? 160 : 192};
   }
@@ -105,18 +118,26 @@ fa3_tile fa3_tile_size(int64_t d, bool causal, bool local, bool paged_kv_non_tma
     const bool narrow = causal || local || paged_kv_non_tma;
     return one_mma_wg ? fa3_tile{64, narrow ? 128 : 176} : fa3_tile{128, narrow ? 128 : 160};
   }
-  if (d <= 192) return {128, 96};  // head size v = head size > 128: 96 either way
+  if (d <= 192) return {128, (paged_kv_non_tma || local || dv > 128) ? 96 : 128};
   return {128, local ? 64 : 80};
 }
 
-fa3_tile fa3_upstream_tile_size(int64_t d, bool causal, bool local, bool paged_kv_non_tma, bool e4m3) {
+fa3_tile fa3_upstream_tile_size(int64_t d, bool causal, bool local, bool paged_kv_non_tma, bool e4m3,
+                                int64_t dv) {
   if (e4m3) return upstream_e4m3_tile(d, local, paged_kv_non_tma);
-  if (d <= 64) return {192, (causal || local || paged_kv_non_tma) ? 128 : 192};
+  if (dv <= 0) dv = d;
+  if (d <= 64) {
+    if (dv == 512) return {64, 64};
+    if (dv == 256) return {128, 96};
+    return {192, (causal || local || paged_kv_non_tma) ? 128 : 192};
+  }
   if (d <= 96) return {192, (local || paged_kv_non_tma) ? 128 : 144};
   if (d <= 128) return {128, (causal || local || paged_kv_non_tma) ? 128 : 176};
-  if (d <= 192) return {128, (local || paged_kv_non_tma) ? 96 : 112};  // head size v = head size > 128
+  if (d <= 192) return {128, (local || paged_kv_non_tma) ? 96 : (dv <= 128 ? 128 : 112)};
   return {128, local ? 64 : 80};
 }
+
+int64_t fa3_head_size_v(const fa3_call& c) { return c.head_size_v > 0 ? c.head_size_v : c.head_size; }
 
 int64_t fa3_group_size(const fa3_call& c) {
   return std::max<int64_t>(1, c.q_heads / std::max<int64_t>(c.kv_heads, 1));
@@ -136,20 +157,21 @@ bool one_mma_wg(const fa3_call& c, const fa3_mask& mk, int64_t q_packed) {
 }
 
 bool paged_tma(const fa3_call& c, const fa3_mask& mk, int64_t q_packed) {
-  const int64_t d = rounded_head_size(c.head_size);
+  const int64_t d = rounded_head_size(c.head_size), dv = rounded_head_size_v(c);
   if (c.build == fa3_build::upstream) {
-    const fa3_tile tma = fa3_upstream_tile_size(d, mk.causal, mk.local, false, c.e4m3);
+    const fa3_tile tma = fa3_upstream_tile_size(d, mk.causal, mk.local, false, c.e4m3, dv);
     return c.page_size % tma.n == 0 && q_packed > tma.m;
   }
-  const fa3_tile tma = fa3_tile_size(d, mk.causal, mk.local, false, one_mma_wg(c, mk, q_packed), c.e4m3);
+  const fa3_tile tma = fa3_tile_size(d, mk.causal, mk.local, false, one_mma_wg(c, mk, q_packed), c.e4m3, dv);
   return !mk.local && c.page_size % tma.n == 0 && q_packed > tma.m;
 }
 
 fa3_tile call_tile(const fa3_call& c, const fa3_mask& mk, int64_t q_packed) {
-  const int64_t d = rounded_head_size(c.head_size);
+  const int64_t d = rounded_head_size(c.head_size), dv = rounded_head_size_v(c);
   const bool non_tma = !paged_tma(c, mk, q_packed);
-  if (c.build == fa3_build::upstream) return fa3_upstream_tile_size(d, mk.causal, mk.local, non_tma, c.e4m3);
-  return fa3_tile_size(d, mk.causal, mk.local, non_tma, one_mma_wg(c, mk, q_packed), c.e4m3);
+  if (c.build == fa3_build::upstream)
+    return fa3_upstream_tile_size(d, mk.causal, mk.local, non_tma, c.e4m3, dv);
+  return fa3_tile_size(d, mk.causal, mk.local, non_tma, one_mma_wg(c, mk, q_packed), c.e4m3, dv);
 }
 
 }  // namespace
@@ -168,8 +190,8 @@ int64_t fa3_heuristic_splits(const fa3_call& c) {
   const int64_t n_blocks = ceil_div(loaded, t.n), m_blocks = ceil_div(q_packed, t.m);
   const int64_t total = checked_mul(c.kv_heads, m_blocks, "fa3 m-blocks");  // the batch counts as 1
   // size_one_kv_head: seqlen_k x (d + dv) x (is_e4m3 ? 1 : 2).
-  const int64_t kv_head_bytes =
-      checked_product("fa3 kv head bytes", c.max_seq_len, 2 * c.head_size, c.e4m3 ? 1 : 2);
+  const int64_t kv_head_bytes = checked_product("fa3 kv head bytes", c.max_seq_len,
+                                                checked_add(c.head_size, fa3_head_size_v(c)), c.e4m3 ? 1 : 2);
   return splits_heuristic(total, fa3_num_sms, n_blocks, m_blocks, kv_head_bytes, mk.causal || mk.local,
                           fa3_max_splits);
 }

@@ -16,10 +16,10 @@ namespace {
 using nlohmann::json;
 
 // mha_fwd's call for the layer: the schedule's lengths and page size, the layer's heads and head
-// size (from its q and k tensors) and its own window (FlashAttentionImpl.sliding_window).
+// sizes (from its q, k and v tensors) and its own window (FlashAttentionImpl.sliding_window).
 fa3_call run_call_of(const fa3_plan& p, const rank_layer& l) {
   return fa3_layer_call(p.sched_call, l.num_heads, l.num_kv_heads, l.head_size,
-                        std::max<int64_t>(l.sliding_window, 0));
+                        std::max<int64_t>(l.sliding_window, 0), l.head_size_v);
 }
 
 template <class T>
@@ -64,7 +64,8 @@ std::string fa3_attention_unsupported(const run_request& r, const fa3_plan& p) {
   if (r.kv_dtype != dtype::bf16 || p.sched_call.e4m3) return "the driver builds FA3's bf16 kernels only";
   // The driver's instantiations run every head size mha_fwd accepts (fa3_attention_run.cu), with
   // head size v = head size.
-  if (std::string why = fa3_mha_fwd_refusal(l.num_heads, l.num_kv_heads, l.head_size, false); !why.empty())
+  if (std::string why = fa3_mha_fwd_refusal(l.num_heads, l.num_kv_heads, l.head_size, false, l.head_size_v);
+      !why.empty())
     return "FA3's mha_fwd raises on the layer's call (" + why + ")";
   if (l.head_size_v > 0 && l.head_size_v != l.head_size)
     return "the driver builds FA3's kernels of head size v = head size only";

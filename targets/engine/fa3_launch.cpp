@@ -30,6 +30,7 @@ std::string fa3_engine_args(const fa3_plan& p) {
                {{"num_heads", c.q_heads},
                 {"num_heads_k", c.kv_heads},
                 {"headdim", c.head_size},
+                {"headdim_v", fa3_head_size_v(c)},
                 {"page_size", c.page_size},
                 {"max_seqlen_q", c.max_query_len},
                 {"max_seqlen_k", c.max_seq_len},
@@ -52,7 +53,6 @@ json fa3_scheduler_launch(const gpu::gpu_request& rq, const engine_arena& a) {
   json j = args.at("fa3");
   j["kernel"] = "fa3_prepare_scheduler";
   j["batch_size"] = p.batch;
-  j["headdim_v"] = j.at("headdim");
   j["causal"] = true;
   j["at"] = {{"scheduler_metadata", arena_offset(rq, a, p.metadata.id, p.metadata.offset, "fa3 launch")},
              {"cu_seqlens_q", arena_offset(rq, a, p.query_start.id, p.query_start.offset, "fa3 launch")},

@@ -32,9 +32,10 @@ std::vector<golden_row> read_golden(const std::string& path) {
     std::istringstream f(line);
     golden_row r;
     int64_t e4m3 = 0;
-    f >> r.tree >> r.batch >> r.c.q_heads >> r.c.kv_heads >> r.c.head_size >> r.c.page_size >> r.c.window >>
-        r.c.max_query_len >> r.c.max_seq_len >> r.splits_passed >> e4m3 >> r.fa3.causal >> r.fa3.local >>
-        r.fa3.block_m >> r.fa3.block_n >> r.fa3.num_splits >> r.fa3.head_swizzle >> r.fa3.entries;
+    f >> r.tree >> r.batch >> r.c.q_heads >> r.c.kv_heads >> r.c.head_size >> r.c.head_size_v >>
+        r.c.page_size >> r.c.window >> r.c.max_query_len >> r.c.max_seq_len >> r.splits_passed >> e4m3 >>
+        r.fa3.causal >> r.fa3.local >> r.fa3.block_m >> r.fa3.block_n >> r.fa3.num_splits >>
+        r.fa3.head_swizzle >> r.fa3.entries;
     EXPECT_TRUE(f) << path << ": a malformed row: " << line;
     r.c.e4m3 = e4m3 != 0;
     r.c.build = r.tree == "upstream" ? fa3_build::upstream : fa3_build::vllm_fork;

@@ -23,8 +23,9 @@ struct drawn_call {
   int64_t batch = 1, num_splits = 0;
   std::string text() const {
     std::ostringstream o;
-    o << "batch " << batch << ", " << c.q_heads << " / " << c.kv_heads << " heads, D " << c.head_size
-      << ", page " << c.page_size << ", window " << c.window << ", max_seqlen_q " << c.max_query_len
+    o << "batch " << batch << ", " << c.q_heads << " / " << c.kv_heads << " heads, D " << c.head_size;
+    if (c.head_size_v > 0) o << ", Dv " << c.head_size_v;
+    o << ", page " << c.page_size << ", window " << c.window << ", max_seqlen_q " << c.max_query_len
       << ", max_seqlen_k " << c.max_seq_len << ", num_splits " << num_splits << (c.e4m3 ? ", e4m3" : "");
     return o.str();
   }
@@ -50,6 +51,10 @@ inline drawn_call draw(std::mt19937_64& rng, bool sglang) {
   d.batch = chance(0.1) ? upto(4000) : upto(256);
   d.num_splits = !sglang && chance(0.4) ? fa3_graph_max_splits : 0;
   if (sglang) c.build = fa3_build::upstream;
+  // A head size v apart from the head size where mha_fwd takes one (MiMo-V2's 192 / 128; MLA's
+  // value sizes beside a small head size), the rest 0 (= the head size).
+  if (c.head_size > 128 && c.head_size <= 192 && chance(0.3)) c.head_size_v = pick({104, 112, 120, 128});
+  if (c.head_size <= 64 && chance(0.3)) c.head_size_v = pick({128, 256, 512});
   return d;
 }
 
@@ -61,6 +66,7 @@ inline engine::fa3::schedule_call call_of(const drawn_call& d) {
   call.max_seqlen_q = static_cast<int>(c.max_query_len), call.max_seqlen_k = static_cast<int>(c.max_seq_len);
   call.num_heads = static_cast<int>(c.q_heads), call.num_heads_k = static_cast<int>(c.kv_heads);
   call.headdim = static_cast<int>(c.head_size), call.page_size = static_cast<int>(c.page_size);
+  call.headdim_v = static_cast<int>(c.head_size_v);
   call.e4m3 = c.e4m3;
   call.window_left = c.window > 0 ? static_cast<int>(c.window - 1) : -1;
   call.window_right = c.window > 0 ? 0 : -1;

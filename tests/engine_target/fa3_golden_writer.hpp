@@ -24,7 +24,9 @@ class fa3_golden_writer {
       out_ << "# FA3 schedules computed by FA3's own host rules and headers (SM90, 132 SMs), the engines' "
               "numbers for tests/backends/fa3_golden_test.cpp;\n# written by tests/engine_target/"
               "fa3_schedule_test.cpp and fa3_upstream_schedule_test.cpp with HEADROOM_FA3_GOLDEN_OUT.\n"
-              "# tree\tbatch\tq_heads\tkv_heads\thead_size\tpage_size\twindow\tmax_seqlen_q\tmax_seqlen_k\t"
+              "# "
+              "tree\tbatch\tq_heads\tkv_heads\thead_size\thead_size_v\tpage_size\twindow\tmax_seqlen_q\tmax_"
+              "seqlen_k\t"
               "num_splits_passed\te4m3\tcausal\tlocal\tblock_m\tblock_n\tnum_splits\thead_swizzle\tentries\n";
     out_ << "# " << tree_ << ": " << commit << ", seed 2026, the first " << rows << " calls\n";
   }
@@ -33,9 +35,10 @@ class fa3_golden_writer {
     --left_;
     const fa3_call& c = d.c;
     out_ << tree_ << '\t' << d.batch << '\t' << c.q_heads << '\t' << c.kv_heads << '\t' << c.head_size << '\t'
-         << c.page_size << '\t' << c.window << '\t' << c.max_query_len << '\t' << c.max_seq_len << '\t'
-         << d.num_splits << '\t' << c.e4m3 << '\t' << a.causal << '\t' << a.local << '\t' << a.block_m << '\t'
-         << a.block_n << '\t' << a.num_splits << '\t' << a.head_swizzle << '\t' << a.entries << '\n';
+         << c.head_size_v << '\t' << c.page_size << '\t' << c.window << '\t' << c.max_query_len << '\t'
+         << c.max_seq_len << '\t' << d.num_splits << '\t' << c.e4m3 << '\t' << a.causal << '\t' << a.local
+         << '\t' << a.block_m << '\t' << a.block_n << '\t' << a.num_splits << '\t' << a.head_swizzle << '\t'
+         << a.entries << '\n';
   }
 
  private:

@@ -182,6 +182,32 @@ TEST(fa3_launch, a_call_without_scheduler_metadata_prepares_itself) {
   EXPECT_EQ(ref.size(), 2u * 64u * 128u);
 }
 
+// A DiffKV layer's call without scheduler_metadata (MiMo-V2's full layer at TP 1: 64 query heads over
+// 4 kv heads, head size 192, v 128, blocks of 128; 100 new tokens over 400 keys, eager): the launch
+// carries the layer's head size v, with which FA3's own rules read the blocks through TMA on 128-key
+// tiles: 1 split, 9 entries. The driver has no kernel for v != head size, so no attention call.
+TEST(fa3_launch, a_diffkv_call_carries_its_head_size_v) {
+  fa3_case c{{"model.layers.0.self_attn.attn", attn_kind::full, 64, 4, 192, 128, 0, 0}, {}, {}, {}};
+  c.b.query_lens = {100};
+  c.b.seq_lens = {400};
+  engine_settings s;
+  s.cg_mode = cudagraph_mode::none;
+  c.st = forward_step(s, c.b);
+  fa3_group own{64, 4, 192, 128, 0};
+  own.head_size_v = 128;
+  c.plan = plan_fa3_in_call(s, c.st, own);
+  std::vector<float> ref;
+  const gpu::gpu_request rq = fa3_attention_request(c, ref);
+  const auto j = engine::fa3_scheduler_launch(rq, engine::make_engine_arena(rq));
+  EXPECT_EQ(j.at("headdim"), 192);
+  EXPECT_EQ(j.at("headdim_v"), 128);
+  EXPECT_EQ(j.at("page_size"), 128);
+  EXPECT_EQ(j.at("expect").at("entries"), 9);
+  EXPECT_EQ(j.at("expect").at("num_splits"), 1);
+  EXPECT_FALSE(j.contains("attention"));
+  EXPECT_TRUE(ref.empty());
+}
+
 // Three decoding requests replay the graph of 4: the schedule's fourth row is padding (no token, no
 // key), which the call keeps with an all-null page table row; the output covers the 3 tokens.
 TEST(fa3_launch, a_padded_graph_replay_keeps_its_padding_rows) {

@@ -68,9 +68,12 @@ std::vector<finding> rows_formula(const check_case& c, const step_probe& p) {
                std::to_string(cap + 1) + " entries"}};
 }
 
-std::string fa3_geometry_text(int64_t q_heads, int64_t kv_heads, int64_t head_size) {
+// A call's geometry; its head size v too when `show_v` or when it differs from the head size.
+std::string fa3_geometry_text(int64_t q_heads, int64_t kv_heads, int64_t head_size, int64_t head_size_v = 0,
+                              bool show_v = false) {
+  const int64_t v = head_size_v > 0 ? head_size_v : head_size;
   return std::to_string(q_heads) + " query heads, " + std::to_string(kv_heads) + " kv heads, head size " +
-         std::to_string(head_size);
+         std::to_string(head_size) + (show_v || v != head_size ? ", head size v " + std::to_string(v) : "");
 }
 
 // What one layer's run of the scheduled metadata finds. mha_fwd recomputes the metadata length
@@ -81,23 +84,25 @@ std::string fa3_geometry_text(int64_t q_heads, int64_t kv_heads, int64_t head_si
 // ([num_splits, heads, total_q, dv] floats) for its own count while the tile scheduler takes each
 // request's count from the scheduled metadata, so a request given more splits writes past it.
 std::vector<finding> fa3_run_findings(const fa3_plan& f, const fa3_group& g, const rank_layer& l) {
+  const bool show_v = fa3_head_size_v(f.run_call) != f.run_call.head_size;  // a DiffKV layer
+  const std::string sched = fa3_geometry_text(g.q_heads, g.kv_heads, g.head_size,
+                                              fa3_head_size_v(f.sched_call), show_v),
+                    layer =
+                        fa3_geometry_text(l.num_heads, l.num_kv_heads, l.head_size, l.head_size_v, show_v);
   if (f.sched.size() != f.run_size)
     return {finding{invariant::plan_run_shape, "scheduler_metadata", 4 * f.sched.size(), 4 * f.run_size,
                     "scheduler metadata for " + std::to_string(f.sched.batch) +
-                        " requests was scheduled with " +
-                        fa3_geometry_text(g.q_heads, g.kv_heads, g.head_size) + " and num_splits " +
+                        " requests was scheduled with " + sched + " and num_splits " +
                         std::to_string(f.sched_splits) + " (" + std::to_string(f.sched_resolved) + " used, " +
                         std::to_string(f.sched.size()) + " entries) but layer " + l.name + " runs with " +
-                        fa3_geometry_text(l.num_heads, l.num_kv_heads, l.head_size) + " and num_splits " +
-                        std::to_string(f.run_splits) + " (" + std::to_string(f.run_resolved) +
-                        " used) and expects " + std::to_string(f.run_size) + ": FA3's CHECK_SHAPE fails"}};
+                        layer + " and num_splits " + std::to_string(f.run_splits) + " (" +
+                        std::to_string(f.run_resolved) + " used) and expects " + std::to_string(f.run_size) +
+                        ": FA3's CHECK_SHAPE fails"}};
   std::vector<finding> out;
-  const std::string run =
-      "layer " + l.name + " (" + fa3_geometry_text(l.num_heads, l.num_kv_heads, l.head_size) + ")";
+  const std::string run = "layer " + l.name + " (" + layer + ")";
   if (const int64_t rows = fa3_rows_never_computed(f, f.run_call); rows > 0)
     out.push_back({invariant::plan_run_shape, "output", 0, 0,
-                   "the schedule (" + fa3_geometry_text(g.q_heads, g.kv_heads, g.head_size) +
-                       ") packs each request's query for its " +
+                   "the schedule (" + sched + ") packs each request's query for its " +
                        std::to_string(g.q_heads / std::max<int64_t>(g.kv_heads, 1)) +
                        " query heads per kv head, but " + run + " packs " +
                        std::to_string(l.num_heads / l.num_kv_heads) +
@@ -105,8 +110,7 @@ std::vector<finding> fa3_run_findings(const fa3_plan& f, const fa3_group& g, con
                        std::to_string(rows) + " (token, head) rows (garbage output)"});
   else if (const int64_t lost = fa3_rows_never_combined(f, f.run_call); lost > 0)
     out.push_back({invariant::plan_run_shape, "output", 0, 0,
-                   "the schedule (" + fa3_geometry_text(g.q_heads, g.kv_heads, g.head_size) +
-                       ") prepares each request's length for its " +
+                   "the schedule (" + sched + ") prepares each request's length for its " +
                        std::to_string(g.q_heads / std::max<int64_t>(g.kv_heads, 1)) +
                        " query heads per kv head, which FA3's split combine tiles, but " + run + " has " +
                        std::to_string(l.num_heads / l.num_kv_heads) + ": the combine never writes " +
@@ -116,18 +120,18 @@ std::vector<finding> fa3_run_findings(const fa3_plan& f, const fa3_group& g, con
   const int64_t slab = checked_product("fa3 out_accum", l.num_heads, total_q, l.head_size_v, 4);
   out.push_back({invariant::plan_run_shape, "out_accum", checked_mul(f.run_resolved, slab),
                  checked_mul(f.sched_dynamic_max, slab),
-                 "the schedule (" + fa3_geometry_text(g.q_heads, g.kv_heads, g.head_size) +
-                     ") gives a request " + std::to_string(f.sched_dynamic_max) + " splits (" +
-                     std::to_string(f.sched_resolved) + " at most) but " + run + " runs with " +
+                 "the schedule (" + sched + ") gives a request " + std::to_string(f.sched_dynamic_max) +
+                     " splits (" + std::to_string(f.sched_resolved) + " at most) but " + run + " runs with " +
                      std::to_string(f.run_resolved) +
                      ", and its out_accum holds that many: FA3's split tiles write past it"});
   return out;
 }
 
-// The first of `layers` whose call has l's geometry (heads, kv heads, head size and window).
+// The first of `layers` whose call has l's geometry (heads, kv heads, head sizes and window).
 const rank_layer* first_of_geometry(const std::vector<const rank_layer*>& layers, const rank_layer& l) {
   for (const rank_layer* o : layers)
     if (o->num_heads == l.num_heads && o->num_kv_heads == l.num_kv_heads && o->head_size == l.head_size &&
+        o->head_size_v == l.head_size_v &&
         std::max<int64_t>(o->sliding_window, 0) == std::max<int64_t>(l.sliding_window, 0))
       return o;
   return &l;
@@ -141,6 +145,7 @@ std::vector<finding> fa3_layer_findings(const std::vector<const rank_layer*>& la
     if (first_of_geometry(layers, *l) != l) continue;
     fa3_group run = g;
     run.run_q_heads = l->num_heads, run.run_kv_heads = l->num_kv_heads, run.run_head_size = l->head_size;
+    run.run_head_size_v = l->head_size_v;
     if (auto f = fa3_run_findings(plan(run), g, *l); !f.empty()) return f;
   }
   return {};
@@ -193,6 +198,8 @@ void check_c3_fa3_sglang(const class_scope& s, std::vector<class_finding>& out) 
 // vLLM's builder: the query heads it resolves (the group's layers' since #53002; the model's per
 // rank at 8e958902 and 6adad087, which the model-wide-heads mutant puts back), the group's kv heads,
 // head size and blocks, and the model's one window (vllm_fa3_aot_window; call only when it has one).
+// It passes no headdim_v, so FA3 schedules with head size v = head size whatever the layers' v is
+// (provenance vllm.fa3.schedule_call).
 fa3_group vllm_fa3_group(const group_context& ctx, int64_t builder_heads) {
   const check_case& c = ctx.base;
   const attention_group& ag = *ctx.ag;
@@ -207,7 +214,7 @@ bool fa3_refuses(const fa3_group& g) { return g.kv_heads <= 0 || g.q_heads % g.k
 
 // Why mha_fwd raises on layer l's own call, or "" when it runs it.
 std::string fa3_call_refusal(const rank_layer& l, bool e4m3) {
-  return fa3_mha_fwd_refusal(l.num_heads, l.num_kv_heads, l.head_size, e4m3);
+  return fa3_mha_fwd_refusal(l.num_heads, l.num_kv_heads, l.head_size, e4m3, l.head_size_v);
 }
 
 }  // namespace
@@ -262,6 +269,7 @@ void check_c3_fa3_metadata(const class_scope& s, std::vector<class_finding>& out
     fa3_group own{l.num_heads, l.num_kv_heads, l.head_size, ag.spec.block_size,
                   std::max<int64_t>(l.sliding_window, 0)};
     own.e4m3 = e4m3;
+    own.head_size_v = l.head_size_v;
     fa3_plan f = plan_fa3_in_call(c.engine, p.st, own);
     const int64_t metadata = f.buffers.front().capacity_bytes;
     apply_dumped_capacities(c, ag, f.buffers);

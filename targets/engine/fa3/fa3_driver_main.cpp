@@ -54,13 +54,11 @@ const device_info& device() {
 }
 
 fa3::schedule_call call_of(const json& L) {
-  if (L.at("headdim_v") != L.at("headdim"))
-    throw std::invalid_argument("vLLM's FA3 call has head size v = head size");
   fa3::schedule_call c;
   c.batch = L.at("batch_size");
   c.max_seqlen_q = L.at("max_seqlen_q"), c.max_seqlen_k = L.at("max_seqlen_k");
   c.num_heads = L.at("num_heads"), c.num_heads_k = L.at("num_heads_k");
-  c.headdim = L.at("headdim"), c.page_size = L.at("page_size");
+  c.headdim = L.at("headdim"), c.headdim_v = L.at("headdim_v"), c.page_size = L.at("page_size");
   c.causal = L.at("causal"), c.e4m3 = L.at("e4m3");
   c.window_left = L.at("window_left"), c.window_right = L.at("window_right");
   c.num_splits = L.at("num_splits");
@@ -76,6 +74,7 @@ fa3::attention attention_of(const json& A, const fa3::schedule_call& sched, std:
   c.run.num_heads = A.at("num_heads"), c.run.num_heads_k = A.at("num_heads_k");
   c.run.window_left = A.at("window_left"), c.run.window_right = A.at("window_right");  // the layer's
   c.run.headdim = A.at("headdim"), c.run.num_splits = A.at("num_splits");
+  c.run.headdim_v = 0;  // attention is sent for head size v = head size only
   c.total_q = A.at("total_q"), c.num_pages = A.at("num_pages"), c.pages_per_seq = A.at("pages_per_seq");
   c.kv_row_stride = A.at("kv_row_stride");
   c.softmax_scale = A.at("softmax_scale");

@@ -21,6 +21,8 @@ inline constexpr int varlen_max_batches_1cta = 992;  // PREPARE_VARLEN_MAX_BATCH
 
 // FA3's head-size rounding (every head size compiled: 64, 96, 128, 192, 256).
 inline int rounded_head(int d) { return d <= 64 ? 64 : d <= 96 ? 96 : d <= 128 ? 128 : d <= 192 ? 192 : 256; }
+// Its rounding of a head size v apart from the head size (flash_api.cpp, round_up_headdimv).
+inline int rounded_head_v(int dv) { return dv <= 256 ? rounded_head(dv) : 512; }
 
 // A marker pointer: FA3 sets some pointers to 1 only so that the rules see them present.
 template <class T>
@@ -42,8 +44,10 @@ inline void set_call(Flash_fwd_params& p, const fa3::schedule_call& c, int arch,
   p.b = c.batch;
   p.seqlen_q = c.max_seqlen_q, p.seqlen_k = c.max_seqlen_k;
   p.h = c.num_heads, p.h_k = c.num_heads_k;
-  p.d = p.dv = c.headdim;
-  p.d_rounded = p.dv_rounded = rounded_head(c.headdim);
+  p.d = c.headdim;
+  p.dv = c.headdim_v > 0 ? c.headdim_v : c.headdim;
+  p.d_rounded = rounded_head(p.d);
+  p.dv_rounded = p.dv == p.d ? p.d_rounded : rounded_head_v(p.dv);
   p.cu_seqlens_q = cu_seqlens_q ? cu_seqlens_q : present<int>();
   p.seqused_k = seqused_k ? seqused_k : present<int>();
   int left = c.window_left, right = c.window_right;

@@ -7,11 +7,12 @@
 
 namespace headroom::engine::fa3 {
 
-// The call (fa3_launch.hpp for vLLM's): paged always, head size v = head size, no softcap, appended
-// KV, left padding or attention chunk, sm_margin 0.
+// The call (fa3_launch.hpp for vLLM's): paged always, no softcap, appended KV, left padding or
+// attention chunk, sm_margin 0. headdim_v 0 is the head size (vLLM's builder passes none; FA3's
+// Python wrapper then sends headdim); mha_fwd's own rules take it from the v tensor.
 struct schedule_call {
   int batch = 0, max_seqlen_q = 1, max_seqlen_k = 0;
-  int num_heads = 1, num_heads_k = 1, headdim = 128, page_size = 16;
+  int num_heads = 1, num_heads_k = 1, headdim = 128, page_size = 16, headdim_v = 0;
   bool causal = true, e4m3 = false;
   int window_left = -1, window_right = -1;
   int num_splits = 0;  // as passed: 0 lets the heuristic choose
