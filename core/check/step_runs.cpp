@@ -2,6 +2,7 @@
 #include "core/check/step_runs.hpp"
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <optional>
 #include <set>
@@ -119,10 +120,12 @@ std::vector<step_probe> draft_probes(const check_case& c) {
 
 std::vector<const rank_layer*> group_layers(const group_context& ctx) {
   std::vector<const rank_layer*> out;
-  std::set<std::pair<int64_t, int64_t>> seen;
+  std::set<std::array<int64_t, 6>> seen;
   for (const auto& n : ctx.ag->layers)
     if (const rank_layer* l = ctx.eng->reg.find(n);
-        l && seen.insert({l->num_heads, l->compress_ratio}).second)
+        l && seen.insert({l->num_heads, l->num_kv_heads, l->head_size, l->head_size_v,
+                          std::max<int64_t>(l->sliding_window, 0), l->compress_ratio})
+                 .second)
       out.push_back(l);
   return out;
 }

@@ -46,7 +46,8 @@ std::vector<step_probe> decode_probes(const check_case& c);
 std::vector<step_probe> dummy_probes(const check_case& c);
 std::vector<step_probe> draft_probes(const check_case& c);
 
-// The group's layers with distinct (heads, compression ratio).
+// The group's first layer of each geometry: heads, kv heads, head size, head size v, sliding window
+// and compression ratio (a kernel's call and buffers differ with each).
 std::vector<const rank_layer*> group_layers(const group_context& ctx);
 
 using probe_plans = std::function<std::vector<planned_part>(const step_probe&, const rank_layer&)>;

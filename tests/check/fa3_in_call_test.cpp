@@ -107,6 +107,65 @@ TEST(Fa3InCall, ALayerMhaFwdRaisesOnRunsNoCall) {
   }));
 }
 
+// Without the hybrid KV-cache manager Laguna's layers share one attention group (grouped by heads:
+// its 64-head sliding layers form one) whose full layers, given 64 heads here, differ from the
+// sliding ones only by the window. Each geometry of a group runs its own call, and the sweep's
+// 512-token prefill is one of them.
+TEST(Fa3InCall, EveryGeometryOfAGroupRunsItsCall) {
+  model_geometry m = testing::laguna_xs2();
+  for (auto& l : m.layers) l.num_heads = 64;
+  check_options o = fa3_options();
+  o.hybrid = false;
+  fa3_recorder rec;
+  EXPECT_TRUE(run_check(m, o, rec).ok);
+  std::set<int64_t> windows;
+  bool prefill = false;
+  for (const auto& [name, f] : rec.calls) {
+    windows.insert(f.sched_call.window);
+    prefill = prefill || (f.in_call && f.sched_call.max_query_len == 512);
+  }
+  EXPECT_EQ(windows, (std::set<int64_t>{0, 512}));
+  EXPECT_TRUE(prefill);
+}
+
+// A FlashAttentionDiffKV layer (head size 192, v 128) prepares its call with its own v: Laguna's
+// geometry at those sizes, blocks of 128, whose one-token decode stays under 128 packed rows (no TMA)
+// and whose 512-token prefill reads the blocks through TMA on 128-key tiles.
+TEST(Fa3InCall, ADiffKvLayerPreparesWithItsOwnV) {
+  model_geometry m = testing::laguna_xs2();
+  for (auto& l : m.layers) l.head_size = 192, l.head_size_v = 128;
+  check_options o = fa3_options();
+  o.block_size = 128;
+  fa3_recorder rec;
+  EXPECT_TRUE(run_check(m, o, rec).ok);
+  ASSERT_FALSE(rec.calls.empty());
+  bool tma = false;
+  for (const auto& [name, f] : rec.calls) {
+    EXPECT_EQ(fa3_head_size_v(f.sched_call), 128) << name;
+    EXPECT_EQ(f.sched.size(), f.run_size) << name;
+    tma = tma || fa3_paged_kv_tma(f.sched_call);
+  }
+  EXPECT_TRUE(tma);
+}
+
+// A model of one window config whose layers of head size 512 mha_fwd raises on: those layers' group
+// runs no call and says so; the other layers are scheduled as before.
+TEST(Fa3InCall, AScheduledGroupNotesALayerMhaFwdRaisesOn) {
+  model_geometry one = testing::laguna_xs2();
+  for (auto& l : one.layers) {
+    l.kind = attn_kind::sliding, l.sliding_window = 512;
+    if (l.num_heads == 48) l.head_size = l.head_size_v = 512;
+  }
+  fa3_recorder rec;
+  const report r = run_check(one, fa3_options(), rec);
+  ASSERT_FALSE(rec.calls.empty());
+  for (const auto& [name, f] : rec.calls) EXPECT_EQ(f.run_call.head_size, 128) << name;
+  EXPECT_TRUE(std::any_of(r.notes.begin(), r.notes.end(), [](const std::string& n) {
+    return n.find("FA3's mha_fwd raises on layer model.layers.0.self_attn.attn (head size 512") !=
+           std::string::npos;
+  }));
+}
+
 // A model of one window config is scheduled ahead of time: one call per step, on the persistent
 // buffer (1 + 4 x round_up(max(max_num_seqs, largest capture), 4) entries), none prepared in the call.
 TEST(Fa3InCall, AModelOfOneWindowIsScheduled) {

@@ -127,22 +127,10 @@ std::vector<finding> fa3_run_findings(const fa3_plan& f, const fa3_group& g, con
   return out;
 }
 
-// The first of `layers` whose call has l's geometry (heads, kv heads, head sizes and window).
-const rank_layer* first_of_geometry(const std::vector<const rank_layer*>& layers, const rank_layer& l) {
-  for (const rank_layer* o : layers)
-    if (o->num_heads == l.num_heads && o->num_kv_heads == l.num_kv_heads && o->head_size == l.head_size &&
-        o->head_size_v == l.head_size_v &&
-        std::max<int64_t>(o->sliding_window, 0) == std::max<int64_t>(l.sliding_window, 0))
-      return o;
-  return &l;
-}
-
-// The first finding of the runs of each layer geometry on plan(g). The scheduled models' layers share
-// one window, and SGLang's checked layers have none, so the window never tells geometries apart here.
+// The first finding of the runs of each layer geometry (group_layers: one layer each) on plan(g).
 std::vector<finding> fa3_layer_findings(const std::vector<const rank_layer*>& layers, const fa3_group& g,
                                         const std::function<fa3_plan(const fa3_group&)>& plan) {
   for (const rank_layer* l : layers) {
-    if (first_of_geometry(layers, *l) != l) continue;
     fa3_group run = g;
     run.run_q_heads = l->num_heads, run.run_kv_heads = l->num_kv_heads, run.run_head_size = l->head_size;
     run.run_head_size_v = l->head_size_v;
@@ -222,20 +210,19 @@ std::string fa3_call_refusal(const rank_layer& l, bool e4m3) {
 std::string fa3_schedule_refusal(const group_context& ctx, int64_t builder_heads) {
   const check_case& c = ctx.base;
   if (c.be != backend::fa3 || c.engine.flavour == engine_flavour::sglang) return {};
-  if (!vllm_fa3_aot_window(ctx.eng->rg)) {
-    std::string raised;
-    for (const rank_layer* l : group_layers(ctx))
-      if (std::string why = fa3_call_refusal(*l, c.model.kv_cache == kv_quant::fp8_e4m3); !why.empty()) {
-        raised = "; FA3's mha_fwd raises on layer " + l->name + " (" + why + "), whose calls are not run";
-        break;
-      }
+  std::string raised;  // the first layer whose own call mha_fwd raises on, scheduled or not
+  for (const rank_layer* l : group_layers(ctx))
+    if (std::string why = fa3_call_refusal(*l, c.model.kv_cache == kv_quant::fp8_e4m3); !why.empty()) {
+      raised = "FA3's mha_fwd raises on layer " + l->name + " (" + why + "), whose calls are not run";
+      break;
+    }
+  if (!vllm_fa3_aot_window(ctx.eng->rg))
     return "vLLM makes no ahead-of-time FA3 schedule (the model's layers have more than one sliding-window "
            "config): FA3 prepares each layer's call itself, which is run per layer geometry; no persistent "
            "scheduler_metadata is checked" +
-           raised;
-  }
+           (raised.empty() ? "" : "; " + raised);
   const fa3_group g = vllm_fa3_group(ctx, builder_heads);
-  if (!fa3_refuses(g)) return {};
+  if (!fa3_refuses(g)) return raised;
   return "FA3's get_scheduler_metadata refuses vLLM's schedule call (the builder's " +
          std::to_string(g.q_heads) + " query heads per rank over the group's " + std::to_string(g.kv_heads) +
          " kv heads: num_heads % num_heads_k != 0), so vLLM's FA3 backend cannot serve this group; its "
@@ -260,11 +247,11 @@ void check_c3_fa3_metadata(const class_scope& s, std::vector<class_finding>& out
   }
   const attention_group& ag = *s.ctx.ag;
   const auto layers = group_layers(s.ctx);
-  // Without a schedule each layer's call prepares its own metadata: its geometry's first layer runs
-  // it, and the formulas check the persistent rows it reads.
+  // Without a schedule each layer's call prepares its own metadata: each geometry's layer runs it
+  // (group_layers), and the formulas check the persistent rows it reads.
   const bool e4m3 = c.model.kv_cache == kv_quant::fp8_e4m3;
   auto in_call = [&](const step_probe& p, const rank_layer& l) {
-    if (&l != first_of_geometry(layers, l) || !fa3_call_refusal(l, e4m3).empty())
+    if (!fa3_call_refusal(l, e4m3).empty())
       return std::vector<planned_part>{};  // mha_fwd raises (fa3_schedule_refusal notes it)
     fa3_group own{l.num_heads, l.num_kv_heads, l.head_size, ag.spec.block_size,
                   std::max<int64_t>(l.sliding_window, 0)};
@@ -276,15 +263,21 @@ void check_c3_fa3_metadata(const class_scope& s, std::vector<class_finding>& out
     f.buffers.front().capacity_bytes = metadata;  // allocated per call, not the builder's buffer
     return std::vector<planned_part>{{std::move(f), p.st.b}};
   };
+  // One prompt's prefill: scheduled, the rows a layer of another group could lose; in the call, FA3's
+  // preparation at a prefill's shape on the targets.
+  if (s.sweep)
+    for (auto& p : prefill_probe(c)) probes.push_back(std::move(p));
   if (!vllm_fa3_aot_window(s.ctx.eng->rg)) {
     run_probes(s, probes, in_call, rows, bug_class::c3, out);
     return;
   }
   const fa3_group g = vllm_fa3_group(s.ctx, s.builder_heads);
   if (fa3_refuses(g)) return;  // no schedule is made: check_group notes it (fa3_schedule_refusal)
-  if (s.sweep)
-    for (auto& p : prefill_probe(c)) probes.push_back(std::move(p));
-  if (layers.empty()) return;
+  // A layer whose own call mha_fwd raises on runs nothing (fa3_schedule_refusal notes it).
+  std::vector<const rank_layer*> served;
+  for (const rank_layer* l : layers)
+    if (fa3_call_refusal(*l, e4m3).empty()) served.push_back(l);
+  if (served.empty()) return;
   const fa3_mutants m = fa3_mutants_of(c);
   // The drafter builds with fast_build (build_for_drafting), which switches the schedule off: a draft
   // pass's calls prepare themselves, and its formulas are the persistent rows'.
@@ -300,7 +293,7 @@ void check_c3_fa3_metadata(const class_scope& s, std::vector<class_finding>& out
   // finding of a step.
   auto formulas = [&](const step_probe& p) {
     if (drafting(p)) return rows(p);
-    return fa3_layer_findings(layers, g,
+    return fa3_layer_findings(served, g,
                               [&](const fa3_group& run) { return plan_fa3(c.engine, p.st, run, m); });
   };
   run_probes(s, probes, plans, formulas, bug_class::c3, out);
