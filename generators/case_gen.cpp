@@ -62,9 +62,7 @@ rc::Gen<options_draw> option_draws(const case_profile& p) {
       rc::gen::set(&o::grp, rc::gen::elementOf(p.groupings)),
       rc::gen::set(&o::layout, rc::gen::elementOf(p.kv_layouts)),
       rc::gen::set(&o::hybrid, weighted<bool>({{5, true}, {1, false}})),
-      // Block sizes: vLLM's 16, and others users set with --block-size (FA3 reads a cache of 128-token
-      // blocks through TMA).
-      rc::gen::set(&o::page, pinned_or(pins.block_size, {{6, 16}, {1, 8}, {1, 32}, {1, 128}})),
+      rc::gen::set(&o::page, pinned_or(pins.block_size, {{6, 16}, {1, 8}, {1, 32}})),
       rc::gen::set(&o::cuda_graph, weighted<bool>({{4, false}, {1, true}})),
       // vLLM's --max-num-seqs caps Triton's threshold: small values keep decode batches short.
       // As users set it: 1 (latency runs), powers of two up to vLLM's default 256, and counts that

@@ -1,5 +1,8 @@
-// fp8 caches and vLLM's use_trtllm_attention for the model target's cases (formula_gen.hpp).
+// fp8 caches, vLLM's use_trtllm_attention and large blocks for the model target's cases
+// (formula_gen.hpp).
 #include "generators/formula_gen.hpp"
+
+#include <tuple>
 
 #include "core/backends/fi_backend.hpp"
 #include "generators/pick.hpp"
@@ -25,12 +28,15 @@ rc::Gen<check_case> with_formula_settings(rc::Gen<check_case> g, const pinned_se
   const bool draw_cache = !pins.kv_cache && pins.tensor_core_decode.value_or(true);
   return rc::gen::mapcat(std::move(g), [pins, draw_cache](const check_case& c) {
     const auto caches = draw_cache ? weighted(drawn_caches(c.be)) : rc::gen::just(c.model.kv_cache);
-    return rc::gen::map(rc::gen::pair(caches, rc::gen::arbitrary<bool>()),
-                        [c, pins](const std::pair<kv_quant, bool>& x) {
+    const auto large_blocks = weighted<bool>({{7, false}, {1, true}});
+    return rc::gen::map(rc::gen::tuple(caches, rc::gen::arbitrary<bool>(), large_blocks),
+                        [c, pins](const std::tuple<kv_quant, bool, bool>& x) {
+                          const auto& [cache, trtllm_off, large] = x;
                           check_case o = c;
-                          o.model.kv_cache = x.first;
-                          if (x.first != kv_quant::none) o.flashinfer.tensor_core_decode = true;
-                          if (trtllm_off_matters(o)) o.flashinfer.trtllm_attention_off = x.second;
+                          o.model.kv_cache = cache;
+                          if (cache != kv_quant::none) o.flashinfer.tensor_core_decode = true;
+                          if (trtllm_off_matters(o)) o.flashinfer.trtllm_attention_off = trtllm_off;
+                          if (large) o.block_size = o.flashinfer.page_size = 128;
                           pin(pins, o);
                           return o;
                         });
