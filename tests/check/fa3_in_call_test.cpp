@@ -166,6 +166,31 @@ TEST(Fa3InCall, AScheduledGroupNotesALayerMhaFwdRaisesOn) {
   }));
 }
 
+// A model of one window config whose every layer is a FlashAttentionDiffKV layer at MiMo-V2's
+// full-layer geometry (64 query heads over 4 kv heads, head size 192, v 128), blocks of 128, eager:
+// vLLM's schedule passes no v, and the sweep's chunk after a prompt's first 300 tokens (100 new over
+// 400 keys) is scheduled with 5 splits (13 entries) and run with 1 (9): the check reports it at TP 1,
+// where the 512-token prefill's 256 m-blocks leave both sides at 1 split. Blocks of 16 agree.
+TEST(Fa3InCall, TheChunkProbeFindsAScheduleWithoutV) {
+  model_geometry m = testing::laguna_xs2();
+  for (auto& l : m.layers) {
+    l.kind = attn_kind::full, l.sliding_window = 0;
+    l.num_heads = 64, l.num_kv_heads = 4, l.head_size = 192, l.head_size_v = 128;
+  }
+  m.num_attention_heads = 64, m.num_kv_heads = 4, m.head_size = 192;
+  check_options o = fa3_options();
+  o.engine.cg_mode = cudagraph_mode::none;
+  o.block_size = 128;
+  fa3_recorder rec;
+  const report r = run_check(m, o, rec);
+  EXPECT_FALSE(r.ok);
+  ASSERT_FALSE(r.violations.empty());
+  EXPECT_EQ(r.violations.front().inv, invariant::plan_run_shape);
+  EXPECT_EQ(r.violations.front().buffer, "scheduler_metadata");
+  o.block_size = 16;
+  EXPECT_TRUE(run_check(m, o, rec).ok);
+}
+
 // A model of one window config is scheduled ahead of time: one call per step, on the persistent
 // buffer (1 + 4 x round_up(max(max_num_seqs, largest capture), 4) entries), none prepared in the call.
 TEST(Fa3InCall, AModelOfOneWindowIsScheduled) {

@@ -46,6 +46,17 @@ std::vector<step_probe> eager_probe(const check_case& c) {
   return {forward_probe(c, b)};
 }
 
+// A chunked prefill's next step: 100 new tokens over 400 keys (a prompt after its first 300-token
+// chunk). Its key count lies between FA3's tile widths (5 n-blocks of 96, 4 of 128, the threshold of
+// 4 below which FA3 never splits), so a run on other tiles than the schedule's splits otherwise.
+std::vector<step_probe> chunk_probe(const check_case& c) {
+  if (c.engine.max_model_len < 400 || c.engine.max_num_batched_tokens < 100) return {};
+  batch b;
+  b.seq_lens = {400};
+  b.query_lens = {100};
+  return {forward_probe(c, b)};
+}
+
 // One prompt's first prefill chunk, at most 512 tokens (the step's token budget and the model's
 // length bound it): many query rows in one request, which FA3's kernel tiles as the schedule packed
 // them (fa3_rows_never_computed).
@@ -263,10 +274,13 @@ void check_c3_fa3_metadata(const class_scope& s, std::vector<class_finding>& out
     f.buffers.front().capacity_bytes = metadata;  // allocated per call, not the builder's buffer
     return std::vector<planned_part>{{std::move(f), p.st.b}};
   };
-  // One prompt's prefill: scheduled, the rows a layer of another group could lose; in the call, FA3's
-  // preparation at a prefill's shape on the targets.
-  if (s.sweep)
+  // One prompt's prefill and a chunk after it: scheduled, the rows a layer of another geometry could
+  // lose and the tiles a layer's own v gives; in the call, FA3's preparation at those shapes on the
+  // targets.
+  if (s.sweep) {
     for (auto& p : prefill_probe(c)) probes.push_back(std::move(p));
+    for (auto& p : chunk_probe(c)) probes.push_back(std::move(p));
+  }
   if (!vllm_fa3_aot_window(s.ctx.eng->rg)) {
     run_probes(s, probes, in_call, rows, bug_class::c3, out);
     return;
