@@ -47,8 +47,8 @@ std::vector<step_probe> eager_probe(const check_case& c) {
 }
 
 // A chunked prefill's next step: 100 new tokens over 400 keys (a prompt after its first 300-token
-// chunk). Its key count lies between FA3's tile widths (5 n-blocks of 96, 4 of 128, the threshold of
-// 4 below which FA3 never splits), so a run on other tiles than the schedule's splits otherwise.
+// chunk). Its key count lies between FA3's tile widths (5 n-blocks of 96 keys, 4 of 128, and FA3
+// never splits 4 or fewer), so a run on other tiles than the schedule's splits otherwise.
 std::vector<step_probe> chunk_probe(const check_case& c) {
   if (c.engine.max_model_len < 400 || c.engine.max_num_batched_tokens < 100) return {};
   batch b;
