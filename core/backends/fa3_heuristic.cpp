@@ -25,9 +25,7 @@ int64_t rounded_head_size(int64_t d) {
 int64_t rounded_head_size_v(const fa3_call& c) {
   const int64_t dv = fa3_head_size_v(c);
   if (dv == c.head_size) return 0;
-  for (int64_t r : {64, 96, 128, 192, 256})
-    if (dv <= r) return r;
-  return 512;
+  return dv <= 256 ? rounded_head_size(dv) : 512;
 }
 
 constexpr int64_t l2_bytes = int64_t{50} * 1024 * 1024;  // num_splits_heuristic's assumed L2
