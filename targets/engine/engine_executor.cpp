@@ -30,12 +30,13 @@ gpu_executor_options engine_options() {
   o.worker = find_engine_worker();
   o.modes = {gpu::run_mode::guarded};  // an engine kernel has no device-checked build
   o.fp32_in_tf32 = true;               // vLLM's Triton kernel: tl.dot of fp32 inputs is TF32
-  o.decorate = [](const run_request& r, gpu::gpu_request& rq, std::vector<float>& reference) {
+  o.decorate = [](const run_request& r, gpu::gpu_request& rq, std::vector<float>& reference,
+                  int64_t& output_head_size) {
     if (const auto* t = std::get_if<triton_plan>(r.plan)) {
       rq.engine = engine::vllm_triton_engine_args(t->thr, triton_num_segments);
     } else if (const auto* f = std::get_if<fa3_plan>(r.plan)) {
       rq.engine = engine::fa3_engine_args(*f);
-      engine::fa3_attach_attention(r, *f, rq, reference);
+      output_head_size = engine::fa3_attach_attention(r, *f, rq, reference);
     }
   };
   return o;

@@ -134,7 +134,8 @@ observation gpu_executor::run(const run_request& r) {
   gpu::gpu_request rq = make_gpu_request(r, opt_.compare_output ? &ref : nullptr, opt_.kind);
   rq.modes = opt_.modes;
   rq.guards = opt_.guards;
-  if (opt_.decorate) opt_.decorate(r, rq, ref);
+  int64_t head_size = r.layer->head_size;  // of the output's rows, [tokens][heads][head_size]
+  if (opt_.decorate) opt_.decorate(r, rq, ref, head_size);
   for (const auto& b : rq.buffers) last_.buffers.push_back(b.name), last_.extents.push_back(b.extent);
   const gpu::gpu_response resp = execute(rq);
   last_.ran = true;
@@ -188,10 +189,10 @@ observation gpu_executor::run(const run_request& r) {
             return i * 4 >= static_cast<int64_t>(out_run->states.size()) || !poisoned(out_run->states, i, 4);
           },
           [&](int64_t i) { return !poisoned(out_run->output, i, dtype_bytes(r.kv_dtype)); });
-    const auto cmp = opt_.fp32_in_tf32 && r.kv_dtype == dtype::fp32
-                         ? compare_output(out, ref, tf32_tolerance, "float32 in TF32", r.layer->num_heads,
-                                          r.layer->head_size)
-                         : compare_output(out, ref, r.kv_dtype, r.layer->num_heads, r.layer->head_size);
+    const auto cmp =
+        opt_.fp32_in_tf32 && r.kv_dtype == dtype::fp32
+            ? compare_output(out, ref, tf32_tolerance, "float32 in TF32", r.layer->num_heads, head_size)
+            : compare_output(out, ref, r.kv_dtype, r.layer->num_heads, head_size);
     o.output_checked = true;
     o.output_mismatch = cmp.mismatch || last_.unwritten > 0;
     o.mismatch_detail = cmp.detail;

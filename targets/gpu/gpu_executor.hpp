@@ -32,9 +32,12 @@ struct gpu_executor_options {
   std::vector<gpu::run_mode> modes = {gpu::run_mode::checked, gpu::run_mode::guarded};
   // Another worker speaking the same protocol (the engine target's, whose guarded run launches an
   // engine's own kernel) and what it needs in each request beyond the package (it may add buffers
-  // and the output's fp32 reference: the FA3 attention call); its target kind.
+  // and the output's fp32 reference with its head size where the output's rows are not the
+  // layer's head size: the FA3 attention call of a DiffKV layer); its target kind.
   std::string worker;  // empty: headroom_gpu_worker (find_worker)
-  std::function<void(const run_request&, gpu::gpu_request&, std::vector<float>& reference)> decorate;
+  std::function<void(const run_request&, gpu::gpu_request&, std::vector<float>& reference,
+                     int64_t& output_head_size)>
+      decorate;
   target_kind kind = target_kind::gpu;
   bool fp32_in_tf32 = false;   // the kernel multiplies fp32 in TF32: its fp32 output held to tf32_tolerance
   bool compare_output = true;  // false: skip the fp32 reference (threshold sweeps, costs)

@@ -27,6 +27,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "core/backends/fa3.hpp"
@@ -41,7 +42,8 @@ struct fa3_case {
   batch b;
   engine_step st;
   any_plan plan;
-  run_request request() const { return {&layer, dtype::bf16, 16, &plan, &b}; }
+  int64_t block_size = 16;
+  run_request request() const { return {&layer, dtype::bf16, block_size, &plan, &b}; }
 };
 
 // Both cases take another head size d (64 or 256: FA3's other built kernels) where a test needs one;
@@ -115,5 +117,38 @@ inline fa3_case fa3_eager_case(int64_t run_heads = 48, int64_t d = 128) {
   c.plan = plan_fa3(s, c.st, fa3_group{48, 8, d}, {});
   return c;
 }
+
+// An eager step of one full layer (h query heads over hk kv heads, head size d, v dv) on blocks of
+// `block` keys, scheduled ahead as vLLM's builder schedules a model of one window config (head size
+// v not passed), or prepared in the call (`in_call`: the layer's own geometry, v included).
+inline fa3_case fa3_step_case(int64_t h, int64_t hk, int64_t d, int64_t dv, int64_t block,
+                              std::vector<int64_t> query_lens, std::vector<int64_t> seq_lens,
+                              bool in_call = false) {
+  fa3_case c{{"model.layers.0.self_attn.attn", attn_kind::full, h, hk, d, dv, 0, 0}, {}, {}, {}, block};
+  c.b.query_lens = std::move(query_lens);
+  c.b.seq_lens = std::move(seq_lens);
+  engine_settings s;
+  s.cg_mode = cudagraph_mode::none;
+  c.st = forward_step(s, c.b);
+  fa3_group g{h, hk, d, block, 0};
+  if (in_call)
+    g.head_size_v = dv;
+  else
+    g.run_head_size_v = dv;
+  c.plan = in_call ? plan_fa3_in_call(s, c.st, g) : plan_fa3(s, c.st, g, {});
+  return c;
+}
+
+// MiMo-V2's full layer at TP 1 (64 query heads over 4 kv heads, head size 192, v 128) on blocks of
+// 128, a decode over 522 keys beside a 9-token chunk, scheduled ahead
+// (regressions/c3-fa3-head-size-v-out-accum.json). The schedule (v taken as 192): the 96-key tile
+// (v > 128), read without TMA (128 % 96 != 0); 6 key blocks of the decode, ceil(9 x 16 / 128) = 2
+// m-blocks over 4 kv heads = 8 tiles < 0.8 x 132 SMs; the efficiency 8s / 132 is best at the most
+// splits, min(6 n-blocks, 128) = 6, and 8 x 5 = 40 < 0.85 x 48: 6 splits; the decode gets
+// min(ceil(6 / ceil(8 x 1.1 x 4 / 132)), 6) = 6. Dynamic split and head swizzle: 1 + 3 x 4 = 13
+// entries. The run (v 128): 128-key tiles, 128 % 128 = 0 and 144 packed rows > 128, so TMA; 5 key
+// blocks, 8 tiles, 5 splits (8 x 4 = 32 < 0.85 x 40); the same 13 entries, so CHECK_SHAPE passes,
+// and out_accum holds 5 splits where the decode was given 6.
+inline fa3_case fa3_diffkv_case() { return fa3_step_case(64, 4, 192, 128, 128, {1, 9}, {522, 9}); }
 
 }  // namespace headroom

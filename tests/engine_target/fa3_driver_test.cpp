@@ -8,7 +8,8 @@
 // Attention on that metadata: the output against the fp32 reference on the graph's decode, a padded
 // replay and the eager step, with separate and packed caches; and the eager step scheduled for 48
 // heads but run by a layer of 64, whose split 7 writes past out_accum and whose token 16 FA3 never computes.
-// A call without scheduler_metadata, whose metadata FA3's launch prepares itself.
+// A call without scheduler_metadata, whose metadata FA3's launch prepares itself. Pages read through
+// TMA; DiffKV layers (head size 192, v 128), and the schedule made without their v.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -142,7 +143,7 @@ void expect_clean_attention(const fa3_case& c, kv_layout layout = kv_layout::sep
   const auto& run = a.resp.runs.at(0);
   ASSERT_FALSE(run.faulted) << run.fault;
   EXPECT_TRUE(run.guards.empty()) << a.guarded(0);
-  const auto cmp = compare_output(a.out, a.ref, dtype::bf16, c.layer.num_heads, c.layer.head_size);
+  const auto cmp = compare_output(a.out, a.ref, dtype::bf16, c.layer.num_heads, c.layer.head_size_v);
   EXPECT_FALSE(cmp.mismatch) << cmp.detail;
   EXPECT_GT(cmp.max_abs_err, 0.0);  // bf16 rounding: a copy of the reference would be exact
 }
@@ -180,6 +181,49 @@ TEST(fa3_attention, a_padded_graph_replay_matches_the_reference) {
 TEST(fa3_attention, packed_cache_matches_the_reference) {
   expect_clean_attention(fa3_decode_case(false), kv_layout::packed);
   expect_clean_attention(fa3_eager_case(), kv_layout::packed);
+}
+
+// Pages of whole key blocks, read through TMA (blocks of 128; 64 heads over 8 pack 17 tokens into
+// 136 rows, past one m-block of 128): 17 tokens over 2,000 keys split 7 ways, and 300 over 600
+// unsplit; separate and packed caches.
+TEST(fa3_attention, pages_read_through_tma_match_the_reference) {
+  expect_clean_attention(fa3_step_case(64, 8, 128, 128, 128, {17}, {2000}));
+  expect_clean_attention(fa3_step_case(64, 8, 128, 128, 128, {300}, {600}));
+  expect_clean_attention(fa3_step_case(64, 8, 128, 128, 128, {17}, {2000}), kv_layout::packed);
+}
+
+// vLLM's DiffKV layers on FA3's 192 / 128 kernel (head size 192, v 128, a cache of 320 values to a
+// kv-head row): MiMo-V2's full layer decoding over 2,000 keys on blocks of 16, scheduled ahead (read
+// without TMA, a 96-key tile for v 128 or 192 alike, so schedule and run agree, split); the same
+// layer's 100 tokens over 400 keys on blocks of 128, prepared in the call (through TMA, unsplit,
+// packed GQA); and 4 heads over 4 (FA3 packs no GQA without a group: the unpacked kernel).
+TEST(fa3_attention, diffkv_layers_match_the_reference) {
+  expect_clean_attention(fa3_step_case(64, 4, 192, 128, 16, {1}, {2000}));
+  expect_clean_attention(fa3_step_case(64, 4, 192, 128, 128, {100}, {400}, true));
+  expect_clean_attention(fa3_step_case(4, 4, 192, 128, 128, {300}, {600}, true));
+}
+
+// The finding of docs/audit.md on FA3's own kernels (fa3_case.hpp, fa3_diffkv_case): the decode
+// request was given 6 splits by a schedule made with v taken as 192, and the run, with v 128,
+// allocates out_accum and softmax_lse_accum for 5. A split past them shows in an after band that
+// starts at the buffer's end.
+TEST(fa3_attention, a_diffkv_schedule_without_v_runs_past_out_accum) {
+  const fa3_attention_run a = run_attention(fa3_diffkv_case(), kv_layout::packed);
+  ASSERT_EQ(a.resp.error, "");
+  const auto& run = a.resp.runs.at(0);
+  ASSERT_FALSE(run.faulted) << run.fault;
+  const int64_t split = int64_t{64} * 10;  // one split's rows: heads x tokens
+  bool past = false;
+  for (std::size_t i = 0; i < run.guards.size(); ++i) {
+    std::printf("guard %s: bytes %lld-%lld (%lld changed)\n", a.guarded(i).c_str(),
+                static_cast<long long>(run.guards[i].first), static_cast<long long>(run.guards[i].last),
+                static_cast<long long>(run.guards[i].corrupted_bytes));
+    if (a.guarded(i) == "out_accum") past |= run.guards[i].first >= 5 * split * 128 * 4;
+    if (a.guarded(i) == "softmax_lse_accum") past |= run.guards[i].first >= 5 * split * 4;
+  }
+  EXPECT_TRUE(past) << "no split written past the run's 5";
+  const auto cmp = compare_output(a.out, a.ref, dtype::bf16, 64, 128);
+  std::printf("output: %s\n", cmp.mismatch ? cmp.detail.c_str() : "matches the reference");
 }
 
 TEST(fa3_attention, a_layer_of_more_heads_runs_past_out_accum_and_skips_a_token) {

@@ -185,27 +185,51 @@ TEST(fa3_launch, a_call_without_scheduler_metadata_prepares_itself) {
 // A DiffKV layer's call without scheduler_metadata (MiMo-V2's full layer at TP 1: 64 query heads over
 // 4 kv heads, head size 192, v 128, blocks of 128; 100 new tokens over 400 keys, eager): the launch
 // carries the layer's head size v, with which FA3's own rules read the blocks through TMA on 128-key
-// tiles: 1 split, 9 entries. The driver has no kernel for v != head size, so no attention call.
+// tiles: 4 key blocks, so 1 split; 9 entries (no dynamic split, head swizzle). The attention call
+// has vLLM's DiffKV cache, one buffer of 192 + 128 values to a kv-head row (V from value 192), and
+// an output of 128 values to a head.
 TEST(fa3_launch, a_diffkv_call_carries_its_head_size_v) {
-  fa3_case c{{"model.layers.0.self_attn.attn", attn_kind::full, 64, 4, 192, 128, 0, 0}, {}, {}, {}};
-  c.b.query_lens = {100};
-  c.b.seq_lens = {400};
-  engine_settings s;
-  s.cg_mode = cudagraph_mode::none;
-  c.st = forward_step(s, c.b);
-  fa3_group own{64, 4, 192, 128, 0};
-  own.head_size_v = 128;
-  c.plan = plan_fa3_in_call(s, c.st, own);
+  const fa3_case c = fa3_step_case(64, 4, 192, 128, 128, {100}, {400}, true);
   std::vector<float> ref;
   const gpu::gpu_request rq = fa3_attention_request(c, ref);
-  const auto j = engine::fa3_scheduler_launch(rq, engine::make_engine_arena(rq));
+  const auto a = engine::make_engine_arena(rq);
+  const auto j = engine::fa3_scheduler_launch(rq, a);
   EXPECT_EQ(j.at("headdim"), 192);
   EXPECT_EQ(j.at("headdim_v"), 128);
   EXPECT_EQ(j.at("page_size"), 128);
   EXPECT_EQ(j.at("expect").at("entries"), 9);
   EXPECT_EQ(j.at("expect").at("num_splits"), 1);
-  EXPECT_FALSE(j.contains("attention"));
-  EXPECT_TRUE(ref.empty());
+  const auto& at = j.at("attention");
+  EXPECT_EQ(at.at("headdim"), 192);
+  EXPECT_EQ(at.at("headdim_v"), 128);
+  EXPECT_EQ(at.at("kv_row_stride"), 320);
+  EXPECT_EQ(at.at("num_pages"), 4);  // ceil(400 / 128)
+  EXPECT_EQ(extent_of(rq, "kv_cache"), 4 * 128 * 4 * 320);
+  EXPECT_EQ(extent_of(rq, "v_cache"), -1);
+  EXPECT_EQ(at.at("at").at("v_cache"), fa3_slot(rq, a, "kv_cache") + 192 * 2);
+  EXPECT_EQ(extent_of(rq, "q"), 100 * 64 * 192);
+  EXPECT_EQ(extent_of(rq, "output"), 100 * 64 * 128);
+  EXPECT_EQ(extent_of(rq, "out_accum"), -1);  // unsplit
+  EXPECT_EQ(ref.size(), 100u * 64u * 128u);
+}
+
+// The finding of docs/audit.md on the engine target (fa3_case.hpp, fa3_diffkv_case): scheduled with
+// v taken as 192 (6 splits, 13 entries), run with v 128, whose out_accum and softmax_lse_accum
+// mha_fwd sizes for its own 5 splits.
+TEST(fa3_launch, a_diffkv_run_sizes_out_accum_for_its_own_v) {
+  const fa3_case c = fa3_diffkv_case();
+  std::vector<float> ref;
+  const gpu::gpu_request rq = fa3_attention_request(c, ref);
+  const auto j = engine::fa3_scheduler_launch(rq, engine::make_engine_arena(rq));
+  EXPECT_EQ(j.at("headdim_v"), 192);  // the builder passes none: FA3's wrapper sends the head size
+  EXPECT_EQ(j.at("expect").at("num_splits"), 6);
+  EXPECT_EQ(j.at("expect").at("entries"), 13);
+  EXPECT_EQ(j.at("attention").at("headdim_v"), 128);
+  EXPECT_EQ(j.at("attention").at("num_splits"), 0);  // eager
+  EXPECT_EQ(j.at("attention").at("expect").at("num_splits"), 5);
+  EXPECT_EQ(extent_of(rq, "out_accum"), 5 * 64 * 10 * 128);
+  EXPECT_EQ(extent_of(rq, "softmax_lse_accum"), 5 * 64 * 10);
+  EXPECT_EQ(ref.size(), 10u * 64u * 128u);
 }
 
 // Three decoding requests replay the graph of 4: the schedule's fourth row is padding (no token, no
@@ -248,6 +272,9 @@ TEST(fa3_launch, no_attention_call_where_the_driver_cannot_make_it) {
     const fa3_case other = fa3_decode_case(false, d);
     EXPECT_EQ(engine::fa3_attention_unsupported(other.request(), std::get<fa3_plan>(other.plan)), "") << d;
   }
+  // mha_fwd takes v 256 beside head size 64 (its 64 / 256 kernel), which the driver does not build.
+  const fa3_case diff64 = fa3_step_case(8, 1, 64, 256, 16, {1}, {300});
+  EXPECT_NE(engine::fa3_attention_unsupported(diff64.request(), std::get<fa3_plan>(diff64.plan)), "");
   run_request fp16 = c.request();
   fp16.kv_dtype = dtype::fp16;
   EXPECT_NE(engine::fa3_attention_unsupported(fp16, plan), "");

@@ -19,14 +19,15 @@ attention attention_of(const attention_call& c, int arch, int num_sm, const atte
   p.tile_count_semaphore_offset = a.s.nvec * a.s.rounded;
   p.skip_scheduler_metadata_computation = true;
 
-  const int h = c.run.num_heads, hk = c.run.num_heads_k, d = c.run.headdim;
+  const int h = c.run.num_heads, hk = c.run.num_heads_k, d = c.run.headdim, dv = p.dv;
   const auto round128 = [](int x) { return (x + 127) / 128 * 128; };
   p.q_ptr = t.q, p.k_ptr = t.k, p.v_ptr = t.v, p.o_ptr = t.out;
-  // Strides in elements: q and out [total_q][h][d]; the caches [pages][page_size][hk][d] views whose
-  // kv-head rows lie kv_row_stride apart (d, or 2d in vLLM's packed cache).
+  // Strides in elements: q [total_q][h][d] and out [total_q][h][dv]; the caches [pages][page_size]
+  // [hk][d] (K) and [..][dv] (V) views whose kv-head rows lie kv_row_stride apart (d, 2d in vLLM's
+  // packed cache, d + dv in its DiffKV cache).
   const int64_t kv_row = c.kv_row_stride;
   p.q_row_stride = int64_t{h} * d, p.q_head_stride = d;
-  p.o_row_stride = int64_t{h} * d, p.o_head_stride = d;
+  p.o_row_stride = int64_t{h} * dv, p.o_head_stride = dv;
   p.k_row_stride = p.v_row_stride = hk * kv_row;
   p.k_head_stride = p.v_head_stride = kv_row;
   p.v_dim_stride = 1;
@@ -54,9 +55,9 @@ attention attention_of(const attention_call& c, int arch, int num_sm, const atte
     // out_accum [splits][h][total_q][dv], softmax_lse_accum [splits][h][total_q], fp32.
     p.is_fp32 = false;
     p.oaccum_ptr = t.out_accum, p.softmax_lseaccum_ptr = t.softmax_lse_accum;
-    p.oaccum_head_stride = int64_t{c.total_q} * d;
+    p.oaccum_head_stride = int64_t{c.total_q} * dv;
     p.oaccum_split_stride = h * p.oaccum_head_stride;
-    p.oaccum_row_stride = d;
+    p.oaccum_row_stride = dv;
     p.lseaccum_head_stride = c.total_q;
     p.lseaccum_split_stride = int64_t{h} * c.total_q;
   }

@@ -73,8 +73,7 @@ fa3::attention attention_of(const json& A, const fa3::schedule_call& sched, std:
   c.run = sched;  // the step's batch, lengths and page size
   c.run.num_heads = A.at("num_heads"), c.run.num_heads_k = A.at("num_heads_k");
   c.run.window_left = A.at("window_left"), c.run.window_right = A.at("window_right");  // the layer's
-  c.run.headdim = A.at("headdim"), c.run.num_splits = A.at("num_splits");
-  c.run.headdim_v = 0;  // attention is sent for head size v = head size only
+  c.run.headdim = A.at("headdim"), c.run.headdim_v = A.at("headdim_v"), c.run.num_splits = A.at("num_splits");
   c.total_q = A.at("total_q"), c.num_pages = A.at("num_pages"), c.pages_per_seq = A.at("pages_per_seq");
   c.kv_row_stride = A.at("kv_row_stride");
   c.softmax_scale = A.at("softmax_scale");

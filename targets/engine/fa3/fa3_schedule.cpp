@@ -41,6 +41,9 @@ schedule schedule_of(const schedule_call& c, int arch, int num_sm, int* cu_seqle
   std::tie(s.block_m, s.block_n, std::ignore, std::ignore) = tile_of(p, p.page_table && !p.pagedkv_tma);
   p.num_splits = c.num_splits <= 0 ? heuristic_splits(p, s.block_m, s.block_n) : c.num_splits;
   p.pack_gqa = packs_gqa(p) || p.num_splits > 1;
+#ifdef FLASHATTENTION_PACKGQA_ONLY
+  p.pack_gqa = p.pack_gqa || p.d == p.dv;  // vLLM's build: every call of head size v = head size packs
+#endif
   // The metadata tensor: vectors of r = round_up(b, 4) entries (16-byte aligned), in the order
   // prepare_seqlen_q, dynamic splits (one CTA and more than one split), heads in L2 (head swizzle:
   // causal or local), then the tile semaphore (always on SM90).
