@@ -232,6 +232,35 @@ TEST(fa3_launch, a_diffkv_run_sizes_out_accum_for_its_own_v) {
   EXPECT_EQ(ref.size(), 10u * 64u * 128u);
 }
 
+// The GPU test's cases (fa3_driver_test.cpp) reach the kernels they are there for, worked by hand
+// from tile_size.h and heuristics.h (132 SMs). Blocks of 128, 64 heads over 8, head size 128: the
+// 128 x 128 causal tile, 17 x 8 = 136 packed rows > 128, so TMA; 17 tokens over 2,000 keys: 16
+// n-blocks, 2 m-blocks x 8 kv heads = 16 tiles, 7 splits (16 x 7 / 132 = 0.848 >= 0.85 x 0.970);
+// 300 over 600: 19 m-blocks x 8 = 152 tiles >= 0.8 x 132, 1 split. DiffKV 192 / 128 on blocks of
+// 16: the 96-key tile without TMA, 21 n-blocks, 4 tiles, 18 splits (4 x 18 = 72 >= 0.85 x 84); 100
+// over 400 on blocks of 128: TMA on 128 keys, 4 n-blocks, 1 split; 4 heads over 4, 300 over 400:
+// TMA (300 rows > 128), 4 n-blocks, 1 split, no GQA group to pack.
+TEST(fa3_launch, the_device_cases_reach_their_kernels) {
+  struct want {
+    fa3_case c;
+    bool tma;
+    int64_t splits;
+  };
+  const want cases[] = {{fa3_step_case(64, 8, 128, 128, 128, {17}, {2000}), true, 7},
+                        {fa3_step_case(64, 8, 128, 128, 128, {300}, {600}), true, 1},
+                        {fa3_step_case(64, 4, 192, 128, 16, {1}, {2000}), false, 18},
+                        {fa3_step_case(64, 4, 192, 128, 128, {100}, {400}, true), true, 1},
+                        {fa3_step_case(4, 4, 192, 128, 128, {300}, {400}, true), true, 1}};
+  for (std::size_t i = 0; i < std::size(cases); ++i) {
+    const want& w = cases[i];
+    const auto& plan = std::get<fa3_plan>(w.c.plan);
+    SCOPED_TRACE(i);
+    EXPECT_EQ(engine::fa3_attention_unsupported(w.c.request(), plan), "");
+    EXPECT_EQ(fa3_paged_kv_tma(plan.run_call), w.tma);
+    EXPECT_EQ(fa3_run_splits(plan, plan.run_call), w.splits);
+  }
+}
+
 // Three decoding requests replay the graph of 4: the schedule's fourth row is padding (no token, no
 // key), which the call keeps with an all-null page table row; the output covers the 3 tokens.
 TEST(fa3_launch, a_padded_graph_replay_keeps_its_padding_rows) {
