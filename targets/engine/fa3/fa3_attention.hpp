@@ -2,9 +2,8 @@
 // params mha_fwd (vllm-project/flash-attention hopper/flash_api.cpp, torch code, so restated here)
 // gives FA3's kernels for it: varlen q (cu_seqlens_q = query_start_loc), a paged cache
 // ([pages][page_size][kv heads][head size] for K, [..][head size v] for V, one page table row per
-// request),
-// seqused_k = seq_lens, max_seqlen_k given, the scheduler metadata given (so FA3 skips its own
-// preparation), no softcap, appended KV, rotary, sinks or context parallelism, bf16 q/k/v/out. The
+// request), seqused_k = seq_lens, max_seqlen_k given, the scheduler metadata given (so FA3 skips its
+// own preparation), no softcap, appended KV, rotary, sinks or context parallelism, bf16 q/k/v/out. The
 // call's own heads, head size and split count are the layer's: where they differ from the schedule's,
 // mha_fwd's length check (CHECK_SHAPE) refuses or FA3's kernels run on another geometry's metadata,
 // which is what the engine target observes.
