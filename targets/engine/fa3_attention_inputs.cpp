@@ -36,9 +36,6 @@ int32_t add_scratch(gpu::gpu_request& rq, const char* name, int64_t elem_bytes, 
   return static_cast<int32_t>(rq.buffers.size() - 1);
 }
 
-// The layer's head size v: a FlashAttentionDiffKV layer's own, else its head size.
-int64_t head_size_v_of(const rank_layer& l) { return l.head_size_v > 0 ? l.head_size_v : l.head_size; }
-
 // vLLM's DiffKV cache, [pages][page][kv heads][d + dv] with K then V in a row (the NHD layout of
 // FlashAttentionDiffKVBackend), from inputs whose V rows hold d values: each V row's first dv.
 std::vector<bf16> diffkv_cache(const attention_inputs<bf16>& in, int64_t dv) {
@@ -95,9 +92,9 @@ std::string fa3_attention_unsupported(const run_request& r, const fa3_plan& p) {
   if (std::string why = fa3_mha_fwd_refusal(l.num_heads, l.num_kv_heads, l.head_size, false, l.head_size_v);
       !why.empty())
     return "FA3's mha_fwd raises on the layer's call (" + why + ")";
-  if (const int64_t dv = head_size_v_of(l); dv != l.head_size && !(l.head_size > 128 && l.head_size <= 192))
-    return "the driver builds FA3's kernels of head size v = head size and 192 / 128 only";
   const fa3_call rc = run_call_of(p, l);
+  if (fa3_head_size_v(rc) != l.head_size && !(l.head_size > 128 && l.head_size <= 192))
+    return "the driver builds FA3's kernels of head size v = head size and 192 / 128 only";
   if (fa3_run_of(p, rc).size != p.sched.size())
     return "mha_fwd's CHECK_SHAPE refuses the scheduled metadata (a host check: plan_run_shape)";
   return {};
@@ -119,7 +116,8 @@ int64_t fa3_attach_attention(const run_request& r, const fa3_plan& p, gpu::gpu_r
   const int64_t held = in.consistent ? rows_held(in, p) : -1;
   if (held < 0) return l.head_size;
   const int64_t b = p.sched.batch, total_q = in.num_tokens(), h = l.num_heads, d = l.head_size;
-  const int64_t dv = head_size_v_of(l);
+  const fa3_call rc = run_call_of(p, l);
+  const int64_t dv = fa3_head_size_v(rc);  // the layer's v tensor's
   const int64_t width = in.max_blocks_per_seq;
   const bool packed = in.layout == kv_layout::packed;
   const int64_t kv_elems = static_cast<int64_t>(packed ? in.kv_cache.size() : in.k_cache.size());
@@ -127,7 +125,6 @@ int64_t fa3_attach_attention(const run_request& r, const fa3_plan& p, gpu::gpu_r
   // vLLM's rows hold the null block 0 past a request's blocks, and padded requests' rows are all 0.
   std::vector<int32_t> table(static_cast<std::size_t>(b * width), 0);
   for (int64_t i = 0; i < held * width; ++i) table[i] = std::max(in.block_table[i], 0);
-  const fa3_call rc = run_call_of(p, l);
   const int64_t splits = fa3_run_splits(p, rc);
   const fa3_window_size window = fa3_window_size_of(rc.window);  // the layer's own
   // Each tensor as [buffer id, element offset]: the packed cache's K and V are views of one buffer,

@@ -23,12 +23,11 @@ std::string error_text() {
 // DV = D; for 192 / 128 when split, paged without TMA, or as the params say).
 template <int D, int DV, bool Split, bool PagedNonTma>
 void launch(Flash_fwd_params& p) {
-  if constexpr (D == DV || Split || PagedNonTma)
-    run_mha_fwd_<90, cutlass::bfloat16_t, D, DV, Split, PagedNonTma, false, true>(p, nullptr);
-  else if (p.pack_gqa)
-    run_mha_fwd_<90, cutlass::bfloat16_t, D, DV, Split, PagedNonTma, false, true>(p, nullptr);
-  else
-    run_mha_fwd_<90, cutlass::bfloat16_t, D, DV, Split, PagedNonTma, false, false>(p, nullptr);
+  if constexpr (D != DV && !Split && !PagedNonTma) {  // the one unpacked unit built (192 / 128)
+    if (!p.pack_gqa)
+      return run_mha_fwd_<90, cutlass::bfloat16_t, D, DV, Split, PagedNonTma, false, false>(p, nullptr);
+  }
+  run_mha_fwd_<90, cutlass::bfloat16_t, D, DV, Split, PagedNonTma, false, true>(p, nullptr);
 }
 
 // The forward kernel of head size D / v DV (no softcap; the page table is always set).
