@@ -6,11 +6,6 @@
 #include "core/util/checked.hpp"
 
 namespace headroom {
-namespace {
-
-int64_t head_size_v(const rank_layer& l) { return l.head_size_v > 0 ? l.head_size_v : l.head_size; }
-
-}  // namespace
 
 offset_probe_plan plan_offset_probe(int64_t q_rows, bool int32_offsets, bool fused_qkv) {
   offset_probe_plan p;
@@ -25,7 +20,7 @@ int64_t q_row_stride(const offset_probe_plan& p, const rank_layer& l) {
   const int64_t q = checked_mul(l.num_heads, l.head_size, "q row");
   if (!p.fused_qkv) return q;
   const int64_t kv = checked_add(checked_mul(l.num_kv_heads, l.head_size, "k row"),
-                                 checked_mul(l.num_kv_heads, head_size_v(l), "v row"), "kv row");
+                                 checked_mul(l.num_kv_heads, head_size_v_of(l), "v row"), "kv row");
   return checked_add(q, kv, "qkv row");
 }
 
@@ -37,7 +32,7 @@ int64_t largest_q_offset(const offset_probe_plan& p, const rank_layer& l) {
 
 int64_t largest_output_offset(const offset_probe_plan& p, const rank_layer& l) {
   if (p.q_rows < 1) return 0;
-  return checked_product("output offset", p.q_rows, l.num_heads, head_size_v(l)) - 1;
+  return checked_product("output offset", p.q_rows, l.num_heads, head_size_v_of(l)) - 1;
 }
 
 int64_t largest_token_offset(const offset_probe_plan& p, const rank_layer& l) {

@@ -85,6 +85,10 @@ struct rank_layer {
   int64_t compress_ratio = 0;
 };
 
+// The last dimension of the layer's V and of its output: head_size_v where the config gives one
+// (DiffKV layers, e.g. MiMo-V2's 192 / 128), else the head size.
+inline int64_t head_size_v_of(const rank_layer& l) { return l.head_size_v > 0 ? l.head_size_v : l.head_size; }
+
 struct rank_geometry {
   int64_t tp = 1;
   int64_t model_wide_heads = 0;     // num_attention_heads // tp

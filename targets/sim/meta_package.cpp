@@ -64,7 +64,7 @@ offset_probe_params probe_params(sim::memory& m, const offset_probe_plan& p, con
   // The tensor whose last element lies further: q (its row stride) or the contiguous output.
   const bool q = largest_q_offset(p, l) >= largest_output_offset(p, l);
   k.token = std::max<int64_t>(p.q_rows - 1, 0), k.heads = l.num_heads;
-  k.head_size = q ? l.head_size : (l.head_size_v > 0 ? l.head_size_v : l.head_size);
+  k.head_size = q ? l.head_size : head_size_v_of(l);
   k.row_stride = q ? q_row_stride(p, l) : 0;
   k.int32_offsets = p.int32_offsets;
   return k;
