@@ -31,7 +31,8 @@ sglang_fa3_pass_row row_of(const engine_settings& s, const engine_step& st, sgla
                         {}};
   for (const rank_layer& l : layers) {
     auto same = [&](const sglang_fa3_layer_run& x) {
-      return x.q_heads == l.num_heads && x.kv_heads == l.num_kv_heads && x.head_size == l.head_size;
+      return x.q_heads == l.num_heads && x.kv_heads == l.num_kv_heads && x.head_size == l.head_size &&
+             x.head_size_v == l.head_size_v;
     };
     if (auto it = std::find_if(r.runs.begin(), r.runs.end(), same); it != r.runs.end()) {
       ++it->layers;
@@ -39,8 +40,9 @@ sglang_fa3_pass_row row_of(const engine_settings& s, const engine_step& st, sgla
     }
     fa3_group run = g;
     run.run_q_heads = l.num_heads, run.run_kv_heads = l.num_kv_heads, run.run_head_size = l.head_size;
+    run.run_head_size_v = l.head_size_v;
     const fa3_plan f = plan_fa3_sglang(s, st, pass, run);
-    r.runs.push_back({l.num_heads, l.num_kv_heads, l.head_size, 1, f.run_resolved, f.run_size,
+    r.runs.push_back({l.num_heads, l.num_kv_heads, l.head_size, l.head_size_v, 1, f.run_resolved, f.run_size,
                       f.sched.size() != f.run_size,
                       f.run_resolved > 1 && f.sched_dynamic_max > f.run_resolved});
   }
@@ -48,10 +50,12 @@ sglang_fa3_pass_row row_of(const engine_settings& s, const engine_step& st, sgla
 }
 
 std::string run_text(const sglang_fa3_layer_run& x) {
-  std::string s = "      " + std::to_string(x.layers) + " layer(s) of " + std::to_string(x.q_heads) +
-                  " heads, " + std::to_string(x.kv_heads) + " kv heads, head size " +
-                  std::to_string(x.head_size) + ": run num_splits " + std::to_string(x.splits) +
-                  ", expects " + std::to_string(x.entries) + " entries";
+  std::string s =
+      "      " + std::to_string(x.layers) + " layer(s) of " + std::to_string(x.q_heads) + " heads, " +
+      std::to_string(x.kv_heads) + " kv heads, head size " + std::to_string(x.head_size) +
+      (x.head_size_v > 0 && x.head_size_v != x.head_size ? ", head size v " + std::to_string(x.head_size_v)
+                                                         : std::string()) +
+      ": run num_splits " + std::to_string(x.splits) + ", expects " + std::to_string(x.entries) + " entries";
   if (x.shape_fails) s += ": CHECK_SHAPE fails";
   if (x.out_accum_short) s += ": out_accum too short for the request's splits";
   return s + "\n";
@@ -110,7 +114,8 @@ std::string sglang_fa3_plan_text(const std::vector<sglang_fa3_rank_plan>& plans)
          ": SGLang fa3 decode schedule (FlashAttentionBackend; not vLLM's builder)\n";
     s += "  scheduled with the config's " + std::to_string(rp.q_heads) + " heads, " +
          std::to_string(rp.kv_heads) + " kv heads, head_dim " + std::to_string(rp.head_size) +
-         ", page size " + std::to_string(rp.page_size) + ", max_seqlen_q 1, causal=True, num_splits 0\n";
+         " (no headdim_v: v taken as " + std::to_string(rp.head_size) + "), page size " +
+         std::to_string(rp.page_size) + ", max_seqlen_q 1, causal=True, num_splits 0\n";
     s += "  given to " + std::to_string(rp.full_layers) + " non-sliding layer(s); " +
          std::to_string(rp.sliding_layers) + " sliding layer(s) schedule their own\n";
     if (!rp.disabled.empty()) s += "  no step precomputes one under " + rp.disabled + "\n";

@@ -18,8 +18,8 @@ namespace headroom {
 
 // One distinct geometry of the non-sliding layers and what its mha_fwd computes under a pass.
 struct sglang_fa3_layer_run {
-  int64_t q_heads = 0, kv_heads = 0, head_size = 0;
-  int64_t layers = 0;            // how many layers of the rank have it
+  int64_t q_heads = 0, kv_heads = 0, head_size = 0, head_size_v = 0;  // v: the layer's V (0: head size)
+  int64_t layers = 0;                                                 // how many layers of the rank have it
   int64_t splits = 0;            // the run's own split count (out_accum's first dimension)
   int64_t entries = 0;           // the metadata layout the run expects
   bool shape_fails = false;      // entries differ from the schedule's: CHECK_SHAPE fails

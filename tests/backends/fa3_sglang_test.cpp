@@ -129,6 +129,47 @@ TEST(Fa3Sglang, ConfigKvHeadsOverSplitTheLayer) {
   EXPECT_EQ(plan_fa3_sglang(s, st, sglang_fa3_pass::replay, g).run_resolved, 28);
 }
 
+// Head size v. SGLang's get_scheduler_metadata call passes no headdim_v, so FA3 schedules with
+// v = head_dim; mha_fwd runs with the v cache's. Head size 192, page size 128, an eager decode of
+// requests over 2000 and 9 keys (the run's page table is 2048 tokens wide).
+//  MiMo-V2's full layers (64 q heads over 4 kv heads): 16 packed query rows never outgrow the
+//    128-row tile, so both sides read pages without TMA, on 96-key tiles whatever v is. Schedule:
+//    21 n-blocks, 4 m-blocks in all, 4 s / 132 peaks at s = 21, the first within 85% is 18. Run:
+//    22 n-blocks, the first within 85% of 88 / 132 is 19, with v 128 as with 192.
+//  256 q heads over 1 kv head: 256 packed rows (2 m-blocks). The schedule's 192 / 192 tile is 112
+//    keys wide, which a page of 128 does not hold, so no TMA: 96-key tiles, 21 n-blocks, the first
+//    s within 85% of 42 / 132 is 18; the prepare kernel (22 blocks, ceil(22 x 1.1 / 132) = 1 a SM)
+//    gives the long request min(21, 18) = 18. The run's 192 / 128 tile is 128 keys wide: TMA, 16
+//    n-blocks, the first within 85% of 32 / 132 is 14, so out_accum holds 14 splits where the
+//    request writes 18. Were v given, the run would be 96-key tiles again: 22 n-blocks, 19 splits.
+TEST(Fa3Sglang, HeadSizeVIsNotScheduled) {
+  engine_settings s = sglang_engine();
+  s.cg_mode = cudagraph_mode::none;
+  const engine_step st = forward_step(s, sglang_decode_batch({2000, 9}));
+  fa3_group mimo{64, 4, 192, 128, 0};
+  mimo.run_head_size_v = 128;
+  const fa3_plan m = plan_fa3_sglang(s, st, sglang_fa3_pass::eager, mimo);
+  EXPECT_EQ(m.sched_call.head_size_v, 0);
+  EXPECT_EQ(m.run_call.head_size_v, 128);
+  EXPECT_EQ(m.sched_resolved, 18);
+  EXPECT_EQ(m.run_resolved, 19);
+  mimo.run_head_size_v = 0;
+  EXPECT_EQ(plan_fa3_sglang(s, st, sglang_fa3_pass::eager, mimo).run_resolved, 19);
+
+  fa3_group wide{256, 1, 192, 128, 0};
+  wide.run_head_size_v = 128;
+  const fa3_plan w = plan_fa3_sglang(s, st, sglang_fa3_pass::eager, wide);
+  EXPECT_EQ(w.sched_resolved, 18);
+  EXPECT_EQ(w.sched_dynamic_max, 18);
+  EXPECT_EQ(w.run_resolved, 14);
+  EXPECT_FALSE(fa3_paged_kv_tma(w.sched_call));
+  EXPECT_TRUE(fa3_paged_kv_tma(w.run_call));
+  wide.head_size_v = 128;  // a call that passed headdim_v
+  EXPECT_EQ(plan_fa3_sglang(s, st, sglang_fa3_pass::eager, wide).sched_resolved, 14);
+  wide.head_size_v = wide.run_head_size_v = 0;
+  EXPECT_EQ(plan_fa3_sglang(s, st, sglang_fa3_pass::eager, wide).run_resolved, 19);
+}
+
 // The capture of the largest graph (8 requests): the schedule sees sequence length 1 (one
 // n-block: one split, every request 1), layout 1 + 4 x 8 = 33 entries, which is exactly the
 // persistent buffer of 1 + 4 x round_up(8, 4); the run at the page table's 4096 tokens splits 14

@@ -91,7 +91,8 @@ TEST(SglangFa3Plan, PrintsTheSchedule) {
   const std::string t = sglang_fa3_plan_text(sglang_fa3_plan(small_model(), sglang_options()));
   for (const char* line :
        {"tp 1: SGLang fa3 decode schedule",
-        "scheduled with the config's 8 heads, 1 kv heads, head_dim 128, page size 16",
+        "scheduled with the config's 8 heads, 1 kv heads, head_dim 128 (no headdim_v: v taken as 128), page "
+        "size 16",
         "given to 2 non-sliding layer(s); 1 sliding layer(s) schedule their own",
         "eager decode, 1 request(s), max_seqlen_k 3000: num_splits 21 (a request at most 21), 17 metadata "
         "entries of 17\n",
