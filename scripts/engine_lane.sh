@@ -27,8 +27,11 @@
 #   truth.tsv, truth/    every bundled config x TP x mirror x backend x group: the failing decode
 #                        batches on the formulas and on the engine's kernel (truth_table.py)
 #   bench_decode.md/.json, bench_prefill.md/.json   the engines' kernels timed (bench/engine_kernels)
-# Knobs: STEPS (laguna gemma fault flashinfer fa3 agree truth bench: which parts run; those of an engine
-# that is not there are skipped), CASES (1000), PREFILL_CASES (1000), REPEAT (30), BENCH_TP (1,8),
+#   audit_*.txt, audit_*/  docs/audit.md's campaigns, side by side, AUDIT_TIME each (default 10m): vLLM
+#                        Triton, FlashInfer and FA3 on their kernels, every backend under the SGLang
+#                        flavour, and headroom's own bodies (--target gpu); not in the default STEPS
+# Knobs: STEPS (laguna gemma fault flashinfer fa3 agree truth bench, and audit: which parts run; those of
+# an engine that is not there are skipped), CASES (1000), PREFILL_CASES (1000), REPEAT (30), BENCH_TP (1,8),
 # JOBS (4), SEED (2026); the truth table (tests/engine_target/truth_table.py): TRUTH_CONFIGS (paths,
 # space-separated; every bundled config), TRUTH_TARGETS (engine; sim adds the simulator), TRUTH_JOBS
 # (nproc), TRUTH_BUDGET (seconds: no new command starts after it), TRUTH_SAMPLE_MAX (the sample's
@@ -180,6 +183,34 @@ if want truth; then
     ${TRUTH_FROM:+--from "$TRUTH_FROM"} 2>&1 | tee "$out/truth.log" | tail -3
   echo "truth: exit ${PIPESTATUS[0]}" | tee -a "$out/lane.log"
   cp "$out/truth/truth.tsv" "$out/truth.tsv" 2>/dev/null
+fi
+
+if want audit; then
+  say "the audit's campaigns, side by side, ${AUDIT_TIME:-10m} each"
+  camps=()
+  [[ -n "$have_vllm" ]] && camps+=("triton:--target engine --backend triton --engine-flavour vllm")
+  [[ -n "$have_fi" ]] && camps+=("flashinfer:--target engine --backend flashinfer --engine-flavour vllm")
+  [[ -n "$have_fa3" ]] && camps+=("fa3:--target engine --backend fa3 --engine-flavour vllm")
+  camps+=("sglang:--target engine --engine-flavour sglang")
+  [[ -x "$build/targets/gpu/headroom_gpu_worker" ]] && camps+=("gpu:--target gpu --jobs 64")
+  engine_jobs=$(($(nproc) / ${#camps[@]}))
+  ((engine_jobs < 1)) && engine_jobs=1
+  i=0
+  for c in "${camps[@]}"; do
+    name=${c%%:*}
+    read -ra flags <<<"${c#*:}"
+    [[ "$name" != gpu ]] && flags+=(--jobs "$engine_jobs")
+    HEADROOM_ENGINE_RUNS="$out/audit_${name}_runs.tsv" run "audit_$name" "$hr" fuzz "${flags[@]}" \
+      --time "${AUDIT_TIME:-10m}" --seed $((${SEED:-2026} + i)) --out "$out/audit_$name" &
+    i=$((i + 1))
+  done
+  wait
+  for c in "${camps[@]}"; do
+    name=${c%%:*}
+    echo "-- $name" | tee -a "$out/lane.log"
+    sed -n '/^headroom fuzz: seed/,$p' "$out/audit_$name.txt" | head -12 | tee -a "$out/lane.log"
+    [[ -f "$out/audit_${name}_runs.tsv" ]] && cut -f1,2 "$out/audit_${name}_runs.tsv" | sort | uniq -c | tee -a "$out/lane.log"
+  done
 fi
 
 if want bench && [[ ! -x "$build/bench/engine_kernels" ]]; then
