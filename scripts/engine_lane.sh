@@ -32,7 +32,7 @@
 #                        flavour, and headroom's own bodies (--target gpu); not in the default STEPS
 # Knobs: STEPS (laguna gemma fault flashinfer fa3 agree truth bench, and audit: which parts run; those of
 # an engine that is not there are skipped), CASES (1000), PREFILL_CASES (1000), REPEAT (30), BENCH_TP (1,8),
-# JOBS (4), SEED (2026); the truth table (tests/engine_target/truth_table.py): TRUTH_CONFIGS (paths,
+# JOBS (4), SEED (2026; the audit's campaigns take SEED + 1 to SEED + 5 by name), AUDIT_TIME (10m); the truth table (tests/engine_target/truth_table.py): TRUTH_CONFIGS (paths,
 # space-separated; every bundled config), TRUTH_TARGETS (engine; sim adds the simulator), TRUTH_JOBS
 # (nproc), TRUTH_BUDGET (seconds: no new command starts after it), TRUTH_SAMPLE_MAX (the sample's
 # powers of two stop there; 0: at the largest batch), TRUTH_MIRRORS (which, in which order; all),
@@ -187,28 +187,30 @@ fi
 
 if want audit; then
   say "the audit's campaigns, side by side, ${AUDIT_TIME:-10m} each"
+  # name:seed offset:flags (the seed of a campaign does not depend on which engines are present)
   camps=()
-  [[ -n "$have_vllm" ]] && camps+=("triton:--target engine --backend triton --engine-flavour vllm")
-  [[ -n "$have_fi" ]] && camps+=("flashinfer:--target engine --backend flashinfer --engine-flavour vllm")
-  [[ -n "$have_fa3" ]] && camps+=("fa3:--target engine --backend fa3 --engine-flavour vllm")
-  camps+=("sglang:--target engine --engine-flavour sglang")
-  [[ -x "$build/targets/gpu/headroom_gpu_worker" ]] && camps+=("gpu:--target gpu --jobs 64")
+  [[ -n "$have_vllm" ]] && camps+=("triton:1:--target engine --backend triton --engine-flavour vllm")
+  [[ -n "$have_fi" ]] && camps+=("flashinfer:2:--target engine --backend flashinfer --engine-flavour vllm")
+  [[ -n "$have_fa3" ]] && camps+=("fa3:3:--target engine --backend fa3 --engine-flavour vllm")
+  camps+=("sglang:4:--target engine --engine-flavour sglang")
+  [[ -x "$build/targets/gpu/headroom_gpu_worker" ]] && camps+=("gpu:5:--target gpu --jobs 64")
   engine_jobs=$(($(nproc) / ${#camps[@]}))
   ((engine_jobs < 1)) && engine_jobs=1
-  i=0
+  trap 'kill $(jobs -p) 2>/dev/null' INT TERM  # an interrupted lane stops its campaigns too
   for c in "${camps[@]}"; do
-    name=${c%%:*}
-    read -ra flags <<<"${c#*:}"
+    IFS=: read -r name offset rest <<<"$c"
+    read -ra flags <<<"$rest"
     [[ "$name" != gpu ]] && flags+=(--jobs "$engine_jobs")
     HEADROOM_ENGINE_RUNS="$out/audit_${name}_runs.tsv" run "audit_$name" "$hr" fuzz "${flags[@]}" \
-      --time "${AUDIT_TIME:-10m}" --seed $((${SEED:-2026} + i)) --out "$out/audit_$name" &
-    i=$((i + 1))
+      --time "${AUDIT_TIME:-10m}" --seed $((${SEED:-2026} + offset)) --out "$out/audit_$name" &
   done
   wait
+  trap - INT TERM
   for c in "${camps[@]}"; do
     name=${c%%:*}
     echo "-- $name" | tee -a "$out/lane.log"
-    sed -n '/^headroom fuzz: seed/,$p' "$out/audit_$name.txt" | head -12 | tee -a "$out/lane.log"
+    grep -E '^headroom fuzz: seed|cases in|distinct counterexample|^  \[|repro:|^verdict' "$out/audit_$name.txt" |
+      tee -a "$out/lane.log"
     [[ -f "$out/audit_${name}_runs.tsv" ]] && cut -f1,2 "$out/audit_${name}_runs.tsv" | sort | uniq -c | tee -a "$out/lane.log"
   done
 fi

@@ -39,7 +39,8 @@ sglang_fa3_pass sglang_fa3_pass_of(const engine_settings& s, const engine_step& 
 
 // The schedule of one pass and what a layer's run expects of it. g holds the config's geometry
 // over TP (q_heads = num_attention_heads // tp, kv_heads = get_num_kv_heads(tp), head_size =
-// head_dim, and no head size v: get_scheduler_metadata then takes headdim_v = headdim), the KV
+// head_dim; g.head_size_v 0, as SGLang passes no headdim_v and get_scheduler_metadata then takes
+// headdim_v = headdim; a value stands for a call that passed one), the KV
 // cache's page size and window 0; g.run_* the layer's (0: the config's; run_head_size_v the v
 // cache's last dimension, which mha_fwd reads as dv: 128 on MiMo-V2's layers of 192). The
 // plan's rows are SGLang's: one query token per request (cu_seqlens_q = arange), padded graph rows

@@ -137,11 +137,13 @@ TEST(Fa3Sglang, ConfigKvHeadsOverSplitTheLayer) {
 //    21 n-blocks, 4 m-blocks in all, 4 s / 132 peaks at s = 21, the first within 85% is 18. Run:
 //    22 n-blocks, the first within 85% of 88 / 132 is 19, with v 128 as with 192.
 //  256 q heads over 1 kv head: 256 packed rows (2 m-blocks). The schedule's 192 / 192 tile is 112
-//    keys wide, which a page of 128 does not hold, so no TMA: 96-key tiles, 21 n-blocks, the first
-//    s within 85% of 42 / 132 is 18; the prepare kernel (22 blocks, ceil(22 x 1.1 / 132) = 1 a SM)
-//    gives the long request min(21, 18) = 18. The run's 192 / 128 tile is 128 keys wide: TMA, 16
-//    n-blocks, the first within 85% of 32 / 132 is 14, so out_accum holds 14 splits where the
-//    request writes 18. Were v given, the run would be 96-key tiles again: 22 n-blocks, 19 splits.
+//    keys wide, which does not divide a page of 128, so no TMA: 96-key tiles, 21 n-blocks, the
+//    first s within 85% of 42 / 132 is 18; the prepare kernel (2 m-blocks x (21 + 1) n-blocks = 44
+//    blocks, ceil(44 x 1.1 / 132) = 1 a SM) gives the long request min(21, 18) = 18. The run's
+//    192 / 128 tile is 128 keys wide: TMA, 16 n-blocks, the first within 85% of 32 / 132 is 14, so
+//    out_accum holds 14 splits where the request writes 18. Were the schedule given v, it would
+//    take TMA too: 16 n-blocks, 14 splits, as the run. With no v on either side (a 192 / 192
+//    layer) the run is on 96-key tiles: 22 n-blocks, 19 splits, and nothing is written past.
 TEST(Fa3Sglang, HeadSizeVIsNotScheduled) {
   engine_settings s = sglang_engine();
   s.cg_mode = cudagraph_mode::none;

@@ -121,6 +121,32 @@ TEST(SglangFa3Plan, ShowsTheCausalRule) {
   EXPECT_NE(sglang_fa3_plan_text(plans).find("expects 13 entries: CHECK_SHAPE fails"), std::string::npos);
 }
 
+// A layer whose head size v is not the config's head_dim (MiMo-V2's full layers: 64 heads over 4,
+// 192 / 128): the schedule is told none, the run's row names its v. One request of 3000 keys,
+// eager, pages of 16: 16 packed rows, no TMA, 96-key tiles on both sides; the run's 3008 keys make
+// 32 n-blocks, 4 m-blocks in all: 4 s / 132 peaks at s = 32, the first within 85% is 28. Head size
+// 192 is not causal at one token: 1 + 3 x 4 = 13 entries.
+TEST(SglangFa3Plan, NamesTheLayersHeadSizeV) {
+  model_geometry m;
+  m.name = "sglang-fa3-plan-v";
+  m.num_attention_heads = 64;
+  m.num_kv_heads = 4;
+  m.head_size = 192;
+  m.layers = {{"model.layers.0.self_attn.attn", attn_kind::full, 64, 4, 192, 128, 0, 0}};
+  const auto plans = sglang_fa3_plan(m, sglang_options());
+  const sglang_fa3_pass_row& eager = plans.at(0).passes.at(0);
+  ASSERT_EQ(eager.runs.size(), 1u);
+  EXPECT_EQ(eager.runs[0].head_size_v, 128);
+  EXPECT_EQ(eager.runs[0].splits, 28);
+  EXPECT_EQ(eager.runs[0].entries, 13);
+  const std::string t = sglang_fa3_plan_text(plans);
+  for (const char* line :
+       {"head_dim 192 (no headdim_v: v taken as 192)",
+        "1 layer(s) of 64 heads, 4 kv heads, head size 192, head size v 128: run num_splits "
+        "28, expects 13 entries\n"})
+    EXPECT_NE(t.find(line), std::string::npos) << line << "\nin:\n" << t;
+}
+
 // No precompute under DP attention: the geometry and the reason, no pass; the vllm flavour or a
 // backend list without fa3 is not SGLang's plan.
 TEST(SglangFa3Plan, NoneUnderDpAttention) {

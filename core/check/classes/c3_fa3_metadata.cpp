@@ -128,7 +128,7 @@ std::vector<finding> fa3_run_findings(const fa3_plan& f, const fa3_group& g, con
                        std::to_string(lost) + " (token, head) rows of its split requests (garbage output)"});
   if (f.run_resolved <= 1 || f.sched_dynamic_max <= f.run_resolved) return out;
   const int64_t total_q = f.query_start.empty() ? 0 : f.query_start.back();
-  const int64_t slab = checked_product("fa3 out_accum", l.num_heads, total_q, l.head_size_v, 4);
+  const int64_t slab = checked_product("fa3 out_accum", l.num_heads, total_q, head_size_v_of(l), 4);
   out.push_back({invariant::plan_run_shape, "out_accum", checked_mul(f.run_resolved, slab),
                  checked_mul(f.sched_dynamic_max, slab),
                  "the schedule (" + sched + ") gives a request " + std::to_string(f.sched_dynamic_max) +
