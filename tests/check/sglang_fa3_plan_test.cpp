@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "core/check/sglang_fa3_plan.hpp"
+#include "tests/support/laguna.hpp"
 
 namespace headroom {
 namespace {
@@ -127,12 +128,8 @@ TEST(SglangFa3Plan, ShowsTheCausalRule) {
 // 32 n-blocks, 4 m-blocks in all: 4 s / 132 peaks at s = 32, the first within 85% is 28. Head size
 // 192 is not causal at one token: 1 + 3 x 4 = 13 entries.
 TEST(SglangFa3Plan, NamesTheLayersHeadSizeV) {
-  model_geometry m;
-  m.name = "sglang-fa3-plan-v";
-  m.num_attention_heads = 64;
-  m.num_kv_heads = 4;
-  m.head_size = 192;
-  m.layers = {{"model.layers.0.self_attn.attn", attn_kind::full, 64, 4, 192, 128, 0, 0}};
+  model_geometry m = testing::uniform(1, 64, 4, 192);
+  m.layers[0].head_size_v = 128;
   const auto plans = sglang_fa3_plan(m, sglang_options());
   const sglang_fa3_pass_row& eager = plans.at(0).passes.at(0);
   ASSERT_EQ(eager.runs.size(), 1u);
