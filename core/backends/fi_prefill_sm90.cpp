@@ -107,6 +107,10 @@ fi_prefill_sm90_plan plan_fi_prefill_sm90(int64_t builder_heads, int64_t kv_head
   cta_heap heap(p.num_ctas);
   std::vector<std::vector<work>> per_cta(static_cast<std::size_t>(p.num_ctas));
   const int64_t heads = p.same_schedule_for_all_heads ? 1 : builder_heads;
+  int64_t tiles_per_head = 0;
+  for (const auto& [i, q, kv] : order) tiles_per_head += ceil_div(q, p.cta_tile_q);
+  const auto works = static_cast<std::size_t>(checked_mul(heads, tiles_per_head, "works"));
+  for (auto& list : per_cta) list.reserve(works / per_cta.size() + 1);  // the heap deals them about evenly
   for (int64_t h = 0; h < heads; ++h)
     for (const auto& [i, q, kv] : order) {
       const int64_t tiles = ceil_div(q, p.cta_tile_q);
@@ -120,6 +124,9 @@ fi_prefill_sm90_plan plan_fi_prefill_sm90(int64_t builder_heads, int64_t kv_head
     }
 
   p.work_indptr.assign(1, 0);
+  for (auto* part : {&p.qo_tile_indices, &p.qo_indptr, &p.kv_indptr, &p.qo_len, &p.kv_len, &p.head_indices,
+                     &p.batch_indices})
+    part->reserve(works);
   for (const auto& list : per_cta) {
     p.work_indptr.push_back(narrow(p.work_indptr.back() + static_cast<int64_t>(list.size()), "work_indptr"));
     for (const work& w : list) {

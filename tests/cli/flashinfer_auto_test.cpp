@@ -128,12 +128,14 @@ TEST(FlashInferAuto, WrapperBackendsOfTheOptions) {
   EXPECT_TRUE(wb.prefill.fa3 && wb.decode.fa3);
 }
 
-// One layer of 1024 query heads, 8 kv heads of `head_dim` (flashinfer_prefill_test.cpp's wide.json).
-std::string wide_config(const fs::path& dir, int head_dim) {
-  const fs::path f = dir / ("wide" + std::to_string(head_dim) + ".json");
+// One layer of `heads` query heads (by default 1024: flashinfer_prefill_test.cpp's wide.json), 8 kv
+// heads of `head_dim`.
+std::string wide_config(const fs::path& dir, int head_dim, int heads = 1024) {
+  const fs::path f = dir / ("wide" + std::to_string(head_dim) + "x" + std::to_string(heads) + ".json");
   std::ofstream(f) << R"({"architectures": ["LlamaForCausalLM"], "model_type": "llama",
-    "hidden_size": 131072, "num_attention_heads": 1024, "num_key_value_heads": 8, "head_dim": )"
-                   << head_dim
+    "hidden_size": )"
+                   << 128 * heads << R"(, "num_attention_heads": )" << heads
+                   << R"(, "num_key_value_heads": 8, "head_dim": )" << head_dim
                    << R"(, "num_hidden_layers": 1, "vocab_size": 32000, "torch_dtype": "bfloat16"})";
   return f.string();
 }
@@ -192,10 +194,11 @@ TEST(FlashInferAuto, PlanSaysWhatAutoChoseAndCheckPlansEachWrapperSo) {
 }
 
 // Where auto resolves to fa3 a target that runs FA2 bodies refuses it; where it resolves to fa2
-// (head dim 96: not an FA3 prefill head dim) they run it.
+// (head dim 96: not an FA3 prefill head dim) they run it (16 query heads: the simulator's run of
+// 1024 takes 20 s, and the choice depends on the head dim alone).
 TEST(FlashInferAuto, FA2TargetsRefuseAutoOnlyWhereItResolvesToFa3) {
   const auto dir = scratch("fi_auto_targets");
-  const std::string d128 = wide_config(dir, 128), d96 = wide_config(dir, 96);
+  const std::string d128 = wide_config(dir, 128), d96 = wide_config(dir, 96, 16);
   EXPECT_EQ(bad_input_problem(run_cli("check " + d128 + flags + "8 --target sim --flashinfer-prefill auto"),
                               {"'--flashinfer-prefill' = auto", "resolves to fa3 at tp 1 group 0 prefill",
                                "head dim 128", "--target model only"}),
