@@ -16,7 +16,7 @@ namespace {
 
 bool reports_fallback(const check_case& c, const engine& e, const attention_group& g) {
   model_executor model;
-  group_context ctx{&e, &g, c, &model, std::nullopt};
+  group_context ctx{&e, &g, c, &model, std::nullopt, false, nullptr, nullptr};
   const group_result res = check_group(ctx, decode_sweep::of({decode_batch(1, 16)}), {});
   return std::any_of(res.violations.begin(), res.violations.end(),
                      [](const violation& v) { return v.inv == invariant::fallback_when_empty; });

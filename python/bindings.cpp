@@ -43,9 +43,9 @@ run_settings settings_of(const run_options& o) {
   cli::merge_keyword_settings(a, o.settings, arguments);
   if (!o.engine_args.is_null())
     cli::merge_engine_args(a, o.engine_args, o.engine_args_name, cli::command("check"));
-  run_settings r{cli::options_of(a), cli::read_attributed(a, [&] { return cli::dtype_of(a); })};
-  r.kv_cache = cli::read_attributed(a, [&] { return cli::kv_cache_of(a); }).value_or(kv_quant::none);
-  r.kv_cache_given = a.get("--kv-cache-dtype").value_or("");
+  run_settings r{cli::options_of(a), cli::read_attributed(a, [&] { return cli::dtype_of(a); }),
+                 cli::read_attributed(a, [&] { return cli::kv_cache_of(a); }).value_or(kv_quant::none),
+                 a.get("--kv-cache-dtype").value_or("")};
   check_options& c = r.options;
   if (o.backend == "all")
     c.backends = {backend::triton, backend::flashinfer, backend::fa3};

@@ -273,9 +273,10 @@ TEST(EngineSettings, SglangSettingsReachThePlan) {
     auto fi = sglang_buffers("--backend flashinfer " + flags, dir);
     EXPECT_EQ(fi["paged_kv_indptr"], json::array({indptr})) << flags;
     EXPECT_EQ(fi["paged_kv_last_page_len"], json::array({indptr - 1})) << flags;
-    if (metadata > 0)
+    if (metadata > 0) {
       EXPECT_EQ(sglang_buffers("--backend fa3 " + flags, dir)["scheduler_metadata"], json::array({metadata}))
           << flags;
+    }
   }
   // The same settings from a file (SGLang's max_running_requests, the mirror's attn_tp_size and
   // gathered_buffer), a flag overriding it: attention TP 1 makes both ceilings the pool, 21 (22).

@@ -179,7 +179,9 @@ TEST(FlashInferPrefill, CheckRunsTheWidestPrefillStepAndItsIntWorkspaceOverflows
     const json report = json::parse(slurp(out));
     EXPECT_EQ(int_workspace_overflows(report, bytes), 1) << cmd << report["violations"].dump();
     for (const auto& t : report["thresholds"])  // no decode batch fails: the prefill step does
-      if (t.contains("min_failing_decode_batch")) EXPECT_TRUE(t["min_failing_decode_batch"].is_null()) << cmd;
+      if (t.contains("min_failing_decode_batch")) {
+        EXPECT_TRUE(t["min_failing_decode_batch"].is_null()) << cmd;
+      }
   }
   // fa2 runs its own widest step (the Fa2 tests below); its int parts fit: clean.
   EXPECT_EQ(run_cli(check_of(config, 300) + " --flashinfer-prefill fa2").code, 0);

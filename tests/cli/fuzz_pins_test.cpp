@@ -241,7 +241,9 @@ TEST(FuzzPins, ShrinkerKeepsTheFlashInferSwitches) {
   for (uint64_t i = 0; i < 20; ++i)
     for (const check_case& cand : generators::shrink_candidates(cli::sample_fuzz_case(o, i))) {
       const bool both = cand.flashinfer.tensor_core_decode && cand.flashinfer.disable_split_kv;
-      if (!both) EXPECT_FALSE(cli::keeps_pins(o, cand)) << "case " << i;
+      if (!both) {
+        EXPECT_FALSE(cli::keeps_pins(o, cand)) << "case " << i;
+      }
       refused += !both;
     }
   EXPECT_GE(refused, 40);  // at least the two steps of each case

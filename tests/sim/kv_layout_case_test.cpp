@@ -114,7 +114,9 @@ TEST(KvLayoutCase, StepCasesGiveTheSameVerdictsOnBothLayouts) {
       c.layout = kv_layout::packed;
       const auto [packed, packed_buffers] = verdicts_of(c);
       EXPECT_EQ(packed, separate) << name << (mutants ? "" : " without its mutant");
-      if (mutants) EXPECT_FALSE(separate.empty()) << name;
+      if (mutants) {
+        EXPECT_FALSE(separate.empty()) << name;
+      }
       if (separate_buffers.empty() && packed_buffers.empty()) continue;  // no attention body ran
       ++attention;
       EXPECT_EQ(separate_buffers, (std::set<std::string>{"k_cache", "v_cache"})) << name;

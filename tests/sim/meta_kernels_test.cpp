@@ -69,7 +69,9 @@ TEST(MetaKernels, RequestMetaFillsPastMaxNumSeqs) {
   sim_run fixed(plan_request_meta(s, st, 9, 16, {}), st.b);
   EXPECT_EQ(fixed.o.oob_count, 0);
   for (const auto& b : fixed.sim.last().buffers)
-    if (b.name == "paged_kv_indptr") EXPECT_EQ(b.stats.touched, 10);
+    if (b.name == "paged_kv_indptr") {
+      EXPECT_EQ(b.stats.touched, 10);
+    }
 }
 
 // 32 requests of no work: the search ends at q_idx 32 and reads shared:prefix_sum[32] past its 32
