@@ -47,10 +47,10 @@ fi
 # Without a device the CUDA code is compiled to PTX only (sm_90a's virtual architecture: the front
 # end and NVVM run, ptxas does not; a device would compile the PTX at load), with NVVM at -O1 (the
 # top CMakeLists.txt: HEADROOM_CUDA_COMPILE_CHECK): about a fifth of the CUDA compile time of an
-# sm_90a build on a build machine with no GPU, such as CI. With one (nvidia-smi lists a GPU) sm_90a SASS is
-# built: 90a, not 90, because the prefill tile pass uses Hopper's warpgroup products (wgmma), which
-# only the arch-specific target has. HEADROOM_CUDA_ARCHITECTURES overrides both (e.g. 90a for
-# binaries built here and carried to a device).
+# sm_90a build, on a build machine with no GPU such as CI. With one (nvidia-smi lists a GPU) sm_90a
+# SASS is built: 90a, not 90, because the prefill tile pass uses Hopper's warpgroup products
+# (wgmma), which only the arch-specific target has. HEADROOM_CUDA_ARCHITECTURES overrides both
+# (e.g. 90a for binaries built here and carried to a device).
 if [[ ! -f "$build/CMakeCache.txt" ]]; then
   generator=()
   command -v ninja >/dev/null 2>&1 && generator=(-G Ninja)
