@@ -39,6 +39,18 @@ inline fs::path scratch(const std::string& name) {
   return dir;
 }
 
+// One Llama layer of `heads` query heads and `kv` kv heads of `head_dim` (hidden size 128 a head), as
+// dir/name.
+inline std::string llama_config(const fs::path& dir, const std::string& name, int heads, int kv,
+                                int head_dim = 128) {
+  const fs::path f = dir / name;
+  std::ofstream(f) << R"({"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": )"
+                   << heads * 128 << R"(, "num_attention_heads": )" << heads << R"(, "num_key_value_heads": )"
+                   << kv << R"(, "head_dim": )" << head_dim
+                   << R"(, "num_hidden_layers": 1, "vocab_size": 32000, "torch_dtype": "bfloat16"})";
+  return f.string();
+}
+
 inline std::string slurp(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};

@@ -131,13 +131,8 @@ TEST(FlashInferAuto, WrapperBackendsOfTheOptions) {
 // One layer of `heads` query heads (by default 1024: flashinfer_prefill_test.cpp's wide.json), 8 kv
 // heads of `head_dim`.
 std::string wide_config(const fs::path& dir, int head_dim, int heads = 1024) {
-  const fs::path f = dir / ("wide" + std::to_string(head_dim) + "x" + std::to_string(heads) + ".json");
-  std::ofstream(f) << R"({"architectures": ["LlamaForCausalLM"], "model_type": "llama",
-    "hidden_size": )"
-                   << 128 * heads << R"(, "num_attention_heads": )" << heads
-                   << R"(, "num_key_value_heads": 8, "head_dim": )" << head_dim
-                   << R"(, "num_hidden_layers": 1, "vocab_size": 32000, "torch_dtype": "bfloat16"})";
-  return f.string();
+  return llama_config(dir, "wide" + std::to_string(head_dim) + "x" + std::to_string(heads) + ".json", heads,
+                      8, head_dim);
 }
 
 const std::string flags = " --backend flashinfer --tp 1 --max-num-batched-tokens 2048 --max-num-seqs ";

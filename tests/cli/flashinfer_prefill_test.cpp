@@ -30,16 +30,6 @@ namespace {
 using namespace headroom_test;
 using nlohmann::json;
 
-// One Llama layer of `heads` query heads and `kv` kv heads of 128, as dir/name.
-std::string llama_config(const fs::path& dir, const std::string& name, int heads, int kv) {
-  const fs::path f = dir / name;
-  std::ofstream(f) << R"({"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": )"
-                   << heads * 128 << R"(, "num_attention_heads": )" << heads << R"(, "num_key_value_heads": )"
-                   << kv << R"(, "head_dim": 128, "num_hidden_layers": 1, "vocab_size": 32000,
-    "torch_dtype": "bfloat16"})";
-  return f.string();
-}
-
 // The report's buffer_capacity findings on int_workspace (8 MiB), each needing `bytes`.
 int int_workspace_overflows(const json& report, int64_t bytes) {
   int hits = 0;
