@@ -60,7 +60,8 @@ fa3_plan plan_fa3_sglang(const engine_settings& s, const engine_step& st, sglang
   p.seq_lens.resize(static_cast<std::size_t>(b), 1);  // the graph's fill value
   const pass_lengths len = lengths_of(s, st, pass, g.page_size);
   fa3_call c{g.q_heads, g.kv_heads, g.head_size, g.page_size, 0, 1, len.sched, fa3_build::upstream, g.e4m3};
-  c.head_size_v = g.head_size_v;  // SGLang passes none (0: headdim_v = headdim); set, a call that did
+  // 0 as SGLang passes no headdim_v (get_scheduler_metadata then takes headdim); a value: a call with one
+  c.head_size_v = g.head_size_v;
   p.sched_call = c;
   fa3_call r = c;  // mha_fwd: heads from q, kv heads and head size from the cache, seqlen_k from the table
   if (g.run_q_heads > 0) r.q_heads = g.run_q_heads;

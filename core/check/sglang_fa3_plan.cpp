@@ -30,9 +30,10 @@ sglang_fa3_pass_row row_of(const engine_settings& s, const engine_step& st, sgla
                         p.buffers[0].capacity_elems(),
                         {}};
   for (const rank_layer& l : layers) {
+    const int64_t v = head_size_v_of(l);
     auto same = [&](const sglang_fa3_layer_run& x) {
       return x.q_heads == l.num_heads && x.kv_heads == l.num_kv_heads && x.head_size == l.head_size &&
-             x.head_size_v == head_size_v_of(l);
+             x.head_size_v == v;
     };
     if (auto it = std::find_if(r.runs.begin(), r.runs.end(), same); it != r.runs.end()) {
       ++it->layers;
@@ -40,10 +41,10 @@ sglang_fa3_pass_row row_of(const engine_settings& s, const engine_step& st, sgla
     }
     fa3_group run = g;
     run.run_q_heads = l.num_heads, run.run_kv_heads = l.num_kv_heads, run.run_head_size = l.head_size;
-    run.run_head_size_v = head_size_v_of(l);
+    run.run_head_size_v = v;
     const fa3_plan f = plan_fa3_sglang(s, st, pass, run);
-    r.runs.push_back({l.num_heads, l.num_kv_heads, l.head_size, head_size_v_of(l), 1, f.run_resolved,
-                      f.run_size, f.sched.size() != f.run_size,
+    r.runs.push_back({l.num_heads, l.num_kv_heads, l.head_size, v, 1, f.run_resolved, f.run_size,
+                      f.sched.size() != f.run_size,
                       f.run_resolved > 1 && f.sched_dynamic_max > f.run_resolved});
   }
   return r;
