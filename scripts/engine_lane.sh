@@ -30,14 +30,14 @@
 #   audit_*.txt, audit_*/  docs/audit.md's campaigns, side by side, AUDIT_TIME each (default 10m): vLLM
 #                        Triton, FlashInfer and FA3 on their kernels, every backend under the SGLang
 #                        flavour, and headroom's own bodies (--target gpu); not in the default STEPS
-# Knobs: STEPS (laguna gemma fault flashinfer fa3 agree truth bench, and audit: which parts run; those of
-# an engine that is not there are skipped), CASES (1000), PREFILL_CASES (1000), REPEAT (30), BENCH_TP (1,8),
-# JOBS (4), SEED (2026; the audit's campaigns take SEED + 1 to SEED + 5 by name), AUDIT_TIME (10m); the truth table (tests/engine_target/truth_table.py): TRUTH_CONFIGS (paths,
-# space-separated; every bundled config), TRUTH_TARGETS (engine; sim adds the simulator), TRUTH_JOBS
-# (nproc), TRUTH_BUDGET (seconds: no new command starts after it), TRUTH_SAMPLE_MAX (the sample's
-# powers of two stop there; 0: at the largest batch), TRUTH_MIRRORS (which, in which order; all),
-# TRUTH_FROM (an earlier truth/ whose other
-# targets' results join the table).
+# Knobs: STEPS (laguna gemma fault flashinfer fa3 agree truth bench, and audit: which parts run;
+# those of an engine that is not there are skipped), CASES (1000), PREFILL_CASES (1000), REPEAT
+# (30), BENCH_TP (1,8), JOBS (4), SEED (2026; the audit's campaigns take SEED + 1 to SEED + 5 by
+# name), AUDIT_TIME (10m); the truth table (tests/engine_target/truth_table.py): TRUTH_CONFIGS
+# (paths, space-separated; every bundled config), TRUTH_TARGETS (engine; sim adds the simulator),
+# TRUTH_JOBS (nproc), TRUTH_BUDGET (seconds: no new command starts after it), TRUTH_SAMPLE_MAX (the
+# sample's powers of two stop there; 0: at the largest batch), TRUTH_MIRRORS (which, in which order;
+# all), TRUTH_FROM (an earlier truth/ whose other targets' results join the table).
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="$(cd "${1:-$root/build}" && pwd)"
